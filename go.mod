@@ -1,0 +1,10 @@
+module github.com/heliac/heliac
+
+go 1.26.8
+
+require (
+	github.com/google/flatbuffers v25.12.19+incompatible
+	github.com/stretchr/testify v1.12.1
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

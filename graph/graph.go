@@ -1,0 +1,162 @@
+// Package graph is heliac's intermediate representation of a TFLite model:
+// subgraphs, tensors, operators and buffers as plain Go values, with every
+// index already checked by the loader.
+//
+// Input: nothing (package tflite builds a Model from a flatbuffer).
+// Output: Model and its parts, read by liveness, plan, emit and verify.
+// It imports no other heliac package and knows nothing of flatbuffers.
+//
+// A Model is immutable once built: later stages read it and never change it.
+package graph
+
+import "fmt"
+
+// SubgraphIndex indexes Model.Subgraphs. Subgraph 0 is the main graph.
+type SubgraphIndex int
+
+// TensorID indexes Subgraph.Tensors. NoTensor marks an omitted optional input.
+type TensorID int
+
+// NoTensor is the TensorID of an optional operator input that is not given.
+const NoTensor TensorID = -1
+
+// OpIndex indexes Subgraph.Ops; operators run in index order.
+type OpIndex int
+
+// BufferIndex indexes Model.Buffers. Buffer 0 is the empty sentinel buffer.
+type BufferIndex int
+
+// Model is a whole TFLite model.
+type Model struct {
+	Version     uint32
+	Description string
+	Subgraphs   []Subgraph
+	Buffers     []Buffer
+	Metadata    []Metadata
+	Signatures  []Signature
+}
+
+// Subgraph is one graph of operators over its own tensors.
+type Subgraph struct {
+	Name    string
+	Tensors []Tensor
+	Ops     []Op
+	Inputs  []TensorID
+	Outputs []TensorID
+}
+
+// Tensor is one tensor of a subgraph. Size is its byte size computed from
+// Type and Shape (for STRING tensors, the length of their constant data, or
+// 0 when they have none).
+type Tensor struct {
+	Name           string
+	Type           ElementType
+	Shape          []int32
+	ShapeSignature []int32 // nil when the model gives none; -1 marks a dynamic dimension
+	Buffer         BufferIndex
+	IsVariable     bool
+	Quantization   *Quantization // nil when the tensor is not quantized
+	Size           int64
+}
+
+// IsDynamic reports whether the tensor's shape signature has an unknown
+// dimension, in which case Shape holds only one concrete instance.
+func (t *Tensor) IsDynamic() bool {
+	for _, d := range t.ShapeSignature {
+		if d < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Quantization holds a tensor's affine quantization parameters.
+type Quantization struct {
+	Scale          []float32
+	ZeroPoint      []int64
+	QuantizedDim   int32
+	HasCustomQuant bool // the model uses a custom quantization scheme
+}
+
+// Op is one operator of a subgraph.
+type Op struct {
+	Code          Opcode
+	CodeName      string     // the builtin operator's name, e.g. "CONV_2D"
+	CustomName    string     // set when Code is Custom
+	Version       int32      // the operator code's version
+	Inputs        []TensorID // NoTensor for an omitted optional input
+	Outputs       []TensorID
+	Intermediates []TensorID
+	// Called lists the subgraphs this operator runs, in the order of its
+	// options: WHILE (cond, body), IF (then, else), CALL_ONCE (init),
+	// STABLEHLO_COMPOSITE (decomposition).
+	Called []SubgraphIndex
+	// Resource names the variable of a VAR_HANDLE operator.
+	Resource *ResourceName
+}
+
+// Name returns the operator's name as TFLite spells it, or "CUSTOM:name".
+func (o *Op) Name() string {
+	if o.Code == Custom {
+		return "CUSTOM:" + o.CustomName
+	}
+	if o.CodeName == "" {
+		return fmt.Sprintf("BUILTIN_%d", int32(o.Code))
+	}
+	return o.CodeName
+}
+
+// ResourceName identifies a resource variable, as VAR_HANDLE names it.
+type ResourceName struct {
+	Container  string
+	SharedName string
+}
+
+// Buffer is a model buffer. Data is nil for a buffer without contents; it
+// aliases the bytes the model was loaded from and must not be modified.
+// External is true when the data lives outside the flatbuffer tables
+// (the offset/size form of models over 2 GB).
+type Buffer struct {
+	Data     []byte
+	External bool
+}
+
+// Metadata is one named metadata entry of the model.
+type Metadata struct {
+	Name   string
+	Buffer BufferIndex
+}
+
+// Signature is a named entry point of the model.
+type Signature struct {
+	Key      string
+	Subgraph SubgraphIndex
+	Inputs   []SignatureTensor
+	Outputs  []SignatureTensor
+}
+
+// SignatureTensor binds a signature argument name to a subgraph tensor.
+type SignatureTensor struct {
+	Name   string
+	Tensor TensorID
+}
+
+// Tensor returns the tensor with the given id of subgraph s. It panics on
+// out-of-range indices, which the loader has already excluded.
+func (m *Model) Tensor(s SubgraphIndex, t TensorID) *Tensor {
+	return &m.Subgraphs[s].Tensors[t]
+}
+
+// TensorRef names a tensor of the whole model.
+type TensorRef struct {
+	Subgraph SubgraphIndex
+	Tensor   TensorID
+}
+
+// String formats the reference as "subgraph:tensor".
+func (r TensorRef) String() string { return fmt.Sprintf("%d:%d", r.Subgraph, r.Tensor) }
+
+// HasData reports whether the tensor's buffer holds constant data.
+func (m *Model) HasData(t *Tensor) bool {
+	return t.Buffer > 0 && int(t.Buffer) < len(m.Buffers) && len(m.Buffers[t.Buffer].Data) > 0
+}

@@ -1,0 +1,236 @@
+package tflite
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+)
+
+// The flatbuffers Go runtime trusts its input: a bad offset makes it index
+// past the end of the byte slice and panic. Before the loader calls a
+// generated accessor it checks, with the functions here, that every byte
+// that accessor will touch lies inside the file. Each table is described by
+// the fields the loader reads (a fieldSpec per field); fields heliac never
+// reads are not checked and never touched.
+
+// fieldKind says how a field is stored in its table.
+type fieldKind int
+
+const (
+	kindScalar    fieldKind = iota + 1 // inline scalar of spec.size bytes
+	kindOffset                         // uoffset to a table (checked when visited)
+	kindString                         // uoffset to a string
+	kindVector                         // uoffset to a vector of spec.size-byte elements
+	kindVectorRef                      // uoffset to a vector of uoffsets (tables or strings)
+)
+
+// fieldSpec describes one field the loader reads. vt is the field's vtable
+// offset as flatc assigns it: 4 + 2*(field id), unions taking two ids.
+type fieldSpec struct {
+	name string
+	vt   flatbuffers.VOffsetT
+	kind fieldKind
+	size int64
+}
+
+// checker validates positions inside one flatbuffer.
+type checker struct {
+	buf []byte
+}
+
+// CorruptError reports a malformed model: Path names the field as a
+// flatbuffer path (subgraphs[0].tensors[3].shape) and Offset the byte
+// offset in the file where the problem was found, or -1 when unknown.
+type CorruptError struct {
+	Path   string
+	Offset int64
+	Msg    string
+}
+
+func (e *CorruptError) Error() string {
+	if e.Offset >= 0 {
+		return fmt.Sprintf("tflite: %s: %s (at byte %d)", e.Path, e.Msg, e.Offset)
+	}
+	return fmt.Sprintf("tflite: %s: %s", e.Path, e.Msg)
+}
+
+func corrupt(path string, off int64, format string, args ...any) error {
+	return &CorruptError{Path: path, Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (c *checker) u32(pos int64) uint32 { return binary.LittleEndian.Uint32(c.buf[pos:]) }
+func (c *checker) u16(pos int64) uint16 { return binary.LittleEndian.Uint16(c.buf[pos:]) }
+
+// inside reports whether [pos, pos+n) lies within the buffer.
+func (c *checker) inside(pos, n int64) bool {
+	return pos >= 0 && n >= 0 && pos <= int64(len(c.buf)) && n <= int64(len(c.buf))-pos
+}
+
+// table checks the table at pos and the fields in specs, returning the
+// vtable offset of each present field (0 when absent) keyed by spec.vt.
+func (c *checker) table(pos int64, path string, specs []fieldSpec) error {
+	if !c.inside(pos, 4) {
+		return corrupt(path, pos, "table offset outside the file (size %d)", len(c.buf))
+	}
+	if pos >= 1<<31 {
+		return corrupt(path, pos, "table beyond the 2 GiB flatbuffer limit")
+	}
+	vtable := pos - int64(int32(c.u32(pos)))
+	if !c.inside(vtable, 4) {
+		return corrupt(path, pos, "vtable offset %d outside the file", vtable)
+	}
+	vtSize := int64(c.u16(vtable))
+	if vtSize < 4 || vtSize%2 != 0 || !c.inside(vtable, vtSize) {
+		return corrupt(path, vtable, "bad vtable size %d", vtSize)
+	}
+	for _, f := range specs {
+		if int64(f.vt)+2 > vtSize {
+			continue // field absent: the accessor returns the default
+		}
+		rel := int64(c.u16(vtable + int64(f.vt)))
+		if rel == 0 {
+			continue
+		}
+		if err := c.field(pos+rel, path+"."+f.name, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// field checks one present field stored at pos.
+func (c *checker) field(pos int64, path string, f fieldSpec) error {
+	if f.kind == kindScalar {
+		if !c.inside(pos, f.size) {
+			return corrupt(path, pos, "field outside the file")
+		}
+		return nil
+	}
+	if !c.inside(pos, 4) {
+		return corrupt(path, pos, "offset field outside the file")
+	}
+	target := pos + int64(c.u32(pos))
+	switch f.kind {
+	case kindOffset:
+		if !c.inside(target, 4) || target >= 1<<31 {
+			return corrupt(path, pos, "offset %d outside the file", target)
+		}
+		return nil
+	case kindString:
+		return c.vector(target, path, 1, 1)
+	case kindVector:
+		return c.vector(target, path, f.size, 0)
+	case kindVectorRef:
+		if err := c.vector(target, path, 4, 0); err != nil {
+			return err
+		}
+		n := int64(c.u32(target))
+		for j := int64(0); j < n; j++ {
+			el := target + 4 + 4*j
+			t := el + int64(c.u32(el))
+			if !c.inside(t, 4) || t >= 1<<31 {
+				return corrupt(fmt.Sprintf("%s[%d]", path, j), el, "offset %d outside the file", t)
+			}
+		}
+		return nil
+	}
+	panic(fmt.Sprintf("tflite: unknown field kind %d", f.kind))
+}
+
+// vector checks a vector (or string, with extra=1 for its terminator) whose
+// length word is at pos and whose elements are elem bytes each.
+func (c *checker) vector(pos int64, path string, elem, extra int64) error {
+	if !c.inside(pos, 4) || pos >= 1<<31 {
+		return corrupt(path, pos, "vector offset outside the file (size %d)", len(c.buf))
+	}
+	n := int64(c.u32(pos))
+	if !c.inside(pos+4, n*elem+extra) {
+		return corrupt(path, pos, "vector of %d elements runs past the end of the file (size %d)", n, len(c.buf))
+	}
+	return nil
+}
+
+// Field specs of the tables the loader reads. Vtable offsets follow the field
+// order of schema.fbs (revision 3d).
+var (
+	modelFields = []fieldSpec{
+		{"version", 4, kindScalar, 4},
+		{"operator_codes", 6, kindVectorRef, 0},
+		{"subgraphs", 8, kindVectorRef, 0},
+		{"description", 10, kindString, 0},
+		{"buffers", 12, kindVectorRef, 0},
+		{"metadata", 16, kindVectorRef, 0},
+		{"signature_defs", 18, kindVectorRef, 0},
+	}
+	operatorCodeFields = []fieldSpec{
+		{"deprecated_builtin_code", 4, kindScalar, 1},
+		{"custom_code", 6, kindString, 0},
+		{"version", 8, kindScalar, 4},
+		{"builtin_code", 10, kindScalar, 4},
+	}
+	subgraphFields = []fieldSpec{
+		{"tensors", 4, kindVectorRef, 0},
+		{"inputs", 6, kindVector, 4},
+		{"outputs", 8, kindVector, 4},
+		{"operators", 10, kindVectorRef, 0},
+		{"name", 12, kindString, 0},
+	}
+	tensorFields = []fieldSpec{
+		{"shape", 4, kindVector, 4},
+		{"type", 6, kindScalar, 1},
+		{"buffer", 8, kindScalar, 4},
+		{"name", 10, kindString, 0},
+		{"quantization", 12, kindOffset, 0},
+		{"is_variable", 14, kindScalar, 1},
+		{"shape_signature", 18, kindVector, 4},
+	}
+	quantizationFields = []fieldSpec{
+		{"scale", 8, kindVector, 4},
+		{"zero_point", 10, kindVector, 8},
+		{"details_type", 12, kindScalar, 1},
+		{"quantized_dimension", 16, kindScalar, 4},
+	}
+	operatorFields = []fieldSpec{
+		{"opcode_index", 4, kindScalar, 4},
+		{"inputs", 6, kindVector, 4},
+		{"outputs", 8, kindVector, 4},
+		{"builtin_options_type", 10, kindScalar, 1},
+		{"builtin_options", 12, kindOffset, 0},
+		{"intermediates", 20, kindVector, 4},
+		{"builtin_options_2_type", 26, kindScalar, 1},
+		{"builtin_options_2", 28, kindOffset, 0},
+	}
+	bufferFields = []fieldSpec{
+		{"data", 4, kindVector, 1},
+		{"offset", 6, kindScalar, 8},
+		{"size", 8, kindScalar, 8},
+	}
+	metadataFields = []fieldSpec{
+		{"name", 4, kindString, 0},
+		{"buffer", 6, kindScalar, 4},
+	}
+	signatureFields = []fieldSpec{
+		{"inputs", 4, kindVectorRef, 0},
+		{"outputs", 6, kindVectorRef, 0},
+		{"signature_key", 8, kindString, 0},
+		{"subgraph_index", 12, kindScalar, 4},
+	}
+	tensorMapFields = []fieldSpec{
+		{"name", 4, kindString, 0},
+		{"tensor_index", 6, kindScalar, 4},
+	}
+	// Subgraph-calling options: two int32 subgraph indices at most.
+	twoIndexFields = []fieldSpec{
+		{"first_subgraph_index", 4, kindScalar, 4},
+		{"second_subgraph_index", 6, kindScalar, 4},
+	}
+	varHandleFields = []fieldSpec{
+		{"container", 4, kindString, 0},
+		{"shared_name", 6, kindString, 0},
+	}
+	compositeFields = []fieldSpec{
+		{"name", 4, kindString, 0},
+		{"decomposition_subgraph_index", 6, kindScalar, 4},
+	}
+)
