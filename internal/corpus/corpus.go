@@ -55,6 +55,9 @@ type Entry struct {
 	Subgraphs int
 	Tensors   int
 	Operators int
+	// OpSummary is the operator histogram of op_summary, keyed by
+	// operator name: "CONV_2D", or "CUSTOM:name" for a custom operator.
+	OpSummary map[string]int
 	Notes     string
 }
 
@@ -79,9 +82,35 @@ func Manifest(tb testing.TB) []Entry {
 				tb.Fatalf("MANIFEST.tsv row %s: %v", e.File, err)
 			}
 		}
+		ops, err := ParseOpSummary(r["op_summary"])
+		if err != nil {
+			tb.Fatalf("MANIFEST.tsv row %s: %v", e.File, err)
+		}
+		e.OpSummary = ops
 		out = append(out, e)
 	}
 	return out
+}
+
+// ParseOpSummary parses an operator histogram written as space-separated
+// "NAME:count" items, custom operators as "CUSTOM:name:count".
+func ParseOpSummary(s string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, item := range strings.Fields(s) {
+		i := strings.LastIndexByte(item, ':')
+		if i <= 0 {
+			return nil, fmt.Errorf("op_summary item %q: want NAME:count", item)
+		}
+		n, err := strconv.Atoi(item[i+1:])
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("op_summary item %q: bad count", item)
+		}
+		if _, dup := out[item[:i]]; dup {
+			return nil, fmt.Errorf("op_summary item %q: operator listed twice", item)
+		}
+		out[item[:i]] = n
+	}
+	return out, nil
 }
 
 // ReadTSV reads a tab-separated file with a header row into maps keyed by

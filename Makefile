@@ -1,0 +1,72 @@
+# heliac — ahead-of-time memory planner for TFLite models.
+# `make help` lists the targets.
+
+GO        ?= go
+PKGS      := ./...
+FUZZTIME  ?= 60s
+BIN       := bin/heliac
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## build bin/heliac
+	$(GO) build -trimpath -o $(BIN) ./cmd/heliac
+
+.PHONY: test
+test: ## run every test with the race detector (uses ../shared when present)
+	$(GO) test -race -count=1 $(PKGS)
+
+.PHONY: test-short
+test-short: ## run the quick tests only
+	$(GO) test -short $(PKGS)
+
+.PHONY: vet
+vet: ## go vet
+	$(GO) vet $(PKGS)
+
+.PHONY: fmt-check
+fmt-check: ## fail when a file is not gofmt-formatted
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+
+.PHONY: lint
+lint: vet fmt-check ## vet and fmt-check
+
+.PHONY: golden
+golden: ## rewrite golden files from the current code
+	HELIAC_UPDATE=1 $(GO) test -count=1 $(PKGS)
+
+.PHONY: fuzz
+fuzz: ## fuzz the model loader for FUZZTIME (default 60s)
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./tflite/
+
+.PHONY: check-c
+check-c: ## compile the golden C sources with every available C compiler
+	$(GO) test -count=1 -run 'Compile' ./emit/
+
+.PHONY: schema
+schema: ## regenerate tflite/schema from schema.fbs (needs flatc)
+	sh tflite/schema/generate.sh
+
+.PHONY: bench
+bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model
+	$(GO) run ./internal/cmd/bench
+
+.PHONY: bench-go
+bench-go: ## run the Go benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+.PHONY: run-example
+run-example: ## run heliac on a bundled model into out/
+	$(GO) run ./cmd/heliac testdata/models/hello_world_int8.tflite -o out/
+
+.PHONY: assert-nothing-changed
+assert-nothing-changed: ## fail when generation or tidying changed tracked files
+	@git diff --exit-code || (echo "generated or formatted files are out of date; run make schema, go mod tidy, gofmt"; exit 1)
+
+.PHONY: clean
+clean: ## remove build output
+	rm -rf bin out

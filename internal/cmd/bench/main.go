@@ -1,0 +1,137 @@
+// Command bench prints heliac's figures on the shared corpus: for every
+// model, the scratch arena heliac plans, its lower bound, what TFLM's
+// planner needs for the same tensors, and the planning time; then, for the
+// hard allocation instances in bench/dsa, the height each strategy reaches.
+// Run it with `make bench`. It is a report, not a test: nothing fails.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/heliac/heliac/internal/corpus"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/plan/dsa"
+	"github.com/heliac/heliac/tflite"
+)
+
+func main() {
+	shared := flag.String("shared", corpus.SharedDir(), "path of the shared reference directory")
+	flag.Parse()
+	if *shared == "" {
+		fmt.Fprintln(os.Stderr, "bench: ../shared not found; set -shared or HELIAC_SHARED")
+		os.Exit(1)
+	}
+	if err := models(*shared); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if err := instances(*shared); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func models(shared string) error {
+	manifest, err := corpus.ReadTSV(filepath.Join(shared, "corpus", "MANIFEST.tsv"))
+	if err != nil {
+		return err
+	}
+	ref, err := corpus.ReadTSV(filepath.Join(shared, "bench", "tflm-reference.tsv"))
+	if err != nil {
+		return err
+	}
+	tflm := map[string]map[string]string{}
+	for _, r := range ref {
+		tflm[r["model"]] = r
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "model\theliac\tlower bound\theliac/LB\tTFLM\tTFLM/heliac\tms\t")
+	var sumHeliac, sumTFLM int64
+	for _, row := range manifest {
+		file := row["file"]
+		data, err := os.ReadFile(filepath.Join(shared, "corpus", file))
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		m, err := tflite.Load(data)
+		if err != nil {
+			fmt.Fprintf(w, "%s\terror: %v\t\t\t\t\t\t\n", file, err)
+			continue
+		}
+		lt, err := liveness.Analyze(m)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		p, err := plan.Build(context.Background(), m, lt, plan.Options{})
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		ms := float64(time.Since(start).Microseconds()) / 1000
+		var size, lb int64
+		for _, a := range p.Arenas {
+			if a.Kind == plan.ScratchArena {
+				size += a.Size
+				lb += a.LowerBound
+			}
+		}
+		ratio := "-"
+		if lb > 0 {
+			ratio = fmt.Sprintf("%.3f", float64(size)/float64(lb))
+		}
+		tf, vs := "-", "-"
+		if r, ok := tflm[file]; ok && r["status"] == "ok" {
+			t, _ := strconv.ParseInt(r["tflm_tensors_only_max_bytes"], 10, 64)
+			tf = fmt.Sprint(t)
+			if size > 0 {
+				vs = fmt.Sprintf("%.3f", float64(t)/float64(size))
+			}
+			sumHeliac += size
+			sumTFLM += t
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\t%.2f\t\n", file, size, lb, ratio, tf, vs, ms)
+	}
+	w.Flush()
+	fmt.Printf("\nmodels TFLM runs: heliac %d bytes of scratch arena in total, TFLM %d\n\n", sumHeliac, sumTFLM)
+	return nil
+}
+
+func instances(shared string) error {
+	files, err := filepath.Glob(filepath.Join(shared, "bench", "dsa", "*.csv"))
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "instance\tbuffers\tlower bound\tgreedy\tgreedy/LB\tms\t")
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return err
+		}
+		p, _, err := dsa.ReadCSV(fh)
+		fh.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		p.Capacity = 0
+		start := time.Now()
+		s, err := dsa.Greedy(context.Background(), p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		ms := float64(time.Since(start).Microseconds()) / 1000
+		lb := dsa.LowerBound(p)
+		name := strings.SplitN(filepath.Base(f), ".", 2)[0]
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.3f\t%.2f\t\n", name, len(p.Buffers), lb, s.Height, float64(s.Height)/float64(lb), ms)
+	}
+	return w.Flush()
+}

@@ -1,0 +1,197 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan/dsa"
+)
+
+// DefaultAlignment is the byte alignment of every tensor offset, as TFLM
+// uses for its arena.
+const DefaultAlignment = 16
+
+// Default memory names of the generic platform.
+const (
+	MemorySRAM  = "SRAM"
+	MemoryFlash = "FLASH"
+)
+
+// Planners selectable by Options.Planner.
+const (
+	PlannerGreedy = "greedy" // size-descending first fit, as TFLM's GreedyMemoryPlanner
+)
+
+// Options controls Build. The zero value plans with defaults.
+type Options struct {
+	Alignment int64  // 0 means DefaultAlignment
+	Planner   string // "" means PlannerGreedy
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Alignment == 0 {
+		o.Alignment = DefaultAlignment
+	}
+	if o.Alignment < 1 || o.Alignment&(o.Alignment-1) != 0 {
+		return o, fmt.Errorf("plan: alignment %d is not a positive power of two", o.Alignment)
+	}
+	if o.Planner == "" {
+		o.Planner = PlannerGreedy
+	}
+	if o.Planner != PlannerGreedy {
+		return o, fmt.Errorf("plan: unknown planner %q (known: %s)", o.Planner, PlannerGreedy)
+	}
+	return o, nil
+}
+
+// Build places every tensor of m that occupies bytes.
+func Build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Options) (*Plan, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Steps: lt.Steps, index: map[graph.TensorRef]int{}}
+	var scratch, persistent, constant []int
+	for _, t := range lt.Tensors {
+		var list *[]int
+		switch t.Class {
+		case liveness.Scratch:
+			list = &scratch
+		case liveness.Persistent:
+			list = &persistent
+		case liveness.Constant:
+			list = &constant
+		default:
+			continue
+		}
+		*list = append(*list, len(p.Allocs))
+		p.index[t.Ref] = len(p.Allocs)
+		p.Allocs = append(p.Allocs, Alloc{
+			Ref: t.Ref, Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name,
+			Class: t.Class, Size: t.Size, Live: t.Live,
+		})
+	}
+	if err := p.placeScratch(ctx, scratch); err != nil {
+		return nil, err
+	}
+	p.placeSequential(PersistentArena, MemorySRAM, persistent, nil)
+	p.placeSequential(ConstantArena, MemoryFlash, constant, func(a *Alloc) graph.BufferIndex {
+		return m.Tensor(a.Ref.Subgraph, a.Ref.Tensor).Buffer
+	})
+	return p, nil
+}
+
+func (p *Plan) alignUp(n int64) int64 { return (n + p.Alignment - 1) &^ (p.Alignment - 1) }
+
+// toBuffers turns scratch allocations into allocator buffers. Lifetimes are
+// inclusive [First, Last] steps, as TFLM's first_created/last_used; dsa
+// buffers are half-open, so End = Last + 1. This is the only place the two
+// conventions meet.
+func (p *Plan) toBuffers(ids []int) dsa.Problem {
+	prob := dsa.Problem{Buffers: make([]dsa.Buffer, len(ids))}
+	for i, id := range ids {
+		a := &p.Allocs[id]
+		prob.Buffers[i] = dsa.Buffer{
+			Start: int64(a.Live.First),
+			End:   int64(a.Live.Last) + 1,
+			Size:  p.alignUp(a.Size),
+			Align: p.Alignment,
+		}
+	}
+	return prob
+}
+
+func (p *Plan) placeScratch(ctx context.Context, ids []int) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	prob := p.toBuffers(ids)
+	sol, err := dsa.Greedy(ctx, prob)
+	if err != nil {
+		return fmt.Errorf("plan: scratch arena in %s: %w", MemorySRAM, err)
+	}
+	arena := Arena{Kind: ScratchArena, Memory: MemorySRAM, Alignment: p.Alignment}
+	for i, id := range ids {
+		a := &p.Allocs[id]
+		a.Arena = len(p.Arenas)
+		a.Offset = sol.Offsets[i]
+		arena.Used = max(arena.Used, a.Offset+a.Size)
+	}
+	arena.Size = p.alignUp(arena.Used)
+	arena.LowerBound, arena.PeakStep, arena.PeakTensors = p.peak(ids)
+	p.Arenas = append(p.Arenas, arena)
+	return nil
+}
+
+// peak returns the largest sum of aligned sizes of tensors live at one
+// step, the first step reaching it, and the tensors live there.
+func (p *Plan) peak(ids []int) (int64, liveness.Step, []graph.TensorRef) {
+	type event struct {
+		step  liveness.Step
+		delta int64
+	}
+	var ev []event
+	for _, id := range ids {
+		a := &p.Allocs[id]
+		s := p.alignUp(a.Size)
+		ev = append(ev, event{a.Live.First, s}, event{a.Live.Last + 1, -s})
+	}
+	sort.Slice(ev, func(i, j int) bool {
+		if ev[i].step != ev[j].step {
+			return ev[i].step < ev[j].step
+		}
+		return ev[i].delta < ev[j].delta
+	})
+	var live, best int64
+	var bestStep liveness.Step
+	for _, e := range ev {
+		live += e.delta
+		if live > best {
+			best, bestStep = live, e.step
+		}
+	}
+	var at []graph.TensorRef
+	for _, id := range ids {
+		if a := &p.Allocs[id]; a.Live.First <= bestStep && bestStep <= a.Live.Last {
+			at = append(at, a.Ref)
+		}
+	}
+	return best, bestStep, at
+}
+
+// placeSequential packs allocations one after another at aligned offsets.
+// When key is given, allocations with the same key share one offset (two
+// constant tensors over one model buffer).
+func (p *Plan) placeSequential(kind ArenaKind, memory string, ids []int, key func(*Alloc) graph.BufferIndex) {
+	if len(ids) == 0 {
+		return
+	}
+	arena := Arena{Kind: kind, Memory: memory, Alignment: p.Alignment}
+	if kind == ConstantArena {
+		arena.SourceMemory = memory
+	}
+	seen := map[graph.BufferIndex]int64{}
+	var next int64
+	for _, id := range ids {
+		a := &p.Allocs[id]
+		a.Arena = len(p.Arenas)
+		if key != nil {
+			if off, ok := seen[key(a)]; ok {
+				a.Offset = off
+				continue
+			}
+		}
+		a.Offset = next
+		if key != nil {
+			seen[key(a)] = next
+		}
+		next = p.alignUp(next + a.Size)
+		arena.Used = a.Offset + a.Size
+	}
+	arena.Size = p.alignUp(arena.Used)
+	arena.LowerBound = next
+	p.Arenas = append(p.Arenas, arena)
+}

@@ -1,0 +1,93 @@
+// Package plan places every tensor of a model in an arena: scratch tensors
+// in a scratch arena whose offsets are chosen by an allocator so that
+// tensors live at the same step never share bytes, is_variable state in a
+// persistent arena, and constant data in a constant arena.
+//
+// Input: *graph.Model and its *liveness.Lifetimes. Output: *Plan, a new
+// value; neither input is changed. Offsets come from plan/dsa, which knows
+// buffers rather than tensors; toBuffers is the one place lifetimes become
+// buffers. It must not import emit or verify.
+package plan
+
+import (
+	"fmt"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
+)
+
+// ArenaKind says what an arena holds.
+type ArenaKind uint8
+
+// Arena kinds. The zero ArenaKind is invalid.
+const (
+	ScratchArena    ArenaKind = iota + 1 // activations; reused across steps
+	PersistentArena                      // state kept between invocations
+	ConstantArena                        // weights
+)
+
+var arenaKindNames = [...]string{ScratchArena: "scratch", PersistentArena: "persistent", ConstantArena: "constant"}
+
+// String returns the kind's lower-case name.
+func (k ArenaKind) String() string {
+	if k == 0 || int(k) >= len(arenaKindNames) {
+		return fmt.Sprintf("ArenaKind(%d)", int(k))
+	}
+	return arenaKindNames[k]
+}
+
+// Arena is one contiguous block of memory. Sizes and offsets are bytes.
+type Arena struct {
+	Kind   ArenaKind
+	Memory string // the bank the arena lives in at run time
+	// Size is the bytes reserved: Used rounded up to Alignment.
+	Size int64
+	// Used is the end of the highest tensor in the arena.
+	Used      int64
+	Alignment int64
+	// LowerBound is, for a scratch arena, the peak over steps of live
+	// tensors' aligned sizes: no placement can use less. For other arenas
+	// it is the sum of their tensors' aligned sizes.
+	LowerBound int64
+	// PeakStep is a step at which a scratch arena's LowerBound is reached,
+	// and PeakTensors the tensors live there.
+	PeakStep    liveness.Step
+	PeakTensors []graph.TensorRef
+	// SourceMemory is, for a constant arena, where the data comes from;
+	// Staged says it is copied from there into Memory before the first run
+	// (otherwise the arena is cold and read in place).
+	SourceMemory string
+	Staged       bool
+}
+
+// Alloc is the placement of one tensor that occupies bytes.
+type Alloc struct {
+	Ref    graph.TensorRef
+	Name   string
+	Class  liveness.Class
+	Size   int64 // the tensor's bytes before alignment
+	Arena  int   // index into Plan.Arenas
+	Offset int64 // from the start of the arena
+	Live   liveness.Interval
+}
+
+// Plan is a complete memory plan. It is a new value built by Build and is
+// not changed afterwards.
+type Plan struct {
+	Planner   string
+	Alignment int64
+	Steps     int
+	Arenas    []Arena
+	Allocs    []Alloc // ordered by (subgraph, tensor)
+	index     map[graph.TensorRef]int
+}
+
+// Allocation returns the placement of a tensor, or an error when the tensor
+// is unknown or occupies no bytes.
+func (p *Plan) Allocation(ref graph.TensorRef) (*Alloc, error) {
+	i, ok := p.index[ref]
+	if !ok {
+		return nil, fmt.Errorf("plan: tensor %v has no allocation", ref)
+	}
+	return &p.Allocs[i], nil
+}
