@@ -211,12 +211,13 @@ func (a *analyzer) classify() {
 		switch {
 		case !lt.Used || (t.Size == 0 && !a.m.HasData(t)) || t.Type == graph.Resource:
 			lt.Class = Unallocated
+		case t.IsVariable:
+			// State, even when the model gives it initial data: TFLM keeps
+			// variables in its persistent area and resets them to zero.
+			lt.Class = Persistent
 		case a.m.HasData(t):
 			lt.Class = Constant
 			lt.Size = int64(len(a.m.Buffers[t.Buffer].Data))
-			lt.Class = Unallocated
-		case t.IsVariable:
-			lt.Class = Persistent
 		default:
 			lt.Class = Scratch
 		}

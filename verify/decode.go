@@ -1,0 +1,307 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// schemaVersion is the plan.json version this package reads.
+const schemaVersion = 1
+
+// planDoc is plan.json as the verifier reads it: the fields it checks, each
+// entry with its JSON path for messages.
+type planDoc struct {
+	alignment  int64
+	steps      int64 // model.steps
+	subgraphs  int64 // model.subgraphs
+	allocs     []alloc
+	scratch    []arena // arena_usages
+	persistent []arena
+	constant   []arena
+	lifetimes  []lifetime
+}
+
+// alloc is one tensor_allocs entry.
+type alloc struct {
+	path   string
+	ref    graph.TensorRef
+	name   string
+	size   int64
+	role   string
+	memory string
+	offset int64
+	source *string // binding.source_memory; nil for null
+}
+
+// arena is one entry of arena_usages, persistent_arenas or constant_arenas.
+type arena struct {
+	path   string
+	role   string // the role of the tensors it holds
+	memory string
+	total  int64
+	used   int64
+	// Scratch arenas only.
+	lowerBound  int64
+	peakStep    int64
+	peakTensors []graph.TensorRef
+	// Constant arenas only.
+	source string
+	mode   string
+}
+
+// lifetime is one tensor_lifetimes entry; start and end are inclusive steps.
+type lifetime struct {
+	path       string
+	ref        graph.TensorRef
+	start, end int64
+}
+
+// decode reads plan.json. When a key is missing or has the wrong type
+// anywhere in the document, it returns nil and every such problem: the
+// checks that follow compare entries with one another, and an entry left out
+// would only make them report errors that are not there.
+func decode(data []byte) (*planDoc, []Violation) {
+	var r report
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		r.add(Malformed, "plan.json: %v", err)
+		return nil, r
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		r.add(Malformed, "plan.json: data after the top-level object")
+		return nil, r
+	}
+	top := newObject(&r, v, "")
+	if top.m == nil {
+		return nil, r
+	}
+	if ver := top.int("schema_version"); *top.ok && ver != schemaVersion {
+		r.add(Malformed, "plan.json: schema_version is %d, want %d", ver, schemaVersion)
+		return nil, r
+	}
+	top.str("generator")
+	top.str("planner")
+	top.str("plan_hash")
+	doc := &planDoc{}
+	model := top.object("model")
+	model.str("name")
+	model.str("sha256")
+	doc.subgraphs = model.int("subgraphs")
+	doc.steps = model.int("steps")
+	doc.alignment = top.int("alignment")
+	allocs := top.list("tensor_allocs")
+	scratch := top.list("arena_usages")
+	persistent := top.list("persistent_arenas")
+	constant := top.list("constant_arenas")
+	lifetimes := top.list("tensor_lifetimes")
+	if !*top.ok {
+		return nil, r
+	}
+
+	for i, v := range allocs {
+		doc.allocs = append(doc.allocs, decodeAlloc(&r, v, fmt.Sprintf("tensor_allocs[%d]", i)))
+	}
+	for i, v := range scratch {
+		o := newObject(&r, v, fmt.Sprintf("arena_usages[%d]", i))
+		a := arena{path: o.path, role: roleScratch, memory: o.str("memory"), total: o.int("total_size"),
+			used: o.int("used"), lowerBound: o.int("lower_bound"), peakStep: o.int("peak_step")}
+		for j, p := range o.list("peak_tensors") {
+			po := newObject(&r, p, fmt.Sprintf("%s.peak_tensors[%d]", o.path, j))
+			a.peakTensors = append(a.peakTensors, po.ref())
+		}
+		doc.scratch = append(doc.scratch, a)
+	}
+	for i, v := range persistent {
+		o := newObject(&r, v, fmt.Sprintf("persistent_arenas[%d]", i))
+		a := arena{path: o.path, role: rolePersistent, memory: o.str("memory"), total: o.int("total_size"), used: o.int("used")}
+		doc.persistent = append(doc.persistent, a)
+	}
+	for i, v := range constant {
+		o := newObject(&r, v, fmt.Sprintf("constant_arenas[%d]", i))
+		a := arena{path: o.path, role: roleConstant, memory: o.str("memory"), source: o.str("source_memory"),
+			mode: o.str("mode"), total: o.int("total_size"), used: o.int("used")}
+		doc.constant = append(doc.constant, a)
+	}
+	for i, v := range lifetimes {
+		o := newObject(&r, v, fmt.Sprintf("tensor_lifetimes[%d]", i))
+		l := lifetime{path: o.path, ref: o.ref(), start: o.int("start_op"), end: o.int("end_op")}
+		doc.lifetimes = append(doc.lifetimes, l)
+	}
+	if len(r) > 0 {
+		return nil, r
+	}
+	return doc, nil
+}
+
+func decodeAlloc(r *report, v any, path string) alloc {
+	o := newObject(r, v, path)
+	a := alloc{path: path, ref: o.ref()}
+	a.name = o.str("name")
+	a.size = o.int("size")
+	b := o.object("binding")
+	a.role = b.str("role")
+	a.memory = b.str("memory")
+	a.offset = b.int("offset")
+	a.source = b.strOrNull("source_memory")
+	return a
+}
+
+// object reads the keys of one JSON object. Every missing or mistyped key
+// is reported and clears ok, which nested objects share with their parent.
+type object struct {
+	r    *report
+	path string
+	m    map[string]any // nil when the value was not an object
+	ok   *bool
+}
+
+func newObject(r *report, v any, path string) *object {
+	ok := true
+	o := &object{r: r, path: path, ok: &ok}
+	o.m = o.asObject(v)
+	return o
+}
+
+// asObject returns v as the object o reads, or reports it.
+func (o *object) asObject(v any) map[string]any {
+	m, isObj := v.(map[string]any)
+	if !isObj {
+		o.r.add(Malformed, "%s: %s, want an object", o.name(), jsonType(v))
+		*o.ok = false
+	}
+	return m
+}
+
+func (o *object) at(key string) string {
+	if o.path == "" {
+		return key
+	}
+	return o.path + "." + key
+}
+
+// name is the object's path for messages.
+func (o *object) name() string {
+	if o.path == "" {
+		return "plan.json"
+	}
+	return o.path
+}
+
+func (o *object) field(key string) (any, bool) {
+	if o.m == nil {
+		return nil, false // already reported
+	}
+	v, ok := o.m[key]
+	if !ok {
+		o.r.add(Malformed, "%s: missing key %q", o.name(), key)
+		*o.ok = false
+	}
+	return v, ok
+}
+
+func (o *object) wrong(key string, v any, want string) {
+	o.r.add(Malformed, "%s: %s, want %s", o.at(key), jsonType(v), want)
+	*o.ok = false
+}
+
+func (o *object) int(key string) int64 {
+	v, ok := o.field(key)
+	if !ok {
+		return 0
+	}
+	if n, isNum := v.(json.Number); isNum {
+		if i, err := n.Int64(); err == nil {
+			return i
+		}
+		o.wrong(key, v, "an integer")
+		return 0
+	}
+	o.wrong(key, v, "an integer")
+	return 0
+}
+
+// index reads a subgraph or tensor index, which must fit an int32.
+func (o *object) index(key string) int {
+	i := o.int(key)
+	if *o.ok && (i < 0 || i > math.MaxInt32) {
+		o.r.add(Malformed, "%s: %d is not an index", o.at(key), i)
+		*o.ok = false
+		return 0
+	}
+	return int(i)
+}
+
+func (o *object) ref() graph.TensorRef {
+	return graph.TensorRef{Subgraph: graph.SubgraphIndex(o.index("subgraph")), Tensor: graph.TensorID(o.index("tensor"))}
+}
+
+func (o *object) str(key string) string {
+	v, ok := o.field(key)
+	if !ok {
+		return ""
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		o.wrong(key, v, "a string")
+	}
+	return s
+}
+
+func (o *object) strOrNull(key string) *string {
+	v, ok := o.field(key)
+	if !ok || v == nil {
+		return nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		o.wrong(key, v, "a string or null")
+		return nil
+	}
+	return &s
+}
+
+func (o *object) object(key string) *object {
+	child := &object{r: o.r, path: o.at(key), ok: o.ok}
+	if v, ok := o.field(key); ok {
+		child.m = child.asObject(v)
+	}
+	return child
+}
+
+func (o *object) list(key string) []any {
+	v, ok := o.field(key)
+	if !ok {
+		return nil
+	}
+	l, isList := v.([]any)
+	if !isList {
+		o.wrong(key, v, "an array")
+	}
+	return l
+}
+
+// jsonType names the JSON type of a decoded value for messages.
+func jsonType(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "number " + v.String()
+	case string:
+		return fmt.Sprintf("string %q", v)
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}

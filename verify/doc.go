@@ -1,0 +1,46 @@
+// Package verify checks a memory plan independently of the planner that made
+// it, in the spirit of MiniMalloc's validator: naively, pair by pair, so that
+// it is obviously right even where it is slow.
+//
+// Input: a *graph.Model and the plan.json bytes written for it
+// (docs/plan-format.md), or, for allocator tests, a list of Blocks and a
+// capacity. Output: every Violation found, nil when the plan is clean. The
+// inputs are never changed. Plan and Blocks never panic on bad input; a plan
+// that cannot be read is reported as Malformed.
+//
+// Plan reads the artifact users ship rather than the planner's in-memory
+// value, so that emitter bugs are caught as well as planner bugs. It walks
+// the model's timeline itself (the step rules of docs/plan-format.md and the
+// liveness package doc, written again here) and checks that:
+//
+//   - every tensor an operator reads or writes, and every subgraph input and
+//     output, that needs bytes has an allocation (Unplaced), of the right
+//     role (WrongClass): persistent for is_variable state, constant for data
+//     in a model buffer, scratch otherwise;
+//   - every allocation lies inside its arena (OutOfBounds) at a multiple of
+//     the plan's alignment (Misaligned);
+//   - no two scratch tensors live at a common step share a byte, no two
+//     persistent tensors share a byte, and no two constants share a byte
+//     unless they are one model buffer at one offset (Overlap);
+//   - every use of a scratch tensor falls inside its declared lifetime
+//     (UseOutsideLifetime);
+//   - each arena's used, total_size, lower_bound, peak_step and
+//     peak_tensors agree with its tensors (HeightMismatch).
+//
+// A plan that does not describe the model (a tensor that does not exist or
+// is allocated twice, a size or name that is not the tensor's, an unknown
+// memory, model.steps other than the timeline's length) is Malformed. A
+// document with a missing or mistyped key is reported for that alone, since
+// checks over incomplete entries would only invent further violations.
+//
+// Blocks does the space-and-time part alone for plan/dsa's tests.
+//
+// # Independence
+//
+// The non-test code imports only the standard library and graph; never
+// liveness, plan, plan/dsa, emit or tflite. A checker that shared the
+// planner's timeline or lifetimes would agree with the planner's bugs, so
+// verify recomputes what it needs in its own, deliberately simple way. A fix
+// to the verifier never touches the planner, and the reverse.
+// imports_test.go enforces the rule.
+package verify

@@ -1,0 +1,134 @@
+package verify
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// span is the hull of a tensor's uses: the least lifetime that covers them.
+type span struct{ first, last int64 }
+
+func spans(tl *timeline) map[graph.TensorRef]span {
+	out := map[graph.TensorRef]span{}
+	for _, u := range tl.uses {
+		s, ok := out[u.ref]
+		if !ok {
+			s = span{u.first, u.last}
+		}
+		out[u.ref] = span{min(s.first, u.first), max(s.last, u.last)}
+	}
+	return out
+}
+
+func ref(s, t int) graph.TensorRef {
+	return graph.TensorRef{Subgraph: graph.SubgraphIndex(s), Tensor: graph.TensorID(t)}
+}
+
+// callTwiceModel calls subgraph 1 from two operators and never calls
+// subgraph 2, which is scheduled on its own after the main subgraph:
+//
+//	step:  0      1     2      3     4     5      6     7      8
+//	main: inputs CALL              CALL
+//	sub:              inputs NEG         inputs NEG
+//	other:                                            inputs ABS
+func callTwiceModel() *graph.Model {
+	return &graph.Model{Subgraphs: []graph.Subgraph{
+		{
+			Tensors: []graph.Tensor{tensor("x", graph.Int8, 4), tensor("y", graph.Int8, 4), tensor("z", graph.Int8, 4)},
+			Ops: []graph.Op{
+				op("CALL_ONCE", ids(0), ids(1), 1),
+				op("CALL_ONCE", ids(1), ids(2), 1),
+			},
+			Inputs: ids(0), Outputs: ids(2),
+		},
+		{
+			Tensors: []graph.Tensor{tensor("a", graph.Int8, 4), tensor("b", graph.Int8, 4)},
+			Ops:     []graph.Op{op("NEG", ids(0), ids(1))},
+			Inputs:  ids(0), Outputs: ids(1),
+		},
+		{
+			Tensors: []graph.Tensor{tensor("p", graph.Int8, 4), tensor("q", graph.Int8, 4), tensor("unused", graph.Int8, 4)},
+			Ops:     []graph.Op{op("ABS", ids(0), ids(1))},
+			Inputs:  ids(0), Outputs: ids(1),
+		},
+	}}
+}
+
+func TestWalk(t *testing.T) {
+	tests := []struct {
+		name  string
+		model *graph.Model
+		steps int64
+		want  map[graph.TensorRef]span
+	}{
+		{
+			name: "a chain takes one step per op", model: chainModel(), steps: 4,
+			want: map[graph.TensorRef]span{
+				ref(0, 0): {0, 1}, ref(0, 1): {1, 2}, ref(0, 2): {2, 3}, ref(0, 3): {3, 3},
+			},
+		},
+		{
+			name: "WHILE schedules cond then body inside its span", model: whileModel(), steps: 8,
+			want: map[graph.TensorRef]span{
+				ref(0, 0): {0, 6}, ref(0, 1): {1, 7}, ref(0, 2): {7, 7},
+				ref(1, 0): {2, 3}, ref(1, 1): {3, 3},
+				ref(2, 0): {4, 5}, ref(2, 1): {5, 6}, ref(2, 2): {6, 6},
+			},
+		},
+		{
+			name: "a subgraph called twice is scheduled twice; an uncalled one comes last", model: callTwiceModel(), steps: 9,
+			want: map[graph.TensorRef]span{
+				ref(0, 0): {0, 3}, ref(0, 1): {1, 6}, ref(0, 2): {4, 6},
+				ref(1, 0): {2, 6}, ref(1, 1): {3, 6},
+				ref(2, 0): {7, 8}, ref(2, 1): {8, 8},
+			},
+		},
+		{
+			name: "an omitted optional input is no use", model: constantModel(), steps: 3,
+			want: map[graph.TensorRef]span{
+				ref(0, 0): {0, 1}, ref(0, 1): {1, 1}, ref(0, 2): {1, 1},
+				ref(0, 3): {1, 2}, ref(0, 4): {2, 2}, ref(0, 5): {2, 2},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tl, err := walk(tt.model)
+			require.NoError(t, err)
+			assert.Equal(t, tt.steps, tl.steps)
+			assert.Equal(t, tt.want, spans(tl))
+		})
+	}
+}
+
+func TestWalkErrors(t *testing.T) {
+	cycle := callTwiceModel()
+	cycle.Subgraphs[1].Ops[0].Called = []graph.SubgraphIndex{0}
+	self := chainModel()
+	self.Subgraphs[0].Ops[0].Called = []graph.SubgraphIndex{0}
+	badCall := chainModel()
+	badCall.Subgraphs[0].Ops[0].Called = []graph.SubgraphIndex{3}
+	badTensor := chainModel()
+	badTensor.Subgraphs[0].Outputs = ids(4)
+	tests := []struct {
+		name  string
+		model *graph.Model
+		want  string
+	}{
+		{"no subgraphs", &graph.Model{}, "model has no subgraphs"},
+		{"call cycle", cycle, "model: subgraph 1 is nested 3 calls deep, so the calls form a cycle"},
+		{"subgraph calls itself", self, "model: subgraph 0 is nested 1 calls deep, so the calls form a cycle"},
+		{"called subgraph out of range", badCall, "model: op 0:0 (FULLY_CONNECTED) calls subgraph 3, which does not exist"},
+		{"tensor out of range", badTensor, "model: output of subgraph 0 refers to tensor 0:4, which does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := walk(tt.model)
+			assert.EqualError(t, err, tt.want)
+		})
+	}
+}
