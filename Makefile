@@ -41,7 +41,7 @@ golden: ## rewrite golden files from the current code
 
 .PHONY: fuzz
 fuzz: ## fuzz the model loader for FUZZTIME (default 60s)
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./tflite/
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./tflite/
 
 .PHONY: check-c
 check-c: ## compile the golden C sources with every available C compiler

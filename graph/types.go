@@ -102,10 +102,10 @@ func ByteSize(t ElementType, shape []int32) (int64, error) {
 		if d < 0 {
 			return 0, fmt.Errorf("dimension %d is %d", i, d)
 		}
-		n *= int64(d)
-		if n > MaxElements {
+		if d > 0 && n > MaxElements/int64(d) {
 			return 0, fmt.Errorf("more than %d elements", int64(MaxElements))
 		}
+		n *= int64(d)
 	}
 	return (n*t.Bits() + 7) / 8, nil
 }

@@ -35,8 +35,49 @@ type fieldSpec struct {
 }
 
 // checker validates positions inside one flatbuffer.
+//
+// It also bounds the loader's work. Flatbuffers may share: many tables can
+// point at one vector and a vector can repeat one table, so a small file
+// can describe a huge model (a thousand tensors each with the same
+// million-entry shape). Every table and vector the checker admits is
+// charged against budget, which starts at a small multiple of the file
+// size; a well-formed file, where nothing is shared, spends about one
+// file size.
 type checker struct {
-	buf []byte
+	buf    []byte
+	budget int64
+}
+
+// Work budget: budgetPerByte units per file byte plus budgetBase, where a
+// vector costs its size in bytes and a table costs tableCost.
+const (
+	budgetPerByte = 8
+	budgetBase    = 1 << 16
+	tableCost     = 8
+)
+
+func newChecker(buf []byte) checker {
+	return checker{buf: buf, budget: budgetPerByte*int64(len(buf)) + budgetBase}
+}
+
+// charge spends n units of the work budget, failing once it is exhausted.
+func (c *checker) charge(path string, pos, n int64) error {
+	c.budget -= n
+	if c.budget < 0 {
+		return corrupt(path, pos, "model expands to over %d times the file size through shared tables or vectors", budgetPerByte)
+	}
+	return nil
+}
+
+// rootPath is the path of the model table; the paths of its fields leave
+// it out (subgraphs[0], not model.subgraphs[0]).
+const rootPath = "model"
+
+func fieldPath(table, field string) string {
+	if table == rootPath {
+		return field
+	}
+	return table + "." + field
 }
 
 // CorruptError reports a malformed model: Path names the field as a
@@ -67,18 +108,19 @@ func (c *checker) inside(pos, n int64) bool {
 	return pos >= 0 && n >= 0 && pos <= int64(len(c.buf)) && n <= int64(len(c.buf))-pos
 }
 
-// table checks the table at pos and the fields in specs, returning the
-// vtable offset of each present field (0 when absent) keyed by spec.vt.
+// table checks the table at pos, its vtable, and each field in specs that
+// the vtable marks present, so that the generated accessors for those
+// fields read only bytes inside the file.
 func (c *checker) table(pos int64, path string, specs []fieldSpec) error {
-	if !c.inside(pos, 4) {
-		return corrupt(path, pos, "table offset outside the file (size %d)", len(c.buf))
+	if !c.reachable(pos) {
+		return corrupt(path, -1, "table offset %d outside the file (size %d)", pos, len(c.buf))
 	}
-	if pos >= 1<<31 {
-		return corrupt(path, pos, "table beyond the 2 GiB flatbuffer limit")
+	if err := c.charge(path, pos, tableCost); err != nil {
+		return err
 	}
 	vtable := pos - int64(int32(c.u32(pos)))
 	if !c.inside(vtable, 4) {
-		return corrupt(path, pos, "vtable offset %d outside the file", vtable)
+		return corrupt(path, pos, "vtable offset %d outside the file (size %d)", vtable, len(c.buf))
 	}
 	vtSize := int64(c.u16(vtable))
 	if vtSize < 4 || vtSize%2 != 0 || !c.inside(vtable, vtSize) {
@@ -92,7 +134,7 @@ func (c *checker) table(pos int64, path string, specs []fieldSpec) error {
 		if rel == 0 {
 			continue
 		}
-		if err := c.field(pos+rel, path+"."+f.name, f); err != nil {
+		if err := c.field(pos+rel, fieldPath(path, f.name), f); err != nil {
 			return err
 		}
 	}
@@ -103,20 +145,20 @@ func (c *checker) table(pos int64, path string, specs []fieldSpec) error {
 func (c *checker) field(pos int64, path string, f fieldSpec) error {
 	if f.kind == kindScalar {
 		if !c.inside(pos, f.size) {
-			return corrupt(path, pos, "field outside the file")
+			return corrupt(path, pos, "%d-byte field runs past the end of the file (size %d)", f.size, len(c.buf))
 		}
 		return nil
 	}
 	if !c.inside(pos, 4) {
-		return corrupt(path, pos, "offset field outside the file")
+		return corrupt(path, pos, "offset field runs past the end of the file (size %d)", len(c.buf))
 	}
 	target := pos + int64(c.u32(pos))
+	if !c.reachable(target) {
+		return corrupt(path, pos, "offset to %d outside the file (size %d)", target, len(c.buf))
+	}
 	switch f.kind {
 	case kindOffset:
-		if !c.inside(target, 4) || target >= 1<<31 {
-			return corrupt(path, pos, "offset %d outside the file", target)
-		}
-		return nil
+		return nil // the table is checked when the loader visits it
 	case kindString:
 		return c.vector(target, path, 1, 1)
 	case kindVector:
@@ -128,9 +170,8 @@ func (c *checker) field(pos int64, path string, f fieldSpec) error {
 		n := int64(c.u32(target))
 		for j := int64(0); j < n; j++ {
 			el := target + 4 + 4*j
-			t := el + int64(c.u32(el))
-			if !c.inside(t, 4) || t >= 1<<31 {
-				return corrupt(fmt.Sprintf("%s[%d]", path, j), el, "offset %d outside the file", t)
+			if t := el + int64(c.u32(el)); !c.reachable(t) {
+				return corrupt(fmt.Sprintf("%s[%d]", path, j), el, "offset to %d outside the file (size %d)", t, len(c.buf))
 			}
 		}
 		return nil
@@ -138,17 +179,25 @@ func (c *checker) field(pos int64, path string, f fieldSpec) error {
 	panic(fmt.Sprintf("tflite: unknown field kind %d", f.kind))
 }
 
+// reachable reports whether an offset's target leaves room for a table's
+// vtable offset or a vector's length, and lies below 2 GiB, where the
+// runtime's 32-bit offsets could wrap.
+func (c *checker) reachable(target int64) bool {
+	return c.inside(target, 4) && target < 1<<31
+}
+
 // vector checks a vector (or string, with extra=1 for its terminator) whose
-// length word is at pos and whose elements are elem bytes each.
+// length word is at pos, a reachable position, and whose elements are elem
+// bytes each.
 func (c *checker) vector(pos int64, path string, elem, extra int64) error {
-	if !c.inside(pos, 4) || pos >= 1<<31 {
-		return corrupt(path, pos, "vector offset outside the file (size %d)", len(c.buf))
-	}
 	n := int64(c.u32(pos))
 	if !c.inside(pos+4, n*elem+extra) {
+		if extra > 0 {
+			return corrupt(path, pos, "string of %d bytes runs past the end of the file (size %d)", n, len(c.buf))
+		}
 		return corrupt(path, pos, "vector of %d elements runs past the end of the file (size %d)", n, len(c.buf))
 	}
-	return nil
+	return c.charge(path, pos, n*elem+extra)
 }
 
 // Field specs of the tables the loader reads. Vtable offsets follow the field

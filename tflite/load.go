@@ -45,9 +45,9 @@ func load(data []byte) (*graph.Model, error) {
 	if id := string(data[4:8]); id != Identifier {
 		return nil, fmt.Errorf("tflite: not a TFLite model: file identifier is %q, want %q", id, Identifier)
 	}
-	l := &loader{c: checker{buf: data}, data: data}
+	l := &loader{c: newChecker(data), data: data}
 	root := int64(flatbuffers.GetUOffsetT(data))
-	if err := l.c.table(root, "model", modelFields); err != nil {
+	if err := l.c.table(root, rootPath, modelFields); err != nil {
 		return nil, err
 	}
 	l.fb = schema.GetRootAsModel(data, 0)
@@ -79,7 +79,7 @@ func (l *loader) model() (*graph.Model, error) {
 	}
 	n := l.fb.SubgraphsLength()
 	if n == 0 {
-		return nil, fmt.Errorf("tflite: model.subgraphs: model has no subgraphs")
+		return nil, corrupt("subgraphs", -1, "model has no subgraphs")
 	}
 	l.m.Subgraphs = make([]graph.Subgraph, n)
 	for i := 0; i < n; i++ {
@@ -105,7 +105,7 @@ func (l *loader) buffers() error {
 	n := l.fb.BuffersLength()
 	l.m.Buffers = make([]graph.Buffer, n)
 	for i := 0; i < n; i++ {
-		path := fmt.Sprintf("model.buffers[%d]", i)
+		path := fmt.Sprintf("buffers[%d]", i)
 		var b schema.Buffer
 		l.fb.Buffers(&b, i)
 		if err := l.c.table(int64(b.Table().Pos), path, bufferFields); err != nil {
@@ -132,7 +132,7 @@ func (l *loader) opcodes() error {
 	n := l.fb.OperatorCodesLength()
 	l.ops = make([]opcode, n)
 	for i := 0; i < n; i++ {
-		path := fmt.Sprintf("model.operator_codes[%d]", i)
+		path := fmt.Sprintf("operator_codes[%d]", i)
 		var oc schema.OperatorCode
 		l.fb.OperatorCodes(&oc, i)
 		if err := l.c.table(int64(oc.Table().Pos), path, operatorCodeFields); err != nil {
@@ -144,10 +144,12 @@ func (l *loader) opcodes() error {
 		if oc.BuiltinCode() > code {
 			code = oc.BuiltinCode()
 		}
-		name, ok := schema.EnumNamesBuiltinOperator[code]
-		if !ok {
-			return corrupt(path+".builtin_code", -1, "unknown builtin operator %d", code)
+		if code < 0 {
+			return corrupt(path+".builtin_code", -1, "negative builtin operator code %d", code)
 		}
+		// A code newer than this schema loads with an empty name (shown
+		// as BUILTIN_<code>): planning needs no operator semantics.
+		name := schema.EnumNamesBuiltinOperator[code]
 		l.ops[i] = opcode{code: graph.Opcode(code), name: name, custom: string(oc.CustomCode()), version: oc.Version()}
 	}
 	return nil
@@ -198,8 +200,18 @@ func (l *loader) tensor(path string, t *schema.Tensor, out *graph.Tensor) error 
 		return corrupt(path+".type", -1, "unknown tensor type %d", int(t.Type()))
 	}
 	out.Shape = make([]int32, t.ShapeLength())
+	elems := int64(1)
 	for i := range out.Shape {
-		out.Shape[i] = t.Shape(i)
+		d := t.Shape(i)
+		out.Shape[i] = d
+		if d < 0 {
+			return corrupt(fmt.Sprintf("%s.shape[%d]", path, i), -1, "negative dimension %d", d)
+		}
+		// Checked before multiplying, so the product cannot overflow.
+		if d > 0 && elems > graph.MaxElements/int64(d) {
+			return corrupt(path+".shape", -1, "%v has more than %d elements", out.Shape[:i+1], int64(graph.MaxElements))
+		}
+		elems *= int64(d)
 	}
 	if n := t.ShapeSignatureLength(); n > 0 {
 		out.ShapeSignature = make([]int32, n)
@@ -364,7 +376,7 @@ func tensorList(path string, n int, at func(int) int32, nt int, optional bool) (
 func (l *loader) metadata() error {
 	n := l.fb.MetadataLength()
 	for i := 0; i < n; i++ {
-		path := fmt.Sprintf("model.metadata[%d]", i)
+		path := fmt.Sprintf("metadata[%d]", i)
 		var md schema.Metadata
 		l.fb.Metadata(&md, i)
 		if err := l.c.table(int64(md.Table().Pos), path, metadataFields); err != nil {
@@ -381,7 +393,7 @@ func (l *loader) metadata() error {
 func (l *loader) signatures() error {
 	n := l.fb.SignatureDefsLength()
 	for i := 0; i < n; i++ {
-		path := fmt.Sprintf("model.signature_defs[%d]", i)
+		path := fmt.Sprintf("signature_defs[%d]", i)
 		var sd schema.SignatureDef
 		l.fb.SignatureDefs(&sd, i)
 		if err := l.c.table(int64(sd.Table().Pos), path, signatureFields); err != nil {
@@ -437,8 +449,11 @@ func checkCalls(m *graph.Model) error {
 		state[s] = active
 		for oi, op := range m.Subgraphs[s].Ops {
 			for _, c := range op.Called {
-				if c == 0 || state[c] == active {
-					return fmt.Errorf("tflite: subgraphs[%d].operators[%d]: %s calls subgraph %d recursively", s, oi, op.Name(), c)
+				if c == 0 {
+					return corrupt(fmt.Sprintf("subgraphs[%d].operators[%d]", s, oi), -1, "%s calls the main subgraph 0", op.Name())
+				}
+				if state[c] == active {
+					return corrupt(fmt.Sprintf("subgraphs[%d].operators[%d]", s, oi), -1, "%s calls subgraph %d recursively", op.Name(), c)
 				}
 				if state[c] == unseen {
 					if err := visit(c); err != nil {

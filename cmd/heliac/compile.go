@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
+)
+
+type compileOptions struct {
+	model   string
+	outDir  string
+	prefix  string
+	planner string
+	quiet   bool
+	stdout  io.Writer
+	stderr  io.Writer
+}
+
+func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
+	f := cmd.Flags()
+	f.StringVarP(&opts.outDir, "out", "o", "out", "directory to write plan.json and the C sources into")
+	f.StringVar(&opts.prefix, "prefix", "", "prefix of every C name (default: derived from the model file name)")
+	f.StringVar(&opts.planner, "planner", "greedy", "offset allocator: greedy")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
+}
+
+// modelName derives the name used for C prefixes from a model path:
+// "models/hello_world.tflite" gives "hello_world".
+func modelName(path string) string {
+	base := filepath.Base(path)
+	for _, ext := range []string{".tflite", ".bin"} {
+		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
+			return strings.TrimSuffix(base, ext)
+		}
+	}
+	return base
+}
+
+func runCompile(ctx context.Context, opts *compileOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	data, err := os.ReadFile(opts.model)
+	if err != nil {
+		return err
+	}
+	cfg := driver.Config{ModelName: modelName(opts.model), Prefix: opts.prefix, Version: heliacVersion()}
+	cfg.Plan.Planner = opts.planner
+	out, err := driver.Compile(ctx, data, cfg)
+	if err != nil {
+		return fmt.Errorf("compile %s: %w", opts.model, err)
+	}
+	files := append(emit.Files{{Name: "plan.json", Data: out.PlanJSON}}, out.CFiles...)
+	if err := writeFiles(opts.outDir, files); err != nil {
+		return fmt.Errorf("compile %s: %w", opts.model, err)
+	}
+	if opts.quiet {
+		return nil
+	}
+	fmt.Fprintf(opts.stdout, "heliac %s: %d subgraph(s), %d step(s), %d tensor(s) placed\n",
+		opts.model, len(out.Model.Subgraphs), out.Plan.Steps, len(out.Plan.Allocs))
+	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Join(opts.outDir, f.Name)
+	}
+	fmt.Fprintf(opts.stdout, "wrote %s\n", strings.Join(names, ", "))
+	return nil
+}
+
+// writeFiles writes every file into dir, creating it if needed. Each file
+// is written to a temporary name and renamed into place, so a failure never
+// leaves a half-written file behind.
+func writeFiles(dir string, files emit.Files) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var tmps []string
+	defer func() {
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}()
+	for _, f := range files {
+		tmp, err := os.CreateTemp(dir, "."+f.Name+".*")
+		if err != nil {
+			return err
+		}
+		tmps = append(tmps, tmp.Name())
+		if _, err := tmp.Write(f.Data); err != nil {
+			tmp.Close()
+			return err
+		}
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+	}
+	for i, f := range files {
+		if err := os.Chmod(tmps[i], 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmps[i], filepath.Join(dir, f.Name)); err != nil {
+			return err
+		}
+	}
+	tmps = nil
+	return nil
+}

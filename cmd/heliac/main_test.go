@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const helloWorld = "../../testdata/models/hello_world_int8.tflite"
+
+func runHeliac(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCompileFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want compileOptions
+	}{
+		{"defaults", []string{"m.tflite"}, compileOptions{model: "m.tflite", outDir: "out", planner: "greedy"}},
+		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{model: "m.tflite", outDir: "dir", planner: "greedy"}},
+		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{model: "m.tflite", outDir: "x", prefix: "kws", planner: "greedy", quiet: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got *compileOptions
+			cmd := newRootCmd(func(o *compileOptions) error { got = o; return nil }, &bytes.Buffer{}, &bytes.Buffer{})
+			cmd.SetArgs(tt.args)
+			require.NoError(t, cmd.Execute())
+			require.NotNil(t, got)
+			got.stdout, got.stderr = nil, nil
+			assert.Equal(t, tt.want, *got)
+		})
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "bad.tflite")
+	require.NoError(t, os.WriteFile(corrupt, []byte("0123TFL3garbage"), 0o644))
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		errPart string
+	}{
+		{"no model", nil, exitUsage, "expected one model file"},
+		{"two models", []string{"a", "b"}, exitUsage, "expected one model file"},
+		{"unknown flag", []string{"--nope", helloWorld}, exitUsage, "unknown flag"},
+		{"inspect without model", []string{"inspect"}, exitUsage, "inspect: expected one model file"},
+		{"missing file", []string{filepath.Join(dir, "missing.tflite"), "-o", dir}, exitFailure, "missing.tflite: no such file"},
+		{"corrupt model", []string{corrupt, "-o", filepath.Join(dir, "out")}, exitFailure, "compile " + corrupt + ": tflite:"},
+		{"unknown planner", []string{helloWorld, "--planner", "magic", "-o", filepath.Join(dir, "o2")}, exitFailure, `unknown planner "magic"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runHeliac(tt.args...)
+			assert.Equal(t, tt.code, code, stderr)
+			assert.Contains(t, stderr, tt.errPart)
+			assert.True(t, strings.HasPrefix(stderr, "heliac: "), stderr)
+		})
+	}
+	// A failed compile writes nothing.
+	_, err := os.Stat(filepath.Join(dir, "out"))
+	assert.True(t, os.IsNotExist(err), "corrupt model must not create the output directory")
+}
+
+func TestCompileWritesPlanAndSources(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runHeliac(helloWorld, "-o", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "scratch")
+	assert.Contains(t, stdout, "lower bound")
+	for _, f := range []string{"plan.json", "hello_world_int8.h", "hello_world_int8.c"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 3, "no temporary files are left behind")
+	var plan map[string]any
+	data, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &plan))
+	for _, k := range []string{"tensor_allocs", "arena_usages", "persistent_arenas", "constant_arenas", "tensor_lifetimes"} {
+		assert.Contains(t, plan, k)
+	}
+
+	code, stdout, _ = runHeliac(helloWorld, "-o", dir, "--prefix", "hw", "-q")
+	require.Equal(t, exitOK, code)
+	assert.Empty(t, stdout)
+	assert.FileExists(t, filepath.Join(dir, "hw.h"))
+}
+
+func TestInspect(t *testing.T) {
+	code, stdout, stderr := runHeliac("inspect", helloWorld)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "1 subgraph(s), 10 tensor(s), 3 operator(s)")
+	assert.Contains(t, stdout, "FULLY_CONNECTED")
+
+	code, stdout, stderr = runHeliac("inspect", "--json", helloWorld)
+	require.Equal(t, exitOK, code, stderr)
+	var m struct {
+		Subgraphs []struct {
+			Tensors   []json.RawMessage `json:"tensors"`
+			Operators []json.RawMessage `json:"operators"`
+		} `json:"subgraphs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &m))
+	require.Len(t, m.Subgraphs, 1)
+	assert.Len(t, m.Subgraphs[0].Tensors, 10)
+	assert.Len(t, m.Subgraphs[0].Operators, 3)
+}
+
+func TestModelName(t *testing.T) {
+	for in, want := range map[string]string{
+		"a/b/hello.tflite": "hello",
+		"x.bin":            "x",
+		"odml.tflite.bin":  "odml.tflite",
+		".tflite":          ".tflite",
+		"noext":            "noext",
+	} {
+		assert.Equal(t, want, modelName(in), in)
+	}
+}

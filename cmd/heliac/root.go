@@ -1,0 +1,102 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heliac/heliac/driver"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+	exitNoFit   = 3
+	exitVerify  = 4
+)
+
+// usageError marks errors in how heliac was called.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// version is heliac's version; release builds set it with -ldflags -X.
+var version = ""
+
+func heliacVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// run executes heliac with args and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(nil, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "heliac: %v\n", err)
+	return exitCode(err)
+}
+
+// exitCode maps an error to heliac's exit code.
+func exitCode(err error) int {
+	var ue *usageError
+	var ve *driver.VerifyError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &ve):
+		return exitVerify
+	}
+	return exitFailure
+}
+
+func newRootCmd(runF func(*compileOptions) error, stdout, stderr io.Writer) *cobra.Command {
+	opts := &compileOptions{stdout: stdout, stderr: stderr}
+	cmd := &cobra.Command{
+		Use:   "heliac MODEL.tflite [-o DIR]",
+		Short: "Plan a TFLite model's memory ahead of time and emit C for microcontrollers",
+		Long: `heliac reads a TensorFlow Lite model, computes every tensor's lifetime,
+places tensors in arenas so that tensors live at the same time never share
+bytes, and writes plan.json plus C sources (<prefix>.h, <prefix>.c) that a
+firmware build compiles with no allocator and no interpreter.`,
+		Example:       "  heliac testdata/models/hello_world_int8.tflite -o out/\n  heliac inspect model.tflite --json",
+		Version:       heliacVersion(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return &usageError{fmt.Errorf("expected one model file, got %d argument(s); see 'heliac --help'", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.model = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runCompile(cmd.Context(), opts)
+		},
+	}
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	addCompileFlags(cmd, opts)
+	cmd.AddCommand(newInspectCmd(nil, stdout))
+	return cmd
+}

@@ -1,0 +1,80 @@
+package heliac_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/heliac/heliac/"
+
+// allowed lists, for each package, the heliac packages its non-test files
+// may import. Data flows one way: schema -> graph -> liveness -> plan ->
+// emit -> driver -> cmd, with plan/dsa below plan and verify beside the
+// planner, sharing nothing with it but graph.
+var allowed = map[string][]string{
+	"graph":              {},
+	"tflite/schema":      {},
+	"tflite":             {"graph", "tflite/schema"},
+	"liveness":           {"graph"},
+	"plan/dsa":           {},
+	"plan":               {"graph", "liveness", "plan/dsa"},
+	"emit":               {"graph", "liveness", "plan"},
+	"verify":             {"graph"},
+	"driver":             {"graph", "tflite", "liveness", "plan", "plan/dsa", "emit", "verify"},
+	"cmd/heliac":         {"driver", "emit", "graph", "plan", "plan/dsa", "tflite", "verify"},
+	"internal/corpus":    {},
+	"internal/cmd/bench": {"internal/corpus", "tflite", "graph", "liveness", "plan", "plan/dsa"},
+}
+
+func TestDependencies(t *testing.T) {
+	seen := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		rules, known := allowed[pkg]
+		if !assert.True(t, known, "package %s has no dependency rule in deps_test.go", pkg) {
+			return nil
+		}
+		seen[pkg] = true
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.HasPrefix(p, module) {
+				if pkg == "plan/dsa" || pkg == "graph" || pkg == "liveness" {
+					assert.NotContains(t, p, ".", "%s: %s may use only the standard library, not %s", path, pkg, p)
+				}
+				continue
+			}
+			dep := strings.TrimPrefix(p, module)
+			assert.Contains(t, rules, dep, "%s: package %s must not import %s", path, pkg, dep)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	var missing []string
+	for pkg := range allowed {
+		if !seen[pkg] {
+			missing = append(missing, pkg)
+		}
+	}
+	sort.Strings(missing)
+	assert.Empty(t, missing, "rules for packages that do not exist")
+}

@@ -1,0 +1,99 @@
+// Package driver runs heliac's pipeline and nothing else: load the model,
+// compute lifetimes, plan, emit plan.json and C sources, and verify the
+// emitted plan independently.
+//
+// Input: the bytes of a .tflite file and a Config. Output: *Output, holding
+// every stage's result. It does no file I/O; cmd/heliac reads and writes
+// files.
+package driver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/tflite"
+	"github.com/heliac/heliac/verify"
+)
+
+// Config controls Compile.
+type Config struct {
+	ModelName string // base name of the model file without extension; names the C prefix
+	Prefix    string // C identifier prefix; "" derives one from ModelName
+	Version   string // heliac's version, written into generated files
+	Plan      plan.Options
+	NoVerify  bool // skip the final independent verification
+}
+
+// Output holds the results of every stage of Compile.
+type Output struct {
+	Model     *graph.Model
+	Lifetimes *liveness.Lifetimes
+	Plan      *plan.Plan
+	Meta      emit.Meta
+	PlanJSON  []byte
+	CFiles    emit.Files
+}
+
+// VerifyError reports that the emitted plan failed independent
+// verification: a heliac bug, never a problem with the model.
+type VerifyError struct {
+	Violations []verify.Violation
+}
+
+func (e *VerifyError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "verify: plan has %d violation(s)", len(e.Violations))
+	for i, v := range e.Violations {
+		if i == 10 {
+			fmt.Fprintf(&b, "\n  … and %d more", len(e.Violations)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s", v)
+	}
+	return b.String()
+}
+
+// Compile runs the whole pipeline on one model.
+func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
+	m, err := tflite.Load(data)
+	if err != nil {
+		return nil, err
+	}
+	lt, err := liveness.Analyze(m)
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.Build(ctx, m, lt, cfg.Plan)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	meta := emit.Meta{
+		ModelName:   cfg.ModelName,
+		ModelSHA256: hex.EncodeToString(sum[:]),
+		Subgraphs:   len(m.Subgraphs),
+		Version:     cfg.Version,
+	}
+	js, err := emit.JSON(p, meta)
+	if err != nil {
+		return nil, fmt.Errorf("emit: %w", err)
+	}
+	files, err := emit.C(m, p, emit.COptions{Prefix: cfg.Prefix, Meta: meta})
+	if err != nil {
+		return nil, err
+	}
+	out := &Output{Model: m, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files}
+	if !cfg.NoVerify {
+		if v := verify.Plan(m, js); len(v) > 0 {
+			return out, &VerifyError{Violations: v}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,425 @@
+package emit_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+)
+
+// tensor builds a graph tensor with its byte size filled in.
+func tensor(name string, typ graph.ElementType, shape []int32, buf graph.BufferIndex) graph.Tensor {
+	n, err := graph.ByteSize(typ, shape)
+	if err != nil {
+		panic(err)
+	}
+	return graph.Tensor{Name: name, Type: typ, Shape: shape, Buffer: buf, Size: n}
+}
+
+func seq(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(0xa0 + i)
+	}
+	return b
+}
+
+// denseModel is input -> FULLY_CONNECTED(weights, bias) -> hidden ->
+// ADD(state) -> output, with a second tensor over the weights buffer and an
+// odd-sized constant whose name needs sanitizing in C comments.
+func denseModel() *graph.Model {
+	state := tensor("state", graph.Int8, []int32{1, 4}, 0)
+	state.IsVariable = true
+	return &graph.Model{
+		Buffers: []graph.Buffer{{}, {Data: seq(16)}, {Data: []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0}}, {Data: []byte{9, 8, 7, 6, 5}}},
+		Subgraphs: []graph.Subgraph{{
+			Tensors: []graph.Tensor{
+				tensor("input", graph.Int8, []int32{1, 4}, 0),
+				tensor("weights", graph.Int8, []int32{4, 4}, 1),
+				tensor("bias", graph.Int32, []int32{4}, 2),
+				tensor("hidden", graph.Int8, []int32{1, 4}, 0),
+				state,
+				tensor("output", graph.Int8, []int32{1, 4}, 0),
+				tensor("weights_again", graph.Int8, []int32{4, 4}, 1),
+				tensor("odd*/name /* é ??/", graph.Int8, []int32{5}, 3),
+				tensor("result", graph.Int8, []int32{1, 4}, 0),
+			},
+			Ops: []graph.Op{
+				{Code: 9, CodeName: "FULLY_CONNECTED", Inputs: []graph.TensorID{0, 1, 2}, Outputs: []graph.TensorID{3}},
+				{Code: 0, CodeName: "ADD", Inputs: []graph.TensorID{3, 4}, Outputs: []graph.TensorID{5}},
+				{Code: graph.Custom, CustomName: "MIX", Inputs: []graph.TensorID{5, 6, 7}, Outputs: []graph.TensorID{8}},
+			},
+			Inputs:  []graph.TensorID{0},
+			Outputs: []graph.TensorID{8, 5},
+		}},
+	}
+}
+
+// emptyModel has no tensor that needs memory: its only tensor is zero-sized.
+func emptyModel() *graph.Model {
+	return &graph.Model{
+		Buffers: []graph.Buffer{{}},
+		Subgraphs: []graph.Subgraph{{
+			Tensors: []graph.Tensor{tensor("nothing", graph.Float32, []int32{0}, 0)},
+			Ops:     []graph.Op{{Code: 22, CodeName: "RESHAPE", Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{0}}},
+			Inputs:  []graph.TensorID{0},
+			Outputs: []graph.TensorID{0},
+		}},
+	}
+}
+
+func buildPlan(t testing.TB, m *graph.Model) *plan.Plan {
+	t.Helper()
+	lt, err := liveness.Analyze(m)
+	require.NoError(t, err)
+	p, err := plan.Build(context.Background(), m, lt, plan.Options{})
+	require.NoError(t, err)
+	return p
+}
+
+func emitC(t testing.TB, m *graph.Model, p *plan.Plan, opts emit.COptions) (h, c string) {
+	t.Helper()
+	files, err := emit.C(m, p, opts)
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	return string(files[0].Data), string(files[1].Data)
+}
+
+var defineRE = regexp.MustCompile(`(?m)^#define (\w+) (.+)$`)
+
+// macros returns the header's object-like macros and their replacement text.
+func macros(h string) map[string]string {
+	out := map[string]string{}
+	for _, m := range defineRE.FindAllStringSubmatch(h, -1) {
+		out[m[1]] = m[2]
+	}
+	return out
+}
+
+var commentRE = regexp.MustCompile(`(?s)/\*.*?\*/`)
+
+// arrayBytes parses back the initializer of the byte array sym in a .c file.
+func arrayBytes(t *testing.T, c, sym string) []byte {
+	t.Helper()
+	i := strings.Index(c, " "+sym+"[")
+	require.GreaterOrEqual(t, i, 0, "no array %s", sym)
+	body := c[i:]
+	start := strings.Index(body, "= {\n")
+	end := strings.Index(body, "\n};")
+	require.True(t, start >= 0 && end > start, "no initializer for %s", sym)
+	var out []byte
+	for _, f := range strings.Split(commentRE.ReplaceAllString(body[start+4:end], ""), ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(f, 0, 8)
+		require.NoError(t, err, "element %q", f)
+		out = append(out, byte(v))
+	}
+	return out
+}
+
+var rowRE = regexp.MustCompile(`(?m)^\t\{(\d+)u, (\d+)u, (\w+), (\d+)u, (\d+)u\},`)
+
+// tableRow is one parsed entry of <prefix>_tensors.
+type tableRow struct {
+	ref          graph.TensorRef
+	arena        string
+	offset, size int64
+}
+
+func tableRows(c string) []tableRow {
+	var out []tableRow
+	for _, m := range rowRE.FindAllStringSubmatch(c, -1) {
+		n := func(i int) int64 { v, _ := strconv.ParseInt(m[i], 10, 64); return v }
+		out = append(out, tableRow{graph.TensorRef{Subgraph: graph.SubgraphIndex(n(1)), Tensor: graph.TensorID(n(2))}, m[3], n(4), n(5)})
+	}
+	return out
+}
+
+// arenaEnum is the C enumerator of plan arena a under prefix P.
+func arenaEnum(P string, a plan.Arena) string {
+	return fmt.Sprintf("%s_ARENA_%s_%s", P, strings.ToUpper(a.Kind.String()), strings.ToUpper(a.Memory))
+}
+
+func TestCHeader(t *testing.T) {
+	m := denseModel()
+	p := buildPlan(t, m)
+	h, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense", Version: "test"}})
+	defs := macros(h)
+	require.NotEmpty(t, p.Allocs)
+
+	assert.True(t, strings.HasPrefix(h, "/* Code generated by heliac. DO NOT EDIT. */\n"))
+	assert.True(t, strings.HasPrefix(c, "/* Code generated by heliac. DO NOT EDIT. */\n"))
+	assert.Contains(t, h, "heliac test")
+	assert.Contains(t, h, "#ifndef DENSE_H\n#define DENSE_H\n")
+	assert.Contains(t, h, "#include <stdint.h>\n")
+	assert.Contains(t, h, "#include <stddef.h>\n")
+	assert.Contains(t, h, "extern const dense_tensor_t dense_tensors[DENSE_TENSOR_COUNT];")
+	assert.Contains(t, c, "#include \"dense.h\"\n")
+	assert.NotContains(t, c, "main(")
+
+	want := map[string]string{
+		"DENSE_PLAN_HASH":    `"` + p.Hash() + `"`,
+		"DENSE_ALIGNMENT":    "16u",
+		"DENSE_TENSOR_COUNT": fmt.Sprintf("%du", len(p.Allocs)),
+		"DENSE_INPUT_COUNT":  "1u",
+		"DENSE_OUTPUT_COUNT": "2u",
+	}
+	for _, a := range p.Arenas {
+		want[fmt.Sprintf("DENSE_%s_%s_SIZE", strings.ToUpper(a.Kind.String()), a.Memory)] = fmt.Sprintf("%du", a.Size)
+	}
+	for i, ref := range []graph.TensorRef{{Tensor: 0}, {Tensor: 8}, {Tensor: 5}} {
+		role, n := "INPUT", i
+		if i > 0 {
+			role, n = "OUTPUT", i-1
+		}
+		a, err := p.Allocation(ref)
+		require.NoError(t, err)
+		name := fmt.Sprintf("DENSE_%s_%d", role, n)
+		want[name+"_ARENA"] = arenaEnum("DENSE", p.Arenas[a.Arena])
+		want[name+"_OFFSET"] = fmt.Sprintf("%du", a.Offset)
+		want[name+"_SIZE"] = fmt.Sprintf("%du", a.Size)
+		want[name+"_INDEX"] = fmt.Sprintf("%du", int(ref.Tensor)-countUnallocatedBefore(p, ref))
+	}
+	for k, v := range want {
+		assert.Equal(t, v, defs[k], k)
+	}
+	for _, a := range p.Arenas {
+		sym := "dense_" + a.Kind.String() + "_" + strings.ToLower(a.Memory)
+		assert.Contains(t, h, fmt.Sprintf("extern %suint8_t %s[", map[bool]string{true: "const "}[a.Kind == plan.ConstantArena], sym))
+		assert.Contains(t, c, fmt.Sprintf("_Alignas(16) %suint8_t %s[", map[bool]string{true: "const "}[a.Kind == plan.ConstantArena], sym))
+	}
+}
+
+// countUnallocatedBefore counts tensors before ref that have no allocation,
+// to turn a tensor id into a table index.
+func countUnallocatedBefore(p *plan.Plan, ref graph.TensorRef) int {
+	n := 0
+	for id := graph.TensorID(0); id < ref.Tensor; id++ {
+		if _, err := p.Allocation(graph.TensorRef{Subgraph: ref.Subgraph, Tensor: id}); err != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func TestCTableMatchesPlan(t *testing.T) {
+	m := denseModel()
+	p := buildPlan(t, m)
+	_, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
+	rows := tableRows(c)
+	require.Len(t, rows, len(p.Allocs))
+	for i, a := range p.Allocs {
+		assert.Equal(t, tableRow{a.Ref, arenaEnum("DENSE", p.Arenas[a.Arena]), a.Offset, a.Size}, rows[i], "row %d", i)
+	}
+}
+
+func TestCConstantBytes(t *testing.T) {
+	m := denseModel()
+	p := buildPlan(t, m)
+	_, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
+	var constants int
+	for _, a := range p.Arenas {
+		if a.Kind != plan.ConstantArena {
+			continue
+		}
+		constants++
+		img := arrayBytes(t, c, "dense_constant_"+strings.ToLower(a.Memory))
+		require.Len(t, img, int(a.Size), "the initializer spells out the whole arena")
+		covered := make([]bool, len(img))
+		for _, al := range p.Allocs {
+			if al.Arena < 0 || p.Arenas[al.Arena].Kind != plan.ConstantArena {
+				continue
+			}
+			data := m.Buffers[m.Tensor(al.Ref.Subgraph, al.Ref.Tensor).Buffer].Data
+			assert.Equal(t, data, img[al.Offset:al.Offset+al.Size], "tensor %v at offset %d", al.Ref, al.Offset)
+			for i := al.Offset; i < al.Offset+al.Size; i++ {
+				covered[i] = true
+			}
+		}
+		for i, b := range img {
+			if !covered[i] {
+				assert.Zero(t, b, "padding byte %d", i)
+			}
+		}
+	}
+	assert.Equal(t, 1, constants, "the dense model has one constant arena")
+}
+
+func TestCComments(t *testing.T) {
+	m := denseModel()
+	m.Subgraphs[0].Tensors[0].Name = "in*/put\n#error x"
+	p := buildPlan(t, m)
+	h, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense */ é"}})
+	for name, text := range map[string]string{"h": h, "c": c} {
+		for ln, line := range strings.Split(text, "\n") {
+			assert.False(t, strings.HasPrefix(line, "#error"), "%s:%d: a name became a directive", name, ln+1)
+			for _, r := range line {
+				if r > 0x7e || (r < 0x20 && r != '\t') {
+					t.Errorf("%s:%d: byte %q outside printable ASCII: %s", name, ln+1, r, line)
+				}
+			}
+			// Outside string literals, every "/*" is closed on its line and
+			// no comment holds another "/*" or a trigraph.
+			for _, cm := range regexp.MustCompile(`/\*.*?\*/`).FindAllString(line, -1) {
+				inner := cm[2 : len(cm)-2]
+				assert.NotContains(t, inner, "/*", "%s:%d", name, ln+1)
+				assert.NotContains(t, inner, "??", "%s:%d", name, ln+1)
+			}
+		}
+	}
+	assert.Contains(t, c, `odd*\/name /\* \xc3\xa9 ?\?/`)
+}
+
+func TestCPrefix(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"hello_world_int8", "hello_world_int8"},
+		{"Hello-World INT8", "hello_world_int8"},
+		{"MobileNet v2 (1.0)", "mobilenet_v2_1_0"},
+		{"3dnet", "m_3dnet"},
+		{"__private__", "private"},
+		{"a..b", "a_b"},
+		{"modèle", "mod_le"},
+		{"", "model"},
+		{"---", "model"},
+		{"2", "m_2"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			assert.Equal(t, tc.want, emit.CPrefix(tc.in))
+		})
+	}
+}
+
+func TestCExplicitPrefix(t *testing.T) {
+	m := denseModel()
+	p := buildPlan(t, m)
+	for _, tc := range []struct {
+		name, prefix string
+		err          string // "" for a valid prefix
+	}{
+		{"lower", "net", ""},
+		{"mixed case", "MyNet2", ""},
+		{"inner underscore", "my_net", ""},
+		{"leading digit", "1net", "not a C identifier"},
+		{"dash", "my-net", "not a C identifier"},
+		{"space", "my net", "not a C identifier"},
+		{"non-ASCII", "né", "not a C identifier"},
+		{"leading underscore", "_net", "reserves"},
+		{"double underscore", "my__net", "reserves"},
+		{"trailing underscore", "net_", "reserves"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files, err := emit.C(m, p, emit.COptions{Prefix: tc.prefix, Meta: emit.Meta{ModelName: "ignored"}})
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				assert.True(t, strings.HasPrefix(err.Error(), "emit: "), err.Error())
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.prefix+".h", files[0].Name)
+			assert.Equal(t, tc.prefix+".c", files[1].Name)
+			P := strings.ToUpper(tc.prefix)
+			assert.Contains(t, macros(string(files[0].Data)), P+"_TENSOR_COUNT")
+			assert.Contains(t, string(files[0].Data), "extern const "+tc.prefix+"_tensor_t "+tc.prefix+"_tensors[")
+		})
+	}
+}
+
+func TestCDefaultPrefix(t *testing.T) {
+	m := denseModel()
+	p := buildPlan(t, m)
+	files, err := emit.C(m, p, emit.COptions{Meta: emit.Meta{ModelName: "Dense Net"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"dense_net.h", "dense_net.c"}, []string{files[0].Name, files[1].Name})
+}
+
+func TestCDeterministic(t *testing.T) {
+	m := denseModel()
+	opts := emit.COptions{Meta: emit.Meta{ModelName: "dense", Version: "test"}}
+	a, err := emit.C(m, buildPlan(t, m), opts)
+	require.NoError(t, err)
+	b, err := emit.C(m, buildPlan(t, m), opts)
+	require.NoError(t, err)
+	assert.Equal(t, a, b)
+}
+
+func TestCNoTensors(t *testing.T) {
+	m := emptyModel()
+	p := buildPlan(t, m)
+	require.Empty(t, p.Allocs)
+	h, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "empty"}})
+	defs := macros(h)
+	assert.Equal(t, "0u", defs["EMPTY_TENSOR_COUNT"])
+	assert.Equal(t, "1u", defs["EMPTY_INPUT_COUNT"])
+	assert.NotContains(t, defs, "EMPTY_INPUT_0_OFFSET", "an input that occupies no memory has no location")
+	assert.Contains(t, h, "EMPTY_ARENA_COUNT = 0")
+	assert.NotRegexp(t, `\w\[0u?\]`, h+c, "no zero-length arrays")
+	assert.NotContains(t, c, "empty_tensors[")
+}
+
+// TestCStaged checks a constant arena copied from flash into SRAM: the
+// image goes into a separate const array and stage_constants copies it.
+func TestCStaged(t *testing.T) {
+	m := denseModel()
+	p := *buildPlan(t, m)
+	p.Arenas = append([]plan.Arena(nil), p.Arenas...)
+	staged := false
+	for i := range p.Arenas {
+		if a := &p.Arenas[i]; a.Kind == plan.ConstantArena {
+			a.Memory, a.SourceMemory, a.Staged = "DTCM", "FLASH", true
+			staged = true
+		}
+	}
+	require.True(t, staged)
+	h, c := emitC(t, m, &p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
+	assert.Contains(t, h, "extern uint8_t dense_constant_dtcm[DENSE_CONSTANT_DTCM_SIZE];")
+	assert.Contains(t, h, "void dense_stage_constants(void);")
+	assert.Contains(t, c, "dense_constant_dtcm[i] = dense_constant_dtcm_source[i];")
+	img := arrayBytes(t, c, "dense_constant_dtcm_source")
+	assert.Equal(t, seq(16), img[:16])
+}
+
+func TestCErrors(t *testing.T) {
+	m := denseModel()
+	for _, tc := range []struct {
+		name string
+		p    plan.Plan
+		err  string
+	}{
+		{"arena over 4 GiB", plan.Plan{Alignment: 16, Arenas: []plan.Arena{{Kind: plan.ScratchArena, Memory: "SRAM", Size: 1 << 33}}},
+			"32-bit"},
+		{"tensor outside its arena", plan.Plan{Alignment: 16,
+			Arenas: []plan.Arena{{Kind: plan.ScratchArena, Memory: "SRAM", Size: 16}},
+			Allocs: []plan.Alloc{{Ref: graph.TensorRef{Tensor: 0}, Class: liveness.Scratch, Size: 4, Offset: 16}}},
+			"outside"},
+		{"two arenas with one name", plan.Plan{Alignment: 16,
+			Arenas: []plan.Arena{{Kind: plan.ScratchArena, Memory: "sram", Size: 16}, {Kind: plan.ScratchArena, Memory: "SRAM", Size: 16}}},
+			"both be named scratch_sram"},
+		{"constant with wrong size", plan.Plan{Alignment: 16,
+			Arenas: []plan.Arena{{Kind: plan.ConstantArena, Memory: "FLASH", Size: 32}},
+			Allocs: []plan.Alloc{{Ref: graph.TensorRef{Tensor: 1}, Class: liveness.Constant, Size: 8}}},
+			"buffer holds 16"},
+		{"constant without data", plan.Plan{Alignment: 16,
+			Arenas: []plan.Arena{{Kind: plan.ConstantArena, Memory: "FLASH", Size: 16}},
+			Allocs: []plan.Alloc{{Ref: graph.TensorRef{Tensor: 0}, Class: liveness.Constant, Size: 4}}},
+			"no data"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := emit.C(m, &tc.p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.err)
+		})
+	}
+}

@@ -1,0 +1,96 @@
+package emit
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CPrefix derives the C prefix of generated names from a model name: it is
+// lower-cased, every character outside [a-z0-9_] becomes '_', runs of '_'
+// collapse to one and leading and trailing '_' are dropped (C reserves
+// leading underscores and C++ reserves "__"). A name that then starts with a
+// digit gets "m_" in front, and an empty one becomes "model".
+//
+//	CPrefix("hello_world_int8") == "hello_world_int8"
+//	CPrefix("MobileNet v2 (1.0)") == "mobilenet_v2_1_0"
+//	CPrefix("3dnet") == "m_3dnet"
+func CPrefix(modelName string) string {
+	s := identPart(modelName)
+	switch {
+	case s == "":
+		return "model"
+	case s[0] >= '0' && s[0] <= '9':
+		return "m_" + s
+	}
+	return s
+}
+
+// checkPrefix reports why an explicit prefix cannot start generated names.
+func checkPrefix(p string) error {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && c != '_' && (i == 0 || c < '0' || c > '9') {
+			return fmt.Errorf("emit: prefix %q is not a C identifier (want a letter followed by letters, digits and '_')", p)
+		}
+	}
+	switch {
+	case p == "":
+		return fmt.Errorf("emit: prefix is empty")
+	case p[0] == '_':
+		return fmt.Errorf("emit: prefix %q starts with '_', which C reserves", p)
+	case strings.HasSuffix(p, "_") || strings.Contains(p, "__"):
+		return fmt.Errorf("emit: prefix %q would give names containing \"__\", which C++ reserves", p)
+	}
+	return nil
+}
+
+// identPart lower-cases s, turns every character outside [a-z0-9_] into
+// '_', collapses runs of '_' and trims them at both ends. The result may be
+// empty or start with a digit; it names a part of an identifier, such as a
+// memory ("SRAM", "ext-psram").
+func identPart(s string) string {
+	var b strings.Builder
+	under := true // drops leading '_' and collapses runs
+	for _, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			r += 'a' - 'A'
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+		default:
+			if !under {
+				b.WriteByte('_')
+			}
+			under = true
+			continue
+		}
+		b.WriteRune(r)
+		under = false
+	}
+	return strings.TrimSuffix(b.String(), "_")
+}
+
+// commentText makes s safe inside a /* */ comment on one line: bytes outside
+// printable ASCII become \xNN, and a backslash breaks up "*/", "/*" and "??"
+// (which would start a trigraph).
+func commentText(s string) string {
+	var b strings.Builder
+	var prev byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e {
+			const hex = "0123456789abcdef"
+			b.WriteString(`\x`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+			prev = 'x'
+			continue
+		}
+		if prev == '*' && c == '/' || prev == '/' && c == '*' || prev == '?' && c == '?' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+		prev = c
+	}
+	return b.String()
+}

@@ -1,0 +1,169 @@
+package emit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// Inspect renders the model's subgraphs, tensors and operators as aligned
+// text tables.
+func Inspect(m *graph.Model) []byte {
+	var buf bytes.Buffer
+	tensors, ops := 0, 0
+	for _, sg := range m.Subgraphs {
+		tensors += len(sg.Tensors)
+		ops += len(sg.Ops)
+	}
+	fmt.Fprintf(&buf, "model: version %d, %d subgraph(s), %d tensor(s), %d operator(s), %d buffer(s)\n",
+		m.Version, len(m.Subgraphs), tensors, ops, len(m.Buffers))
+	if m.Description != "" {
+		fmt.Fprintf(&buf, "description: %s\n", oneLine(m.Description))
+	}
+	for _, s := range m.Signatures {
+		fmt.Fprintf(&buf, "signature %q: subgraph %d, %d input(s), %d output(s)\n", s.Key, s.Subgraph, len(s.Inputs), len(s.Outputs))
+	}
+	for si, sg := range m.Subgraphs {
+		fmt.Fprintf(&buf, "\nsubgraph %d %q: %d tensor(s), %d operator(s), inputs %v, outputs %v\n",
+			si, sg.Name, len(sg.Tensors), len(sg.Ops), sg.Inputs, sg.Outputs)
+		w := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(w, "  tensor\ttype\tshape\tbytes\tbuffer\tflags\tname\n")
+		for ti := range sg.Tensors {
+			t := &sg.Tensors[ti]
+			var flags []string
+			if m.HasData(t) {
+				flags = append(flags, "const")
+			}
+			if t.IsVariable {
+				flags = append(flags, "variable")
+			}
+			if t.IsDynamic() {
+				flags = append(flags, "dynamic")
+			}
+			if t.Quantization != nil {
+				flags = append(flags, "quant")
+			}
+			fmt.Fprintf(w, "  %d\t%s\t%s\t%d\t%d\t%s\t%s\n", ti, t.Type, shapeString(t.Shape), t.Size, t.Buffer,
+				strings.Join(flags, ","), oneLine(t.Name))
+		}
+		w.Flush()
+		w = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(w, "  op\tname\tinputs\toutputs\tcalls\n")
+		for oi := range sg.Ops {
+			op := &sg.Ops[oi]
+			calls := ""
+			if len(op.Called) > 0 {
+				calls = fmt.Sprint(op.Called)
+			}
+			fmt.Fprintf(w, "  %d\t%s\t%v\t%v\t%s\n", oi, op.Name(), op.Inputs, op.Outputs, calls)
+		}
+		w.Flush()
+	}
+	return buf.Bytes()
+}
+
+func shapeString(s []int32) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// oneLine keeps names from breaking table rows.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+type inspectModel struct {
+	Version     uint32             `json:"version"`
+	Description string             `json:"description"`
+	Subgraphs   []inspectSubgraph  `json:"subgraphs"`
+	Signatures  []inspectSignature `json:"signatures"`
+	Buffers     int                `json:"buffers"`
+}
+
+type inspectSubgraph struct {
+	Name      string            `json:"name"`
+	Inputs    []graph.TensorID  `json:"inputs"`
+	Outputs   []graph.TensorID  `json:"outputs"`
+	Tensors   []inspectTensor   `json:"tensors"`
+	Operators []inspectOperator `json:"operators"`
+}
+
+type inspectTensor struct {
+	Name           string  `json:"name"`
+	Type           string  `json:"type"`
+	Shape          []int32 `json:"shape"`
+	ShapeSignature []int32 `json:"shape_signature,omitempty"`
+	Bytes          int64   `json:"bytes"`
+	Buffer         int     `json:"buffer"`
+	Constant       bool    `json:"constant"`
+	IsVariable     bool    `json:"is_variable"`
+}
+
+type inspectOperator struct {
+	Name          string                `json:"name"`
+	Inputs        []graph.TensorID      `json:"inputs"`
+	Outputs       []graph.TensorID      `json:"outputs"`
+	Intermediates []graph.TensorID      `json:"intermediates,omitempty"`
+	Calls         []graph.SubgraphIndex `json:"calls,omitempty"`
+}
+
+type inspectSignature struct {
+	Key      string `json:"key"`
+	Subgraph int    `json:"subgraph"`
+}
+
+// InspectJSON renders the same information as Inspect as JSON.
+func InspectJSON(m *graph.Model) ([]byte, error) {
+	out := inspectModel{Version: m.Version, Description: m.Description, Buffers: len(m.Buffers),
+		Subgraphs: []inspectSubgraph{}, Signatures: []inspectSignature{}}
+	for _, s := range m.Signatures {
+		out.Signatures = append(out.Signatures, inspectSignature{Key: s.Key, Subgraph: int(s.Subgraph)})
+	}
+	for _, sg := range m.Subgraphs {
+		is := inspectSubgraph{Name: sg.Name, Inputs: nonNil(sg.Inputs), Outputs: nonNil(sg.Outputs),
+			Tensors: []inspectTensor{}, Operators: []inspectOperator{}}
+		for ti := range sg.Tensors {
+			t := &sg.Tensors[ti]
+			shape := t.Shape
+			if shape == nil {
+				shape = []int32{}
+			}
+			is.Tensors = append(is.Tensors, inspectTensor{Name: t.Name, Type: t.Type.String(), Shape: shape,
+				ShapeSignature: t.ShapeSignature, Bytes: t.Size, Buffer: int(t.Buffer), Constant: m.HasData(t),
+				IsVariable: t.IsVariable})
+		}
+		for oi := range sg.Ops {
+			op := &sg.Ops[oi]
+			is.Operators = append(is.Operators, inspectOperator{Name: op.Name(), Inputs: nonNil(op.Inputs),
+				Outputs: nonNil(op.Outputs), Intermediates: op.Intermediates, Calls: op.Called})
+		}
+		out.Subgraphs = append(out.Subgraphs, is)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func nonNil(ids []graph.TensorID) []graph.TensorID {
+	if ids == nil {
+		return []graph.TensorID{}
+	}
+	return ids
+}

@@ -1,0 +1,159 @@
+// Package emit writes a plan out: plan.json, the C sources a firmware build
+// compiles, and the human-readable summary.
+//
+// Input: *graph.Model and its *plan.Plan. Output: bytes; it does no file
+// I/O. The same inputs always give the same bytes (no timestamps, maps only
+// in sorted order). It must not import verify.
+package emit
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+)
+
+// SchemaVersion is the version of the plan.json format written by JSON
+// (docs/plan-format.md).
+const SchemaVersion = 1
+
+// Meta describes the model a plan was made for.
+type Meta struct {
+	ModelName   string // base name of the model file, without extension
+	ModelSHA256 string // hex digest of the model file
+	Subgraphs   int
+	Version     string // heliac's version; goldens use "test"
+}
+
+type jsonPlan struct {
+	SchemaVersion    int              `json:"schema_version"`
+	Generator        string           `json:"generator"`
+	Model            jsonModel        `json:"model"`
+	Alignment        int64            `json:"alignment"`
+	Planner          string           `json:"planner"`
+	PlanHash         string           `json:"plan_hash"`
+	TensorAllocs     []jsonAlloc      `json:"tensor_allocs"`
+	ArenaUsages      []jsonScratch    `json:"arena_usages"`
+	PersistentArenas []jsonPersistent `json:"persistent_arenas"`
+	ConstantArenas   []jsonConstant   `json:"constant_arenas"`
+	TensorLifetimes  []jsonLifetime   `json:"tensor_lifetimes"`
+}
+
+type jsonModel struct {
+	Name      string `json:"name"`
+	SHA256    string `json:"sha256"`
+	Subgraphs int    `json:"subgraphs"`
+	Steps     int    `json:"steps"`
+}
+
+type jsonAlloc struct {
+	Subgraph int         `json:"subgraph"`
+	Tensor   int         `json:"tensor"`
+	Name     string      `json:"name"`
+	Size     int64       `json:"size"`
+	Binding  jsonBinding `json:"binding"`
+}
+
+type jsonBinding struct {
+	Role         string  `json:"role"`
+	Memory       string  `json:"memory"`
+	Offset       int64   `json:"offset"`
+	SourceMemory *string `json:"source_memory"`
+}
+
+type jsonRef struct {
+	Subgraph int `json:"subgraph"`
+	Tensor   int `json:"tensor"`
+}
+
+type jsonScratch struct {
+	Memory      string    `json:"memory"`
+	TotalSize   int64     `json:"total_size"`
+	Used        int64     `json:"used"`
+	LowerBound  int64     `json:"lower_bound"`
+	PeakStep    int       `json:"peak_step"`
+	PeakTensors []jsonRef `json:"peak_tensors"`
+}
+
+type jsonPersistent struct {
+	Memory    string `json:"memory"`
+	TotalSize int64  `json:"total_size"`
+	Used      int64  `json:"used"`
+}
+
+type jsonConstant struct {
+	Memory       string `json:"memory"`
+	SourceMemory string `json:"source_memory"`
+	Mode         string `json:"mode"`
+	TotalSize    int64  `json:"total_size"`
+	Used         int64  `json:"used"`
+}
+
+type jsonLifetime struct {
+	Subgraph int `json:"subgraph"`
+	Tensor   int `json:"tensor"`
+	StartOp  int `json:"start_op"`
+	EndOp    int `json:"end_op"`
+}
+
+// JSON renders the plan as plan.json (docs/plan-format.md).
+func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
+	out := jsonPlan{
+		SchemaVersion:    SchemaVersion,
+		Generator:        "heliac " + meta.Version,
+		Model:            jsonModel{Name: meta.ModelName, SHA256: meta.ModelSHA256, Subgraphs: meta.Subgraphs, Steps: p.Steps},
+		Alignment:        p.Alignment,
+		Planner:          p.Planner,
+		PlanHash:         p.Hash(),
+		TensorAllocs:     []jsonAlloc{},
+		ArenaUsages:      []jsonScratch{},
+		PersistentArenas: []jsonPersistent{},
+		ConstantArenas:   []jsonConstant{},
+		TensorLifetimes:  []jsonLifetime{},
+	}
+	for _, a := range p.Allocs {
+		ar := p.Arenas[a.Arena]
+		b := jsonBinding{Role: a.Class.String(), Memory: ar.Memory, Offset: a.Offset}
+		if ar.Staged {
+			src := ar.SourceMemory
+			b.SourceMemory = &src
+		}
+		out.TensorAllocs = append(out.TensorAllocs, jsonAlloc{
+			Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), Name: a.Name, Size: a.Size, Binding: b,
+		})
+		if a.Class == liveness.Scratch {
+			out.TensorLifetimes = append(out.TensorLifetimes, jsonLifetime{
+				Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), StartOp: int(a.Live.First), EndOp: int(a.Live.Last),
+			})
+		}
+	}
+	for _, ar := range p.Arenas {
+		switch ar.Kind {
+		case plan.ScratchArena:
+			s := jsonScratch{Memory: ar.Memory, TotalSize: ar.Size, Used: ar.Used, LowerBound: ar.LowerBound,
+				PeakStep: int(ar.PeakStep), PeakTensors: []jsonRef{}}
+			for _, r := range ar.PeakTensors {
+				s.PeakTensors = append(s.PeakTensors, jsonRef{int(r.Subgraph), int(r.Tensor)})
+			}
+			out.ArenaUsages = append(out.ArenaUsages, s)
+		case plan.PersistentArena:
+			out.PersistentArenas = append(out.PersistentArenas, jsonPersistent{Memory: ar.Memory, TotalSize: ar.Size, Used: ar.Used})
+		case plan.ConstantArena:
+			mode := "cold"
+			if ar.Staged {
+				mode = "staged"
+			}
+			out.ConstantArenas = append(out.ConstantArenas, jsonConstant{Memory: ar.Memory, SourceMemory: ar.SourceMemory,
+				Mode: mode, TotalSize: ar.Size, Used: ar.Used})
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

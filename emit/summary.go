@@ -1,0 +1,58 @@
+package emit
+
+import (
+	"bytes"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/plan"
+)
+
+// Summary renders a short human-readable table of the plan's arenas: each
+// arena's size and, for scratch arenas, its lower bound and the step and
+// tensors that set it.
+func Summary(m *graph.Model, p *plan.Plan) []byte {
+	var buf bytes.Buffer
+	w := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "  arena\tmemory\tbytes\tlower bound\tover bound\n")
+	for _, a := range p.Arenas {
+		kind := a.Kind.String()
+		if a.Kind == plan.ConstantArena {
+			if a.Staged {
+				kind += " (staged from " + a.SourceMemory + ")"
+			} else {
+				kind += " (cold)"
+			}
+		}
+		lb, over := "-", "-"
+		if a.Kind == plan.ScratchArena {
+			lb = fmt.Sprint(a.LowerBound)
+			if a.LowerBound > 0 {
+				over = fmt.Sprintf("%+.1f%%", 100*float64(a.Size-a.LowerBound)/float64(a.LowerBound))
+			}
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%d\t%s\t%s\n", kind, a.Memory, a.Size, lb, over)
+	}
+	w.Flush()
+	for _, a := range p.Arenas {
+		if a.Kind != plan.ScratchArena {
+			continue
+		}
+		fmt.Fprintf(&buf, "  %s %s peaks at step %d with %d live tensor(s):", a.Kind, a.Memory, a.PeakStep, len(a.PeakTensors))
+		for i, r := range a.PeakTensors {
+			if i == 6 {
+				fmt.Fprintf(&buf, " …")
+				break
+			}
+			t := m.Tensor(r.Subgraph, r.Tensor)
+			if t.Name != "" {
+				fmt.Fprintf(&buf, " %s %q (%d B)", r, oneLine(t.Name), t.Size)
+			} else {
+				fmt.Fprintf(&buf, " %s (%d B)", r, t.Size)
+			}
+		}
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}

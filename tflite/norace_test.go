@@ -1,0 +1,5 @@
+//go:build !race
+
+package tflite
+
+const raceEnabled = false
