@@ -27,6 +27,7 @@ type Config struct {
 	ModelName string // base name of the model file without extension; names the C prefix
 	Prefix    string // C identifier prefix; "" derives one from ModelName
 	Version   string // heliac's version, written into generated files
+	Liveness  liveness.Options
 	Plan      plan.Options
 	NoVerify  bool // skip the final independent verification
 }
@@ -66,7 +67,7 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	lt, err := liveness.Analyze(m)
+	lt, err := liveness.Analyze(m, cfg.Liveness)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,7 @@ func (g *cgen) header() []byte {
 	}
 	g.ioMacros(w, "INPUT", ins)
 	g.ioMacros(w, "OUTPUT", outs)
+	g.variableMacros(w)
 	if len(g.table) > 0 {
 		g.accessors(w)
 	}
@@ -159,5 +160,23 @@ func (g *cgen) accessors(w *cwriter) {
 			w.f("\tcase %s:\n\t\treturn &%s[t->offset];\n", a.enum, a.sym)
 		}
 		w.WriteString("\tdefault:\n\t\treturn NULL;\n\t}\n}\n")
+	}
+}
+
+// variableMacros writes <PREFIX>_VARIABLE_COUNT and, for each resource
+// variable, its arena, offset, size and a pointer to its bytes. Variables
+// live in a persistent arena, which C zero-initialises at start-up.
+func (g *cgen) variableMacros(w *cwriter) {
+	P := g.macro
+	w.f("\n#define %s_VARIABLE_COUNT %du\n", P, len(g.p.Variables))
+	for i, v := range g.p.Variables {
+		a := &g.arenas[g.byPlan[v.Arena]]
+		name := fmt.Sprintf("%s_VARIABLE_%d", P, i)
+		w.f("/* Resource variable %d: container \"%s\", shared_name \"%s\" */\n", i,
+			commentText(v.Name.Container), commentText(v.Name.SharedName))
+		w.f("#define %s_ARENA %s\n", name, a.enum)
+		w.f("#define %s_OFFSET %du\n", name, v.Offset)
+		w.f("#define %s_SIZE %du\n", name, v.Size)
+		w.f("#define %s_DATA (&%s[%s_OFFSET])\n", name, a.sym, name)
 	}
 }

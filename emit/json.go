@@ -38,6 +38,24 @@ type jsonPlan struct {
 	PersistentArenas []jsonPersistent `json:"persistent_arenas"`
 	ConstantArenas   []jsonConstant   `json:"constant_arenas"`
 	TensorLifetimes  []jsonLifetime   `json:"tensor_lifetimes"`
+	Variables        []jsonVariable   `json:"resource_variables"`
+	Skipped          []jsonSkipped    `json:"skipped_tensors"`
+}
+
+type jsonVariable struct {
+	Container  string    `json:"container"`
+	SharedName string    `json:"shared_name"`
+	Size       int64     `json:"size"`
+	Memory     string    `json:"memory"`
+	Offset     int64     `json:"offset"`
+	Handles    []jsonRef `json:"handles"`
+}
+
+type jsonSkipped struct {
+	Subgraph int    `json:"subgraph"`
+	Tensor   int    `json:"tensor"`
+	Name     string `json:"name"`
+	Reason   string `json:"reason"`
 }
 
 type jsonModel struct {
@@ -53,6 +71,8 @@ type jsonAlloc struct {
 	Name     string      `json:"name"`
 	Size     int64       `json:"size"`
 	Binding  jsonBinding `json:"binding"`
+	AliasOf  *jsonRef    `json:"alias_of"`
+	Dynamic  bool        `json:"dynamic_shape,omitempty"`
 }
 
 type jsonBinding struct {
@@ -72,6 +92,7 @@ type jsonScratch struct {
 	TotalSize   int64     `json:"total_size"`
 	Used        int64     `json:"used"`
 	LowerBound  int64     `json:"lower_bound"`
+	Unaliased   int64     `json:"lower_bound_without_aliases"`
 	PeakStep    int       `json:"peak_step"`
 	PeakTensors []jsonRef `json:"peak_tensors"`
 }
@@ -111,6 +132,8 @@ func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
 		PersistentArenas: []jsonPersistent{},
 		ConstantArenas:   []jsonConstant{},
 		TensorLifetimes:  []jsonLifetime{},
+		Variables:        []jsonVariable{},
+		Skipped:          []jsonSkipped{},
 	}
 	for _, a := range p.Allocs {
 		ar := p.Arenas[a.Arena]
@@ -119,9 +142,12 @@ func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
 			src := ar.SourceMemory
 			b.SourceMemory = &src
 		}
-		out.TensorAllocs = append(out.TensorAllocs, jsonAlloc{
-			Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), Name: a.Name, Size: a.Size, Binding: b,
-		})
+		ja := jsonAlloc{Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), Name: a.Name, Size: a.Size,
+			Binding: b, Dynamic: a.Dynamic}
+		if a.AliasOf != nil {
+			ja.AliasOf = &jsonRef{int(a.AliasOf.Subgraph), int(a.AliasOf.Tensor)}
+		}
+		out.TensorAllocs = append(out.TensorAllocs, ja)
 		if a.Class == liveness.Scratch {
 			out.TensorLifetimes = append(out.TensorLifetimes, jsonLifetime{
 				Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), StartOp: int(a.Live.First), EndOp: int(a.Live.Last),
@@ -132,7 +158,8 @@ func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
 		switch ar.Kind {
 		case plan.ScratchArena:
 			s := jsonScratch{Memory: ar.Memory, TotalSize: ar.Size, Used: ar.Used, LowerBound: ar.LowerBound,
-				PeakStep: int(ar.PeakStep), PeakTensors: []jsonRef{}}
+				Unaliased: ar.UnaliasedLowerBound,
+				PeakStep:  int(ar.PeakStep), PeakTensors: []jsonRef{}}
 			for _, r := range ar.PeakTensors {
 				s.PeakTensors = append(s.PeakTensors, jsonRef{int(r.Subgraph), int(r.Tensor)})
 			}
@@ -147,6 +174,18 @@ func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
 			out.ConstantArenas = append(out.ConstantArenas, jsonConstant{Memory: ar.Memory, SourceMemory: ar.SourceMemory,
 				Mode: mode, TotalSize: ar.Size, Used: ar.Used})
 		}
+	}
+	for _, v := range p.Variables {
+		jv := jsonVariable{Container: v.Name.Container, SharedName: v.Name.SharedName, Size: v.Size,
+			Memory: p.Arenas[v.Arena].Memory, Offset: v.Offset, Handles: []jsonRef{}}
+		for _, h := range v.Handles {
+			jv.Handles = append(jv.Handles, jsonRef{int(h.Subgraph), int(h.Tensor)})
+		}
+		out.Variables = append(out.Variables, jv)
+	}
+	for _, sk := range p.Skipped {
+		out.Skipped = append(out.Skipped, jsonSkipped{Subgraph: int(sk.Ref.Subgraph), Tensor: int(sk.Ref.Tensor),
+			Name: sk.Name, Reason: sk.Reason})
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

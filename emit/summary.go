@@ -53,6 +53,47 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			}
 		}
 		buf.WriteByte('\n')
+		if saved := a.UnaliasedLowerBound - a.LowerBound; saved > 0 {
+			fmt.Fprintf(&buf, "  aliasing: %d tensor(s) share their input's buffer; lower bound %d B without aliasing, %d B with (%d B saved)\n",
+				countAliases(p), a.UnaliasedLowerBound, a.LowerBound, saved)
+		}
+	}
+	if len(p.Variables) > 0 {
+		var bytes int64
+		for _, v := range p.Variables {
+			bytes += v.Size
+		}
+		fmt.Fprintf(&buf, "  %d resource variable(s), %d B, in the persistent arena\n", len(p.Variables), bytes)
+	}
+	dynamic := 0
+	for _, a := range p.Allocs {
+		if a.Dynamic {
+			dynamic++
+		}
+	}
+	if dynamic > 0 {
+		fmt.Fprintf(&buf, "  note: %d tensor(s) have a dynamic dimension (shape_signature -1); planned with their concrete shapes\n", dynamic)
+	}
+	reasons := map[string]int{}
+	var order []string
+	for _, sk := range p.Skipped {
+		if reasons[sk.Reason] == 0 {
+			order = append(order, sk.Reason)
+		}
+		reasons[sk.Reason]++
+	}
+	for _, r := range order {
+		fmt.Fprintf(&buf, "  note: %d used tensor(s) take no bytes: %s\n", reasons[r], r)
 	}
 	return buf.Bytes()
+}
+
+func countAliases(p *plan.Plan) int {
+	n := 0
+	for _, a := range p.Allocs {
+		if a.AliasOf != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -34,8 +34,46 @@
 //
 // # Classes
 //
-// Constant tensors have data in their buffer; persistent tensors are
-// is_variable state that must survive between invocations; scratch tensors
-// are everything else that occupies bytes; Unallocated tensors take no
-// arena bytes (never used, zero-sized, or resource handles).
+// Constant tensors have data in their buffer (inline or in the offset/size
+// form); persistent tensors are is_variable state that must survive between
+// invocations (even when the model gives them initial data); scratch
+// tensors are everything else that occupies bytes; Unallocated tensors take
+// no arena bytes, and Note says why.
+//
+// # Edge cases
+//
+//   - A tensor no operator and no subgraph boundary refers to is Unallocated
+//     ("unused"), constants included: nothing reads it at run time.
+//   - A zero-size tensor (a dimension is 0; a constant with an empty buffer)
+//     is Unallocated ("zero-size").
+//   - A RESOURCE tensor is a handle, Unallocated ("resource handle"); the
+//     variable it names gets a persistent buffer (see Variables).
+//   - A STRING tensor with data is Constant; without, its size is only known
+//     at run time, so it is Unallocated with NoteString and the firmware
+//     must provide it.
+//   - A tensor read but never written (and not a subgraph input) is live
+//     from its first read to its last.
+//   - An operator output nobody reads is live at its operator's steps only.
+//   - Optional inputs given as -1 are skipped.
+//   - A dynamic shape (shape_signature with -1) is planned with the concrete
+//     shape and flagged Dynamic, so reports can say so.
+//   - A tensor that is both a model input and a model output lives from
+//     step 0 to the last step.
+//
+// # Resource variables
+//
+// VAR_HANDLE operators with the same (container, shared_name) name one
+// Variable, whose size is the largest value ASSIGN_VARIABLE writes or
+// READ_VARIABLE returns through any of its handles (handles are followed
+// into and out of WHILE and IF subgraphs).
+//
+// # Aliases
+//
+// The output of RESHAPE, SQUEEZE, EXPAND_DIMS or BITCAST reinterprets its
+// first input's bytes, so by default it joins that input's alias group and
+// shares its buffer; the group's root gets Group, the union of its members'
+// lifetimes, which plan uses as the buffer's lifetime. Options.NoAlias turns
+// this off. A view never joins when either tensor is an input or output of
+// any subgraph (the caller, or a control-flow kernel, owns those bytes),
+// when the two sizes differ, or when either is not scratch.
 package liveness

@@ -47,7 +47,29 @@ type Tensor struct {
 	// for any tensor with Used set.
 	Live Interval
 	Used bool // some operator or subgraph boundary refers to the tensor
+	// Note says why an Unallocated tensor takes no bytes.
+	Note string
+	// Dynamic is set when the tensor's shape signature has an unknown
+	// dimension: it is planned with the concrete shape the model gives.
+	Dynamic bool
+	// AliasOf, when set, names the tensor whose buffer this one shares (the
+	// root of its alias group): the output of RESHAPE, SQUEEZE, EXPAND_DIMS
+	// or BITCAST reinterprets its input's bytes. The root's Group is the
+	// union of its members' lifetimes.
+	AliasOf *graph.TensorRef
+	// Group is, for the root of an alias group, the union of its members'
+	// lifetimes (Live of every member lies inside it); for other tensors it
+	// equals Live.
+	Group Interval
 }
+
+// Reasons an Unallocated tensor takes no bytes (Tensor.Note).
+const (
+	NoteUnused   = "unused"
+	NoteEmpty    = "zero-size"
+	NoteResource = "resource handle"
+	NoteString   = "run-time string: size unknown ahead of time"
+)
 
 // Lifetimes is the result of Analyze. Tensors holds every tensor of the
 // model, subgraph by subgraph in index order.
@@ -57,7 +79,16 @@ type Lifetimes struct {
 	// OpSteps[s][i] is the span of operator i of subgraph s, covering the
 	// subgraphs it calls; zero when the subgraph was never scheduled.
 	OpSteps [][]Interval
-	first   []int // index into Tensors of each subgraph's tensor 0
+	// Variables are the model's resource variables, in order of first
+	// appearance.
+	Variables []Variable
+	first     []int // index into Tensors of each subgraph's tensor 0
+}
+
+// Options controls Analyze. The zero value is the default.
+type Options struct {
+	// NoAlias keeps view operators' outputs in buffers of their own.
+	NoAlias bool
 }
 
 // Lookup returns the analysis of a tensor, or nil for an unknown reference.
@@ -77,7 +108,7 @@ func (l *Lifetimes) Lookup(r graph.TensorRef) *Tensor {
 }
 
 // Analyze computes the lifetime and class of every tensor of m.
-func Analyze(m *graph.Model) (*Lifetimes, error) {
+func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 	a := &analyzer{m: m, lt: &Lifetimes{OpSteps: make([][]Interval, len(m.Subgraphs))}}
 	for si, sg := range m.Subgraphs {
 		a.lt.first = append(a.lt.first, len(a.lt.Tensors))
@@ -112,6 +143,17 @@ func Analyze(m *graph.Model) (*Lifetimes, error) {
 	}
 	a.lt.Steps = int(a.next)
 	a.classify()
+	vars, err := findVariables(m)
+	if err != nil {
+		return nil, err
+	}
+	a.lt.Variables = vars
+	for i := range a.lt.Tensors {
+		a.lt.Tensors[i].Group = a.lt.Tensors[i].Live
+	}
+	if !opts.NoAlias {
+		a.alias()
+	}
 	return a.lt, nil
 }
 
@@ -121,9 +163,13 @@ type analyzer struct {
 	next Step
 }
 
-// maxDepth bounds call nesting; the loader rejects cycles, so this only
-// guards against pathological but acyclic call chains.
-const maxDepth = 64
+// maxDepth bounds call nesting and maxSteps the timeline; the loader
+// rejects cycles, so these only guard against pathological but acyclic call
+// chains (a subgraph calling another twice, that one calling a third twice…).
+const (
+	maxDepth = 64
+	maxSteps = 1 << 24
+)
 
 // schedule places subgraph s on the timeline starting at a.next.
 func (a *analyzer) schedule(s graph.SubgraphIndex, depth int) error {
@@ -131,6 +177,9 @@ func (a *analyzer) schedule(s graph.SubgraphIndex, depth int) error {
 		return fmt.Errorf("liveness: subgraphs nested deeper than %d calls at subgraph %d", maxDepth, s)
 	}
 	sg := &a.m.Subgraphs[s]
+	if int(a.next)+len(sg.Ops) >= maxSteps {
+		return fmt.Errorf("liveness: the timeline exceeds %d steps at subgraph %d (called subgraphs are scheduled once per call)", maxSteps, s)
+	}
 	inputStep := a.next
 	a.next++
 	for _, t := range sg.Inputs {
@@ -202,20 +251,28 @@ func (a *analyzer) read(s graph.SubgraphIndex, t graph.TensorID, first, last Ste
 	lt.Live = hull(lt.Live, Interval{lt.Live.First, last})
 }
 
-// classify sets Class and Size of every tensor.
+// classify sets Class, Size, Note and Dynamic of every tensor.
 func (a *analyzer) classify() {
 	for i := range a.lt.Tensors {
 		lt := &a.lt.Tensors[i]
 		t := a.m.Tensor(lt.Ref.Subgraph, lt.Ref.Tensor)
 		lt.Size = t.Size
+		lt.Dynamic = t.IsDynamic()
+		hasData := a.m.HasData(t)
 		switch {
-		case !lt.Used || (t.Size == 0 && !a.m.HasData(t)) || t.Type == graph.Resource:
-			lt.Class = Unallocated
+		case !lt.Used:
+			lt.Class, lt.Note = Unallocated, NoteUnused
+		case t.Type == graph.Resource:
+			lt.Class, lt.Note = Unallocated, NoteResource
+		case t.Type == graph.String && !hasData:
+			lt.Class, lt.Note = Unallocated, NoteString
+		case t.Size == 0 && !hasData:
+			lt.Class, lt.Note = Unallocated, NoteEmpty
 		case t.IsVariable:
 			// State, even when the model gives it initial data: TFLM keeps
 			// variables in its persistent area and resets them to zero.
 			lt.Class = Persistent
-		case a.m.HasData(t):
+		case hasData:
 			lt.Class = Constant
 			lt.Size = int64(len(a.m.Buffers[t.Buffer].Data))
 		default:

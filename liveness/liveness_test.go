@@ -51,7 +51,7 @@ func chain() *graph.Model {
 }
 
 func TestChain(t *testing.T) {
-	lt, err := liveness.Analyze(chain())
+	lt, err := liveness.Analyze(chain(), liveness.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 4, lt.Steps, "inputs step plus three operators")
 	tests := []struct {
@@ -104,7 +104,7 @@ func whileModel() *graph.Model {
 }
 
 func TestWhileNestsCalledSubgraphs(t *testing.T) {
-	lt, err := liveness.Analyze(whileModel())
+	lt, err := liveness.Analyze(whileModel(), liveness.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 8, lt.Steps)
 	want := map[graph.TensorRef]liveness.Interval{
@@ -131,7 +131,7 @@ func TestUncalledSubgraphRunsAfterMain(t *testing.T) {
 		{Tensors: []graph.Tensor{f32("x", 1), f32("y", 1)}, Inputs: ids(0), Outputs: ids(1), Ops: []graph.Op{op(1, ids(0), ids(1))}},
 		{Tensors: []graph.Tensor{f32("p", 1), f32("q", 1)}, Inputs: ids(0), Outputs: ids(1), Ops: []graph.Op{op(1, ids(0), ids(1))}},
 	}}
-	lt, err := liveness.Analyze(m)
+	lt, err := liveness.Analyze(m, liveness.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 4, lt.Steps)
 	assert.Equal(t, liveness.Interval{2, 3}, lt.Lookup(graph.TensorRef{Subgraph: 1, Tensor: 0}).Live)
@@ -145,7 +145,7 @@ func TestResourceAndZeroSizeTakeNoBytes(t *testing.T) {
 		Outputs: ids(2),
 		Ops:     []graph.Op{op(graph.VarHandle, nil, ids(0)), op(1, ids(0, 1), ids(2))},
 	}}}
-	lt, err := liveness.Analyze(m)
+	lt, err := liveness.Analyze(m, liveness.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, liveness.Unallocated, lt.Lookup(graph.TensorRef{Tensor: 0}).Class)
 	assert.Equal(t, liveness.Unallocated, lt.Lookup(graph.TensorRef{Tensor: 1}).Class)

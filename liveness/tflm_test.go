@@ -66,7 +66,7 @@ func TestMatchesTFLM(t *testing.T) {
 			require.NoError(t, err)
 			m, err := tflite.Load(data)
 			require.NoError(t, err)
-			lt, err := liveness.Analyze(m)
+			lt, err := liveness.Analyze(m, liveness.Options{NoAlias: true})
 			require.NoError(t, err)
 
 			wantSet := map[graph.TensorRef]tflmBuffer{}

@@ -56,6 +56,9 @@ func Build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Steps: lt.Steps, index: map[graph.TensorRef]int{}}
 	var scratch, persistent, constant []int
 	for _, t := range lt.Tensors {
+		if t.Class == liveness.Unallocated && t.Used {
+			p.Skipped = append(p.Skipped, Skipped{Ref: t.Ref, Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name, Reason: t.Note})
+		}
 		var list *[]int
 		switch t.Class {
 		case liveness.Scratch:
@@ -71,13 +74,14 @@ func Build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 		p.index[t.Ref] = len(p.Allocs)
 		p.Allocs = append(p.Allocs, Alloc{
 			Ref: t.Ref, Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name,
-			Class: t.Class, Size: t.Size, Live: t.Live,
+			Class: t.Class, Size: t.Size, Live: t.Live, AliasOf: t.AliasOf, Dynamic: t.Dynamic,
 		})
 	}
-	if err := p.placeScratch(ctx, scratch); err != nil {
+	if err := p.placeScratch(ctx, lt, scratch); err != nil {
 		return nil, err
 	}
 	p.placeSequential(PersistentArena, MemorySRAM, persistent, nil)
+	p.placeVariables(lt.Variables)
 	p.placeSequential(ConstantArena, MemoryFlash, constant, func(a *Alloc) graph.BufferIndex {
 		return m.Tensor(a.Ref.Subgraph, a.Ref.Tensor).Buffer
 	})
@@ -86,17 +90,19 @@ func Build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 
 func (p *Plan) alignUp(n int64) int64 { return (n + p.Alignment - 1) &^ (p.Alignment - 1) }
 
-// toBuffers turns scratch allocations into allocator buffers. Lifetimes are
-// inclusive [First, Last] steps, as TFLM's first_created/last_used; dsa
-// buffers are half-open, so End = Last + 1. This is the only place the two
-// conventions meet.
-func (p *Plan) toBuffers(ids []int) dsa.Problem {
-	prob := dsa.Problem{Buffers: make([]dsa.Buffer, len(ids))}
-	for i, id := range ids {
+// toBuffers turns scratch allocations into allocator buffers, one per
+// alias group root, live over the group's lifetime. Lifetimes are inclusive
+// [First, Last] steps, as TFLM's first_created/last_used; dsa buffers are
+// half-open, so End = Last + 1. This is the only place the two conventions
+// meet.
+func (p *Plan) toBuffers(lt *liveness.Lifetimes, roots []int) dsa.Problem {
+	prob := dsa.Problem{Buffers: make([]dsa.Buffer, len(roots))}
+	for i, id := range roots {
 		a := &p.Allocs[id]
+		live := lt.Lookup(a.Ref).Group
 		prob.Buffers[i] = dsa.Buffer{
-			Start: int64(a.Live.First),
-			End:   int64(a.Live.Last) + 1,
+			Start: int64(live.First),
+			End:   int64(live.Last) + 1,
 			Size:  p.alignUp(a.Size),
 			Align: p.Alignment,
 		}
@@ -104,40 +110,58 @@ func (p *Plan) toBuffers(ids []int) dsa.Problem {
 	return prob
 }
 
-func (p *Plan) placeScratch(ctx context.Context, ids []int) error {
+func (p *Plan) placeScratch(ctx context.Context, lt *liveness.Lifetimes, ids []int) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	prob := p.toBuffers(ids)
+	var roots, members []int
+	for _, id := range ids {
+		if p.Allocs[id].AliasOf == nil {
+			roots = append(roots, id)
+		} else {
+			members = append(members, id)
+		}
+	}
+	prob := p.toBuffers(lt, roots)
 	sol, err := dsa.Greedy(ctx, prob)
 	if err != nil {
 		return fmt.Errorf("plan: scratch arena in %s: %w", MemorySRAM, err)
 	}
 	arena := Arena{Kind: ScratchArena, Memory: MemorySRAM, Alignment: p.Alignment}
-	for i, id := range ids {
+	for i, id := range roots {
 		a := &p.Allocs[id]
 		a.Arena = len(p.Arenas)
 		a.Offset = sol.Offsets[i]
 		arena.Used = max(arena.Used, a.Offset+a.Size)
 	}
+	for _, id := range members {
+		a := &p.Allocs[id]
+		root := &p.Allocs[p.index[*a.AliasOf]]
+		a.Arena, a.Offset = root.Arena, root.Offset
+	}
 	arena.Size = p.alignUp(arena.Used)
-	arena.LowerBound, arena.PeakStep, arena.PeakTensors = p.peak(ids)
+	arena.LowerBound, arena.PeakStep, arena.PeakTensors = p.peak(prob, roots)
+	all := make([]dsa.Buffer, len(ids))
+	for i, id := range ids {
+		a := &p.Allocs[id]
+		all[i] = dsa.Buffer{Start: int64(a.Live.First), End: int64(a.Live.Last) + 1, Size: p.alignUp(a.Size)}
+	}
+	arena.UnaliasedLowerBound = dsa.LowerBound(dsa.Problem{Buffers: all})
 	p.Arenas = append(p.Arenas, arena)
 	return nil
 }
 
-// peak returns the largest sum of aligned sizes of tensors live at one
-// step, the first step reaching it, and the tensors live there.
-func (p *Plan) peak(ids []int) (int64, liveness.Step, []graph.TensorRef) {
+// peak returns the largest sum of buffer sizes live at one step (the
+// problem's lower bound), the first step reaching it, and the tensors
+// (buffer i is allocation ids[i]) live there.
+func (p *Plan) peak(prob dsa.Problem, ids []int) (int64, liveness.Step, []graph.TensorRef) {
 	type event struct {
-		step  liveness.Step
+		step  int64
 		delta int64
 	}
 	var ev []event
-	for _, id := range ids {
-		a := &p.Allocs[id]
-		s := p.alignUp(a.Size)
-		ev = append(ev, event{a.Live.First, s}, event{a.Live.Last + 1, -s})
+	for _, b := range prob.Buffers {
+		ev = append(ev, event{b.Start, b.Size}, event{b.End, -b.Size})
 	}
 	sort.Slice(ev, func(i, j int) bool {
 		if ev[i].step != ev[j].step {
@@ -145,8 +169,7 @@ func (p *Plan) peak(ids []int) (int64, liveness.Step, []graph.TensorRef) {
 		}
 		return ev[i].delta < ev[j].delta
 	})
-	var live, best int64
-	var bestStep liveness.Step
+	var live, best, bestStep int64
 	for _, e := range ev {
 		live += e.delta
 		if live > best {
@@ -154,12 +177,39 @@ func (p *Plan) peak(ids []int) (int64, liveness.Step, []graph.TensorRef) {
 		}
 	}
 	var at []graph.TensorRef
-	for _, id := range ids {
-		if a := &p.Allocs[id]; a.Live.First <= bestStep && bestStep <= a.Live.Last {
-			at = append(at, a.Ref)
+	for i, b := range prob.Buffers {
+		if b.Start <= bestStep && bestStep < b.End {
+			at = append(at, p.Allocs[ids[i]].Ref)
 		}
 	}
-	return best, bestStep, at
+	return best, liveness.Step(bestStep), at
+}
+
+// placeVariables appends resource variables to the persistent arena (made
+// if there is none), each at the next aligned offset.
+func (p *Plan) placeVariables(vars []liveness.Variable) {
+	ai := -1
+	for i, a := range p.Arenas {
+		if a.Kind == PersistentArena && a.Memory == MemorySRAM {
+			ai = i
+		}
+	}
+	for _, v := range vars {
+		if v.Size == 0 {
+			continue
+		}
+		if ai < 0 {
+			ai = len(p.Arenas)
+			p.Arenas = append(p.Arenas, Arena{Kind: PersistentArena, Memory: MemorySRAM, Alignment: p.Alignment})
+		}
+		a := &p.Arenas[ai]
+		off := a.Size
+		p.Variables = append(p.Variables, VariableAlloc{Name: v.Name, Size: v.Size, Arena: ai, Offset: off,
+			Handles: append([]graph.TensorRef(nil), v.Handles...)})
+		a.Used = off + v.Size
+		a.Size = p.alignUp(a.Used)
+		a.LowerBound = a.Size
+	}
 }
 
 // placeSequential packs allocations one after another at aligned offsets.

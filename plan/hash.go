@@ -20,6 +20,13 @@ func (p *Plan) Hash() string {
 	for _, a := range p.Allocs {
 		fmt.Fprintf(h, "tensor %d:%d arena=%d offset=%d size=%d\n",
 			a.Ref.Subgraph, a.Ref.Tensor, a.Arena, a.Offset, a.Size)
+		if a.AliasOf != nil {
+			fmt.Fprintf(h, "alias %v\n", *a.AliasOf)
+		}
+	}
+	for _, v := range p.Variables {
+		fmt.Fprintf(h, "variable %q %q arena=%d offset=%d size=%d\n",
+			v.Name.Container, v.Name.SharedName, v.Arena, v.Offset, v.Size)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

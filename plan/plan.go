@@ -53,6 +53,10 @@ type Arena struct {
 	// and PeakTensors the tensors live there.
 	PeakStep    liveness.Step
 	PeakTensors []graph.TensorRef
+	// UnaliasedLowerBound is, for a scratch arena, the lower bound if no
+	// tensor shared its input's buffer; minus LowerBound, it is what
+	// aliasing saves.
+	UnaliasedLowerBound int64
 	// SourceMemory is, for a constant arena, where the data comes from;
 	// Staged says it is copied from there into Memory before the first run
 	// (otherwise the arena is cold and read in place).
@@ -69,6 +73,30 @@ type Alloc struct {
 	Arena  int   // index into Plan.Arenas
 	Offset int64 // from the start of the arena
 	Live   liveness.Interval
+	// AliasOf names the tensor whose bytes this one shares (same arena,
+	// offset and size); nil when the tensor has a buffer of its own.
+	AliasOf *graph.TensorRef
+	// Dynamic is set when the tensor's shape signature has an unknown
+	// dimension; it is planned with the model's concrete shape.
+	Dynamic bool
+}
+
+// VariableAlloc is the placement of one resource variable in a persistent
+// arena.
+type VariableAlloc struct {
+	Name    graph.ResourceName
+	Size    int64
+	Arena   int
+	Offset  int64
+	Handles []graph.TensorRef
+}
+
+// Skipped is a tensor that an operator uses but that has no bytes in the
+// plan, with the reason.
+type Skipped struct {
+	Ref    graph.TensorRef
+	Name   string
+	Reason string
 }
 
 // Plan is a complete memory plan. It is a new value built by Build and is
@@ -79,7 +107,11 @@ type Plan struct {
 	Steps     int
 	Arenas    []Arena
 	Allocs    []Alloc // ordered by (subgraph, tensor)
-	index     map[graph.TensorRef]int
+	Variables []VariableAlloc
+	// Skipped lists used tensors that take no bytes and why (zero-size,
+	// resource handles, run-time strings), in (subgraph, tensor) order.
+	Skipped []Skipped
+	index   map[graph.TensorRef]int
 }
 
 // Allocation returns the placement of a tensor, or an error when the tensor

@@ -50,7 +50,7 @@ func diamond() *graph.Model {
 
 func build(t *testing.T, m *graph.Model, opts plan.Options) *plan.Plan {
 	t.Helper()
-	lt, err := liveness.Analyze(m)
+	lt, err := liveness.Analyze(m, liveness.Options{})
 	require.NoError(t, err)
 	p, err := plan.Build(context.Background(), m, lt, opts)
 	require.NoError(t, err)
@@ -117,7 +117,7 @@ func TestBuildScratchPassesBlocksVerifier(t *testing.T) {
 
 func TestBuildOptionsErrors(t *testing.T) {
 	m := diamond()
-	lt, err := liveness.Analyze(m)
+	lt, err := liveness.Analyze(m, liveness.Options{})
 	require.NoError(t, err)
 	tests := []struct {
 		name string

@@ -19,6 +19,7 @@ type compileOptions struct {
 	outDir  string
 	prefix  string
 	planner string
+	noAlias bool
 	quiet   bool
 	stdout  io.Writer
 	stderr  io.Writer
@@ -29,6 +30,7 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVarP(&opts.outDir, "out", "o", "out", "directory to write plan.json and the C sources into")
 	f.StringVar(&opts.prefix, "prefix", "", "prefix of every C name (default: derived from the model file name)")
 	f.StringVar(&opts.planner, "planner", "greedy", "offset allocator: greedy")
+	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
 }
 
@@ -54,6 +56,7 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	}
 	cfg := driver.Config{ModelName: modelName(opts.model), Prefix: opts.prefix, Version: heliacVersion()}
 	cfg.Plan.Planner = opts.planner
+	cfg.Liveness.NoAlias = opts.noAlias
 	out, err := driver.Compile(ctx, data, cfg)
 	if err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)

@@ -68,7 +68,7 @@ func models(shared string) error {
 			fmt.Fprintf(w, "%s\terror: %v\t\t\t\t\t\t\n", file, err)
 			continue
 		}
-		lt, err := liveness.Analyze(m)
+		lt, err := liveness.Analyze(m, liveness.Options{})
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
