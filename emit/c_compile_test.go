@@ -59,7 +59,7 @@ func compileModelC(t testing.TB, path string, meta emit.Meta) emit.Files {
 
 func pipelineC(t testing.TB, m *graph.Model, meta emit.Meta) emit.Files {
 	t.Helper()
-	lt, err := liveness.Analyze(m)
+	lt, err := liveness.Analyze(m, liveness.Options{})
 	require.NoError(t, err)
 	p, err := plan.Build(context.Background(), m, lt, plan.Options{})
 	require.NoError(t, err)

@@ -80,7 +80,7 @@ func emptyModel() *graph.Model {
 
 func buildPlan(t testing.TB, m *graph.Model) *plan.Plan {
 	t.Helper()
-	lt, err := liveness.Analyze(m)
+	lt, err := liveness.Analyze(m, liveness.Options{})
 	require.NoError(t, err)
 	p, err := plan.Build(context.Background(), m, lt, plan.Options{})
 	require.NoError(t, err)
