@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/heliac/heliac/internal/corpus"
 )
 
@@ -12,15 +14,27 @@ import (
 // megabyte inputs costs the fuzzer throughput without reaching new code.
 const maxFuzzSeed = 64 << 10
 
+// externalSeed names the test model that FuzzLoad also seeds in the
+// offset/size buffer form.
+const externalSeed = "hello_world_int8.tflite"
+
 // FuzzLoad feeds arbitrary bytes to load, which has no recover: any panic
 // is a missed check in check.go or load.go. A model that loads must keep
 // the invariants the rest of heliac relies on.
 //
-// Seeds are testdata/models and, when ../shared is present, the corpus
-// models of at most maxFuzzSeed bytes.
+// Seeds are testdata/models, externalSeed re-encoded with its buffers in
+// the offset/size form (which no test model uses) and, when ../shared is
+// present, the corpus models of at most maxFuzzSeed bytes.
 func FuzzLoad(f *testing.F) {
 	for _, m := range testModels(f) {
 		f.Add(m.data)
+		if m.name == externalSeed {
+			g, err := Load(m.data)
+			require.NoError(f, err)
+			ext, err := Encode(g, EncodeOptions{ExternalBuffers: true})
+			require.NoError(f, err)
+			f.Add(ext)
+		}
 	}
 	if dir := corpus.SharedDir(); dir != "" {
 		paths, _ := filepath.Glob(filepath.Join(dir, "corpus", "*", "*"))

@@ -1,6 +1,9 @@
-// Package tflite reads TFLite flatbuffer models into heliac's graph IR.
+// Package tflite reads TFLite flatbuffer models into heliac's graph IR and,
+// for tests and tools, writes them back.
 //
 // Input: the bytes of a .tflite file. Output: a validated *graph.Model.
+// Encode (encode.go) is the inverse, writing a *graph.Model as a .tflite
+// file that Load reads back unchanged.
 // It is the only package that imports the flatc bindings in tflite/schema,
 // and it hides the schema's quirks (builtin_code versus
 // deprecated_builtin_code, the offset/size buffer form) from the rest of
