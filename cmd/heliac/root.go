@@ -20,6 +20,12 @@ const (
 	exitVerify  = 4
 )
 
+// noFitError marks plans that do not fit the memory they were given.
+type noFitError struct{ err error }
+
+func (e *noFitError) Error() string { return e.err.Error() }
+func (e *noFitError) Unwrap() error { return e.err }
+
 // usageError marks errors in how heliac was called.
 type usageError struct{ err error }
 
@@ -55,11 +61,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 func exitCode(err error) int {
 	var ue *usageError
 	var ve *driver.VerifyError
+	var nf *noFitError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, &nf):
+		return exitNoFit
 	case errors.As(err, &ve):
 		return exitVerify
 	}
@@ -97,6 +106,6 @@ firmware build compiles with no allocator and no interpreter.`,
 	cmd.SetErr(stderr)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	addCompileFlags(cmd, opts)
-	cmd.AddCommand(newInspectCmd(nil, stdout))
+	cmd.AddCommand(newInspectCmd(nil, stdout), newPackCmd(nil, stdout), newVerifyCmd(nil, stdout))
 	return cmd
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heliac/heliac/plan/dsa"
+)
+
+type packOptions struct {
+	input     string
+	output    string
+	capacity  int64
+	timeLimit time.Duration
+	strategy  string
+	stdout    io.Writer
+}
+
+// strategies maps --strategy names to allocators.
+var strategies = map[string]dsa.Strategy{
+	"greedy": dsa.Greedy,
+	"linear": dsa.Linear,
+}
+
+func newPackCmd(runF func(*packOptions) error, stdout io.Writer) *cobra.Command {
+	opts := &packOptions{stdout: stdout}
+	cmd := &cobra.Command{
+		Use:   "pack PROBLEM.csv",
+		Short: "Run the offset allocator alone on a MiniMalloc-format CSV",
+		Long: `pack reads buffers in MiniMalloc's CSV format (id,lower,upper,size with
+half-open [lower, upper), optional alignment and offset columns), places them,
+and prints one line: height=… lower_bound=… buffers=… seconds=…
+With -o it writes the rows back with an offset column.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return &usageError{fmt.Errorf("pack: expected one CSV file, got %d argument(s)", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.input = args[0]
+			if _, ok := strategies[opts.strategy]; !ok {
+				return &usageError{fmt.Errorf("pack: unknown strategy %q", opts.strategy)}
+			}
+			if opts.capacity < 0 || opts.timeLimit <= 0 {
+				return &usageError{errors.New("pack: --capacity must be >= 0 and --time-limit > 0")}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runPack(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.output, "out", "o", "", "write the buffers with their offsets to this CSV file")
+	f.Int64Var(&opts.capacity, "capacity", 0, "arena capacity in bytes (0: unbounded)")
+	f.DurationVar(&opts.timeLimit, "time-limit", 5*time.Second, "search budget; the best placement found by then is used")
+	f.StringVar(&opts.strategy, "strategy", defaultStrategy, "allocator: "+strategyNames())
+	return cmd
+}
+
+func runPack(ctx context.Context, opts *packOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	f, err := os.Open(opts.input)
+	if err != nil {
+		return err
+	}
+	p, ids, err := dsa.ReadCSV(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("pack %s: %w", opts.input, err)
+	}
+	p.Capacity = opts.capacity
+	ctx, cancel := context.WithTimeout(ctx, opts.timeLimit)
+	defer cancel()
+	start := time.Now()
+	sol, err := strategies[opts.strategy](ctx, p)
+	secs := time.Since(start).Seconds()
+	if err != nil {
+		if errors.Is(err, dsa.ErrInfeasible) {
+			return &noFitError{fmt.Errorf("pack %s: %w", opts.input, err)}
+		}
+		return fmt.Errorf("pack %s: %w", opts.input, err)
+	}
+	if opts.output != "" {
+		out, err := os.Create(opts.output)
+		if err != nil {
+			return err
+		}
+		if err := dsa.WriteCSV(out, p, ids, sol); err != nil {
+			out.Close()
+			return fmt.Errorf("pack %s: %w", opts.output, err)
+		}
+		if err := out.Close(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(opts.stdout, "height=%d lower_bound=%d buffers=%d seconds=%.3f\n",
+		sol.Height, dsa.LowerBound(p), len(p.Buffers), secs)
+	return nil
+}

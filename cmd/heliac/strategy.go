@@ -1,0 +1,18 @@
+package main
+
+import (
+	"sort"
+	"strings"
+)
+
+// defaultStrategy is the allocator pack uses without --strategy.
+const defaultStrategy = "greedy"
+
+func strategyNames() string {
+	var names []string
+	for n := range strategies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
