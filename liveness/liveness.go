@@ -217,7 +217,7 @@ func (a *analyzer) schedule(s graph.SubgraphIndex, depth int) error {
 	}
 	last := a.next - 1
 	for _, t := range sg.Outputs {
-		a.read(s, t, inputStep, last)
+		a.read(s, t, last, last)
 	}
 	return nil
 }
@@ -227,15 +227,17 @@ func hull(a, b Interval) Interval {
 }
 
 // write records that tensor t of subgraph s is written at step.
+// A subgraph scheduled more than once (called by several operators, or
+// nested in one that is) writes its tensors again at each call, so the
+// lifetime grows to cover every write.
 func (a *analyzer) write(s graph.SubgraphIndex, t graph.TensorID, step Step) {
 	lt := a.lt.Lookup(graph.TensorRef{Subgraph: s, Tensor: t})
-	if !lt.Used || step < lt.Live.First {
-		if !lt.Used {
-			lt.Live.Last = step
-		}
-		lt.Live.First = step
+	if !lt.Used {
+		lt.Live = Interval{step, step}
+		lt.Used = true
+		return
 	}
-	lt.Used = true
+	lt.Live = hull(lt.Live, Interval{step, step})
 }
 
 // read records that tensor t of subgraph s is used over [first, last]. A

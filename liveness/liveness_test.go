@@ -156,3 +156,30 @@ func TestClassString(t *testing.T) {
 	assert.Equal(t, "scratch", liveness.Scratch.String())
 	assert.Equal(t, "Class(0)", liveness.Class(0).String())
 }
+
+// A subgraph called by two operators runs twice; a tensor it writes but
+// never reads must stay live across both calls' writes.
+func TestSubgraphCalledTwice(t *testing.T) {
+	m := &graph.Model{Subgraphs: []graph.Subgraph{
+		{
+			Tensors: []graph.Tensor{f32("x", 1), f32("y", 1), f32("z", 1)},
+			Inputs:  ids(0), Outputs: ids(2),
+			Ops: []graph.Op{
+				op(graph.CallOnce, nil, nil, 1), // step 1, callee at 2..3
+				op(1, ids(0), ids(1)),           // step 4
+				op(graph.CallOnce, nil, nil, 1), // step 5, callee at 6..7
+				op(1, ids(1), ids(2)),           // step 8
+			},
+		},
+		{
+			Tensors: []graph.Tensor{f32("once", 1), f32("never_read", 1)},
+			Ops:     []graph.Op{op(1, nil, ids(0, 1))},
+		},
+	}}
+	// The callee's op writes "never_read" at steps 3 and 7.
+	lt, err := liveness.Analyze(m, liveness.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 9, lt.Steps)
+	assert.Equal(t, liveness.Interval{3, 7}, lt.Lookup(graph.TensorRef{Subgraph: 1, Tensor: 1}).Live)
+	assert.Equal(t, liveness.Interval{5, 7}, lt.OpSteps[0][2])
+}

@@ -24,6 +24,8 @@ type planDoc struct {
 	persistent []arena
 	constant   []arena
 	lifetimes  []lifetime
+	variables  []varEntry // resource_variables
+	skipped    []skipped  // skipped_tensors
 }
 
 // alloc is one tensor_allocs entry.
@@ -36,6 +38,11 @@ type alloc struct {
 	memory string
 	offset int64
 	source *string // binding.source_memory; nil for null
+	// aliasOf is the root of the alias group the tensor belongs to; nil
+	// for null.
+	aliasOf *graph.TensorRef
+	// dynamic is dynamic_shape, nil when the key is absent.
+	dynamic *bool
 }
 
 // arena is one entry of arena_usages, persistent_arenas or constant_arenas.
@@ -47,6 +54,7 @@ type arena struct {
 	used   int64
 	// Scratch arenas only.
 	lowerBound  int64
+	noAliases   int64 // lower_bound_without_aliases
 	peakStep    int64
 	peakTensors []graph.TensorRef
 	// Constant arenas only.
@@ -59,6 +67,25 @@ type lifetime struct {
 	path       string
 	ref        graph.TensorRef
 	start, end int64
+}
+
+// varEntry is one resource_variables entry.
+type varEntry struct {
+	path      string
+	container string
+	shared    string // shared_name
+	size      int64
+	memory    string
+	offset    int64
+	handles   []graph.TensorRef
+}
+
+// skipped is one skipped_tensors entry.
+type skipped struct {
+	path   string
+	ref    graph.TensorRef
+	name   string
+	reason string
 }
 
 // decode reads plan.json. When a key is missing or has the wrong type
@@ -101,6 +128,8 @@ func decode(data []byte) (*planDoc, []Violation) {
 	persistent := top.list("persistent_arenas")
 	constant := top.list("constant_arenas")
 	lifetimes := top.list("tensor_lifetimes")
+	variables := top.list("resource_variables")
+	skips := top.list("skipped_tensors")
 	if !*top.ok {
 		return nil, r
 	}
@@ -111,7 +140,8 @@ func decode(data []byte) (*planDoc, []Violation) {
 	for i, v := range scratch {
 		o := newObject(&r, v, fmt.Sprintf("arena_usages[%d]", i))
 		a := arena{path: o.path, role: roleScratch, memory: o.str("memory"), total: o.int("total_size"),
-			used: o.int("used"), lowerBound: o.int("lower_bound"), peakStep: o.int("peak_step")}
+			used: o.int("used"), lowerBound: o.int("lower_bound"),
+			noAliases: o.int("lower_bound_without_aliases"), peakStep: o.int("peak_step")}
 		for j, p := range o.list("peak_tensors") {
 			po := newObject(&r, p, fmt.Sprintf("%s.peak_tensors[%d]", o.path, j))
 			a.peakTensors = append(a.peakTensors, po.ref())
@@ -134,6 +164,20 @@ func decode(data []byte) (*planDoc, []Violation) {
 		l := lifetime{path: o.path, ref: o.ref(), start: o.int("start_op"), end: o.int("end_op")}
 		doc.lifetimes = append(doc.lifetimes, l)
 	}
+	for i, v := range variables {
+		o := newObject(&r, v, fmt.Sprintf("resource_variables[%d]", i))
+		rv := varEntry{path: o.path, container: o.str("container"), shared: o.str("shared_name"),
+			size: o.int("size"), memory: o.str("memory"), offset: o.int("offset")}
+		for j, h := range o.list("handles") {
+			ho := newObject(&r, h, fmt.Sprintf("%s.handles[%d]", o.path, j))
+			rv.handles = append(rv.handles, ho.ref())
+		}
+		doc.variables = append(doc.variables, rv)
+	}
+	for i, v := range skips {
+		o := newObject(&r, v, fmt.Sprintf("skipped_tensors[%d]", i))
+		doc.skipped = append(doc.skipped, skipped{path: o.path, ref: o.ref(), name: o.str("name"), reason: o.str("reason")})
+	}
 	if len(r) > 0 {
 		return nil, r
 	}
@@ -150,6 +194,8 @@ func decodeAlloc(r *report, v any, path string) alloc {
 	a.memory = b.str("memory")
 	a.offset = b.int("offset")
 	a.source = b.strOrNull("source_memory")
+	a.aliasOf = o.refOrNull("alias_of")
+	a.dynamic = o.optBool("dynamic_shape")
 	return a
 }
 
@@ -240,6 +286,37 @@ func (o *object) index(key string) int {
 
 func (o *object) ref() graph.TensorRef {
 	return graph.TensorRef{Subgraph: graph.SubgraphIndex(o.index("subgraph")), Tensor: graph.TensorID(o.index("tensor"))}
+}
+
+// refOrNull reads a {"subgraph", "tensor"} object or null.
+func (o *object) refOrNull(key string) *graph.TensorRef {
+	v, ok := o.field(key)
+	if !ok || v == nil {
+		return nil
+	}
+	child := &object{r: o.r, path: o.at(key), ok: o.ok}
+	if child.m = child.asObject(v); child.m == nil {
+		return nil
+	}
+	r := child.ref()
+	return &r
+}
+
+// optBool reads a boolean key that may be absent; nil when it is.
+func (o *object) optBool(key string) *bool {
+	if o.m == nil {
+		return nil
+	}
+	v, present := o.m[key]
+	if !present {
+		return nil
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		o.wrong(key, v, "a boolean")
+		return nil
+	}
+	return &b
 }
 
 func (o *object) str(key string) string {

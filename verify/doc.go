@@ -14,24 +14,41 @@
 // liveness package doc, written again here) and checks that:
 //
 //   - every tensor an operator reads or writes, and every subgraph input and
-//     output, that needs bytes has an allocation (Unplaced), of the right
-//     role (WrongClass): persistent for is_variable state, constant for data
-//     in a model buffer, scratch otherwise;
-//   - every allocation lies inside its arena (OutOfBounds) at a multiple of
-//     the plan's alignment (Misaligned);
-//   - no two scratch tensors live at a common step share a byte, no two
-//     persistent tensors share a byte, and no two constants share a byte
-//     unless they are one model buffer at one offset (Overlap);
+//     output, that needs bytes has an allocation (Unplaced), even when
+//     skipped_tensors lists it, of the right role (WrongClass): persistent
+//     for is_variable state, constant for data in a model buffer, scratch
+//     otherwise;
+//   - every allocation, and every resource variable, lies inside its arena
+//     (OutOfBounds) at a multiple of the plan's alignment (Misaligned);
+//   - no two scratch tensors of different alias groups live at a common
+//     step share a byte, no two persistent allocations (is_variable
+//     tensors and resource variables) share a byte, and no two constants
+//     share a byte unless they are one model buffer at one offset (Overlap);
+//   - every alias_of names a scratch root of the same memory, offset and
+//     size, neither is an input or output of a subgraph, and view operators
+//     (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST) lead from the root to the
+//     member, input 0 to output 0, through members of the group (BadAlias);
 //   - every use of a scratch tensor falls inside its declared lifetime
 //     (UseOutsideLifetime);
-//   - each arena's used, total_size, lower_bound, peak_step and
-//     peak_tensors agree with its tensors (HeightMismatch).
+//   - every resource variable (VAR_HANDLE operators with one container and
+//     shared_name; handles followed through WHILE and IF) that is assigned
+//     or read a value of non-zero size has a resource_variables entry
+//     (Unplaced) at least as large as every such value (OutOfBounds);
+//   - each arena's used, total_size, lower_bound,
+//     lower_bound_without_aliases, peak_step and peak_tensors agree with
+//     its allocations (HeightMismatch). An alias group is one buffer,
+//     live over the union of its members' lifetimes, and peak_tensors
+//     names each buffer live at peak_step by its root.
 //
 // A plan that does not describe the model (a tensor that does not exist or
 // is allocated twice, a size or name that is not the tensor's, an unknown
-// memory, model.steps other than the timeline's length) is Malformed. A
-// document with a missing or mistyped key is reported for that alone, since
-// checks over incomplete entries would only invent further violations.
+// memory, model.steps other than the timeline's length, a variable no
+// VAR_HANDLE names or whose size or handles are not the model's, a
+// dynamic_shape that does not match the shape signature, a skipped tensor
+// that is unused, allocated or not empty for the reason given, or a used
+// tensor that takes no bytes and is not skipped) is Malformed. A document
+// with a missing or mistyped key is reported for that alone, since checks
+// over incomplete entries would only invent further violations.
 //
 // Blocks does the space-and-time part alone for plan/dsa's tests.
 //

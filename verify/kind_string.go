@@ -16,11 +16,12 @@ func _() {
 	_ = x[WrongClass-6]
 	_ = x[HeightMismatch-7]
 	_ = x[Malformed-8]
+	_ = x[BadAlias-9]
 }
 
-const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformed"
+const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAlias"
 
-var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87}
+var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95}
 
 func (i Kind) String() string {
 	idx := int(i) - 1

@@ -155,11 +155,151 @@ func constantModel() *graph.Model {
 	}
 }
 
+// aliasModel reshapes and squeezes a, so that r and s may share a's bytes;
+// ADD reads a again after both views. The RESHAPE's shape operand is empty
+// and takes no bytes; the input has a dynamic batch dimension; unused, empty
+// too, is never used.
+//
+//	step:  0      1    2        3       4    5
+//	       inputs FC   RESHAPE  SQUEEZE ADD  FC
+//	in     [========]
+//	a             [=====================]
+//	r                  [==========]
+//	s                           [=======]
+//	t                                   [=======]
+//	out                                      [==]
+func aliasModel() *graph.Model {
+	in := tensor("in", graph.Int8, 1, 16)
+	in.ShapeSignature = []int32{-1, 16}
+	return &graph.Model{Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{
+			in,
+			tensor("a", graph.Int8, 1, 32),
+			tensor("r", graph.Int8, 1, 1, 32),
+			tensor("s", graph.Int8, 32),
+			tensor("t", graph.Int8, 1, 32),
+			tensor("out", graph.Int8, 1, 16),
+			tensor("shape", graph.Int32, 0),
+			tensor("unused", graph.Int8, 0),
+		},
+		Ops: []graph.Op{
+			op("FULLY_CONNECTED", ids(0), ids(1)),
+			withCode(op("RESHAPE", ids(1, 6), ids(2)), graph.Reshape),
+			withCode(op("SQUEEZE", ids(2), ids(3)), graph.Squeeze),
+			op("ADD", ids(3, 1), ids(4)),
+			op("FULLY_CONNECTED", ids(4), ids(5)),
+		},
+		Inputs:  ids(0),
+		Outputs: ids(5),
+	}}}
+}
+
+func withCode(o graph.Op, code graph.Opcode) graph.Op {
+	o.Code = code
+	return o
+}
+
+func resource(name string) graph.Tensor { return tensor(name, graph.Resource) }
+
+func varHandle(out graph.TensorID, container, shared string) graph.Op {
+	o := withCode(op("VAR_HANDLE", nil, ids(out)), graph.VarHandle)
+	o.Resource = &graph.ResourceName{Container: container, SharedName: shared}
+	return o
+}
+
+func readVariable(handle, value graph.TensorID) graph.Op {
+	return withCode(op("READ_VARIABLE", ids(handle), ids(value)), graph.ReadVariable)
+}
+
+func assignVariable(handle, value graph.TensorID) graph.Op {
+	return withCode(op("ASSIGN_VARIABLE", ids(handle, value), nil), graph.AssignVariable)
+}
+
+// resourceModel keeps two resource variables: "state", whose handle a WHILE
+// loop carries through its cond and body and back out, and an IF passes to
+// both branches; and one whose VAR_HANDLE names nothing, so it is "#0:1".
+// The largest value of "state" is the 48 bytes the then branch assigns.
+// acc is is_variable state in the persistent arena beside the variables;
+// the string input takes no bytes.
+//
+//	subgraph 0 main:  VAR_HANDLE state → h; VAR_HANDLE → h2;
+//	                  ASSIGN_VARIABLE(h2, x); WHILE(x, h) → (y, h_out);
+//	                  READ_VARIABLE(h_out) → v; IF(flag, h_out); ADD(y, acc) → z
+//	subgraph 1 cond:  (c_x, c_h) LESS(c_x, c_x) → c_out
+//	subgraph 2 body:  (b_x, b_h) READ_VARIABLE(b_h) → b_v; ADD(b_x, b_x) → b_y;
+//	                  ASSIGN_VARIABLE(b_h, b_v) → (b_y, b_h)
+//	subgraph 3 then:  (t_h) FILL → t_z; ASSIGN_VARIABLE(t_h, t_z)
+//	subgraph 4 else:  (e_h)
+func resourceModel() *graph.Model {
+	return &graph.Model{Subgraphs: []graph.Subgraph{
+		{
+			Name: "main",
+			Tensors: []graph.Tensor{
+				tensor("x", graph.Int32, 4),
+				resource("h"),
+				resource("h2"),
+				tensor("v", graph.Int32, 8),
+				resource("h_out"),
+				tensor("y", graph.Int32, 4),
+				tensor("flag", graph.Bool),
+				tensor("name", graph.String),
+				variable(tensor("acc", graph.Int32, 4)),
+				tensor("z", graph.Int32, 4),
+			},
+			Ops: []graph.Op{
+				varHandle(1, "", "state"),
+				varHandle(2, "", ""),
+				assignVariable(2, 0),
+				withCode(op("WHILE", ids(0, 1), ids(5, 4), 1, 2), graph.While),
+				readVariable(4, 3),
+				withCode(op("IF", ids(6, 4), nil, 3, 4), graph.If),
+				op("ADD", ids(5, 8), ids(9)),
+			},
+			Inputs:  ids(0, 6, 7),
+			Outputs: ids(3, 9),
+		},
+		{
+			Name:    "cond",
+			Tensors: []graph.Tensor{tensor("c_x", graph.Int32, 4), resource("c_h"), tensor("c_out", graph.Bool)},
+			Ops:     []graph.Op{op("LESS", ids(0, 0), ids(2))},
+			Inputs:  ids(0, 1),
+			Outputs: ids(2),
+		},
+		{
+			Name: "body",
+			Tensors: []graph.Tensor{
+				tensor("b_x", graph.Int32, 4), resource("b_h"),
+				tensor("b_v", graph.Int32, 8), tensor("b_y", graph.Int32, 4),
+			},
+			Ops: []graph.Op{
+				readVariable(1, 2),
+				op("ADD", ids(0, 0), ids(3)),
+				assignVariable(1, 2),
+			},
+			Inputs:  ids(0, 1),
+			Outputs: ids(3, 1),
+		},
+		{
+			Name:    "then",
+			Tensors: []graph.Tensor{resource("t_h"), tensor("t_z", graph.Int32, 12)},
+			Ops:     []graph.Op{op("FILL", nil, ids(1)), assignVariable(0, 1)},
+			Inputs:  ids(0),
+		},
+		{
+			Name:    "else",
+			Tensors: []graph.Tensor{resource("e_h")},
+			Inputs:  ids(0),
+		},
+	}}
+}
+
 var models = map[string]func() *graph.Model{
 	"chain":    chainModel,
 	"while":    whileModel,
 	"variable": variableModel,
 	"constant": constantModel,
+	"alias":    aliasModel,
+	"resource": resourceModel,
 }
 
 func mustModel(name string) *graph.Model {

@@ -35,9 +35,12 @@ func Plan(m *graph.Model, planJSON []byte) []Violation {
 	c.doc, c.tl = doc, tl
 	c.checkHeader()
 	c.placeTensors()
+	c.checkSkipped()
 	c.checkUnplaced()
 	c.attachLifetimes()
 	c.checkUses()
+	c.checkAliases()
+	c.checkVariables()
 	c.checkArenas()
 	if len(c.r) == 0 {
 		return nil
@@ -55,6 +58,8 @@ type checker struct {
 	// name an existing tensor once.
 	placed map[graph.TensorRef]*placed
 	order  []*placed // placed, in file order
+	// skips maps each tensor skipped_tensors names once to its entry.
+	skips map[graph.TensorRef]*skipped
 }
 
 // placed is an allocation of an existing tensor.
@@ -63,6 +68,9 @@ type placed struct {
 	t    *graph.Tensor
 	size int64     // the tensor's real byte size, used for every range check
 	live *lifetime // scratch only; nil when plan.json gives none
+	// group is the root of the tensor's alias group: alias_of, or the
+	// tensor itself. Set by checkAliases.
+	group graph.TensorRef
 }
 
 // name formats a tensor as "subgraph:tensor (name)".
@@ -162,6 +170,7 @@ func (c *checker) placeTensors() {
 		if a.size != p.size {
 			c.r.add(Malformed, "%s: %s has size %d in the plan, but %d bytes", a.path, c.name(a.ref), a.size, p.size)
 		}
+		c.checkDynamic(a, t)
 		switch a.role {
 		case roleScratch, rolePersistent, roleConstant:
 		default:
@@ -184,8 +193,21 @@ func (c *checker) placeTensors() {
 	}
 }
 
+// checkDynamic checks dynamic_shape: present, and true, exactly when the
+// tensor's shape_signature has an unknown dimension.
+func (c *checker) checkDynamic(a *alloc, t *graph.Tensor) {
+	switch {
+	case a.dynamic != nil && !*a.dynamic:
+		c.r.add(Malformed, "%s.dynamic_shape: false; the key is present only when true", a.path)
+	case a.dynamic != nil && !t.IsDynamic():
+		c.r.add(Malformed, "%s: %s has dynamic_shape, but its shape_signature %v has no unknown dimension", a.path, c.name(a.ref), t.ShapeSignature)
+	case a.dynamic == nil && t.IsDynamic():
+		c.r.add(Malformed, "%s: %s has shape_signature %v, but no dynamic_shape", a.path, c.name(a.ref), t.ShapeSignature)
+	}
+}
+
 // checkUnplaced reports every used tensor that needs bytes and has no
-// allocation.
+// allocation, whether or not skipped_tensors lists it.
 func (c *checker) checkUnplaced() {
 	seen := map[graph.TensorRef]bool{}
 	for _, x := range c.tl.uses {
@@ -195,6 +217,10 @@ func (c *checker) checkUnplaced() {
 		seen[x.ref] = true
 		t := c.tensor(x.ref)
 		if c.role(t) == "" || c.placed[x.ref] != nil {
+			continue
+		}
+		if s := c.skips[x.ref]; s != nil {
+			c.r.add(Unplaced, "%s (%s, %d bytes), used by %s, is skipped as %q, but needs bytes", c.name(x.ref), c.role(t), c.size(t), x.where, s.reason)
 			continue
 		}
 		c.r.add(Unplaced, "%s (%s, %d bytes), used by %s, has no allocation", c.name(x.ref), c.role(t), c.size(t), x.where)

@@ -81,6 +81,17 @@ func set(path string, v any) edit {
 	}
 }
 
+// put sets an object key at path, which need not exist yet.
+func put(path string, v any) edit {
+	return func(t *testing.T, doc any) any {
+		c, k := walkTo(t, doc, path)
+		m, ok := c.(map[string]any)
+		require.True(t, ok, path)
+		m[k] = v
+		return doc
+	}
+}
+
 // del removes the object key or array element at path.
 func del(path string) edit {
 	return func(t *testing.T, doc any) any {
@@ -126,11 +137,12 @@ func applyEdits(t *testing.T, data []byte, edits []edit) []byte {
 
 func scratchAlloc(s, tn int, name string, size, offset int) map[string]any {
 	return map[string]any{"subgraph": s, "tensor": tn, "name": name, "size": size,
-		"binding": map[string]any{"role": "scratch", "memory": "SRAM", "offset": offset, "source_memory": nil}}
+		"binding":  map[string]any{"role": "scratch", "memory": "SRAM", "offset": offset, "source_memory": nil},
+		"alias_of": nil}
 }
 
 func TestPlanClean(t *testing.T) {
-	for _, name := range []string{"chain", "while", "variable", "constant"} {
+	for _, name := range []string{"chain", "while", "variable", "constant", "alias", "resource"} {
 		t.Run(name, func(t *testing.T) {
 			got := Plan(mustModel(name), readPlan(t, name))
 			assert.Nil(t, got, "%v", got)
@@ -138,14 +150,46 @@ func TestPlanClean(t *testing.T) {
 	}
 }
 
+// violationCase is one named change to a clean plan, or to its model, and
+// the distinct kinds of violation it must cause.
+type violationCase struct {
+	name  string
+	model string             // a key of models, and the plan in testdata/<model>.json
+	mod   func(*graph.Model) // changes the model when set
+	edits []edit             // applied to the clean plan
+	raw   string             // replaces the plan when set
+	want  []Kind             // the distinct kinds expected
+}
+
+func runViolationCases(t *testing.T, tests []violationCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := readPlan(t, tt.model)
+			if tt.raw != "" {
+				data = []byte(tt.raw)
+			} else {
+				data = applyEdits(t, data, tt.edits)
+			}
+			m := mustModel(tt.model)
+			if tt.mod != nil {
+				tt.mod(m)
+			}
+			got := Plan(m, data)
+			for _, v := range got {
+				t.Log(v)
+			}
+			if len(tt.want) == 0 {
+				assert.Nil(t, got)
+				return
+			}
+			assert.Equal(t, sortedKinds(tt.want), kindsOf(got))
+		})
+	}
+}
+
 func TestPlanViolations(t *testing.T) {
-	tests := []struct {
-		name  string
-		model string // a key of models, and the plan in testdata/<model>.json
-		edits []edit // applied to the clean plan
-		raw   string // replaces the plan when set
-		want  []Kind // the distinct kinds expected
-	}{
+	runViolationCases(t, []violationCase{
 		// chain
 		{
 			name: "two live tensors overlap", model: "chain",
@@ -383,7 +427,8 @@ func TestPlanViolations(t *testing.T) {
 			name: "unused constant placed", model: "constant",
 			edits: []edit{insert("tensor_allocs.6", map[string]any{
 				"subgraph": 0, "tensor": 6, "name": "dead", "size": 64,
-				"binding": map[string]any{"role": "constant", "memory": "FLASH", "offset": 16, "source_memory": nil},
+				"binding":  map[string]any{"role": "constant", "memory": "FLASH", "offset": 16, "source_memory": nil},
+				"alias_of": nil,
 			})},
 			want: []Kind{WrongClass},
 		},
@@ -404,26 +449,7 @@ func TestPlanViolations(t *testing.T) {
 			edits: []edit{set("constant_arenas.0.mode", "staged")},
 			want:  []Kind{Malformed},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			data := readPlan(t, tt.model)
-			if tt.raw != "" {
-				data = []byte(tt.raw)
-			} else {
-				data = applyEdits(t, data, tt.edits)
-			}
-			got := Plan(mustModel(tt.model), data)
-			for _, v := range got {
-				t.Log(v)
-			}
-			if len(tt.want) == 0 {
-				assert.Nil(t, got)
-				return
-			}
-			assert.Equal(t, sortedKinds(tt.want), kindsOf(got))
-		})
-	}
+	})
 }
 
 func TestPlanMessages(t *testing.T) {
@@ -453,6 +479,35 @@ func TestPlanMessages(t *testing.T) {
 			edits: []edit{del("tensor_allocs.2")},
 			want: []Violation{
 				{Unplaced, `0:2 (bias) (constant, 16 bytes), used by op 0:0 (FULLY_CONNECTED), has no allocation`},
+			},
+		},
+		{
+			name: "alias at another offset", model: "alias",
+			edits: []edit{set("tensor_allocs.2.binding.offset", 0)},
+			want: []Violation{
+				{BadAlias, `0:2 (r) aliases 0:1 (a), but it is at offset 0 and the root at 32`},
+			},
+		},
+		{
+			name: "variable too small", model: "resource",
+			edits: []edit{set("resource_variables.0.size", 32)},
+			want: []Violation{
+				{OutOfBounds, `resource variable "state" holds 32 bytes, but op 3:1 (ASSIGN_VARIABLE) writes 48 bytes through 3:0 (t_h)`},
+			},
+		},
+		{
+			name: "variable overlaps a persistent tensor", model: "resource",
+			edits: []edit{set("resource_variables.0.offset", 0)},
+			want: []Violation{
+				{Overlap, `resource variable "state" at [0, 48) and 0:8 (acc) at [0, 16) share bytes [0, 16) of persistent arena "SRAM"`},
+			},
+		},
+		{
+			name: "skipped tensor that needs bytes", model: "alias",
+			edits: []edit{del("tensor_allocs.5"), del("tensor_lifetimes.5"),
+				insert("skipped_tensors.0", map[string]any{"subgraph": 0, "tensor": 5, "name": "out", "reason": "zero-size"})},
+			want: []Violation{
+				{Unplaced, `0:5 (out) (scratch, 16 bytes), used by op 0:4 (FULLY_CONNECTED), is skipped as "zero-size", but needs bytes`},
 			},
 		},
 		{
@@ -504,6 +559,7 @@ func TestKindString(t *testing.T) {
 	assert.Equal(t, "Kind(0)", Kind(0).String())
 	assert.Equal(t, "Overlap", Overlap.String())
 	assert.Equal(t, "Malformed", Malformed.String())
-	assert.Equal(t, "Kind(9)", Kind(9).String())
+	assert.Equal(t, "BadAlias", BadAlias.String())
+	assert.Equal(t, "Kind(10)", Kind(10).String())
 	assert.Equal(t, "Unplaced: 0:1 (a) has no allocation", Violation{Unplaced, "0:1 (a) has no allocation"}.String())
 }

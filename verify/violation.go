@@ -19,6 +19,7 @@ const (
 	WrongClass              // an allocation's role is wrong for its tensor
 	HeightMismatch          // an arena's used, total_size or lower_bound is wrong
 	Malformed               // the plan cannot be read or does not fit the model
+	BadAlias                // an alias_of is not a chain of view operators to its group's root
 )
 
 // Violation is one broken rule. Msg names tensors as

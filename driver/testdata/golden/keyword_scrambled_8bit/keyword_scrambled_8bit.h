@@ -64,6 +64,8 @@ extern const keyword_scrambled_8bit_tensor_t keyword_scrambled_8bit_tensors[KEYW
 #define KEYWORD_SCRAMBLED_8BIT_OUTPUT_0_SIZE 8u
 #define KEYWORD_SCRAMBLED_8BIT_OUTPUT_0_DATA (&keyword_scrambled_8bit_scratch_sram[KEYWORD_SCRAMBLED_8BIT_OUTPUT_0_OFFSET])
 
+#define KEYWORD_SCRAMBLED_8BIT_VARIABLE_COUNT 0u
+
 /* Returns the bytes of tensors[index], or NULL for an index out of range. */
 static inline const uint8_t *keyword_scrambled_8bit_tensor_data(size_t index)
 {

@@ -61,6 +61,8 @@ extern const micro_speech_quantized_tensor_t micro_speech_quantized_tensors[MICR
 #define MICRO_SPEECH_QUANTIZED_OUTPUT_0_SIZE 4u
 #define MICRO_SPEECH_QUANTIZED_OUTPUT_0_DATA (&micro_speech_quantized_scratch_sram[MICRO_SPEECH_QUANTIZED_OUTPUT_0_OFFSET])
 
+#define MICRO_SPEECH_QUANTIZED_VARIABLE_COUNT 0u
+
 /* Returns the bytes of tensors[index], or NULL for an index out of range. */
 static inline const uint8_t *micro_speech_quantized_tensor_data(size_t index)
 {

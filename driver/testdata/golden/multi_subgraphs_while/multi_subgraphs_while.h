@@ -67,6 +67,8 @@ extern const multi_subgraphs_while_tensor_t multi_subgraphs_while_tensors[MULTI_
 #define MULTI_SUBGRAPHS_WHILE_OUTPUT_1_SIZE 4u
 #define MULTI_SUBGRAPHS_WHILE_OUTPUT_1_DATA (&multi_subgraphs_while_scratch_sram[MULTI_SUBGRAPHS_WHILE_OUTPUT_1_OFFSET])
 
+#define MULTI_SUBGRAPHS_WHILE_VARIABLE_COUNT 0u
+
 /* Returns the bytes of tensors[index], or NULL for an index out of range. */
 static inline const uint8_t *multi_subgraphs_while_tensor_data(size_t index)
 {

@@ -1,0 +1,90 @@
+package verify
+
+import (
+	"slices"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// Reasons a skipped_tensors entry may give, as plan.json spells them.
+const (
+	reasonZeroSize = "zero-size"
+	reasonResource = "resource handle"
+	reasonString   = "run-time string: size unknown ahead of time"
+)
+
+// noBytes returns every reason for which a tensor takes no bytes: a zero
+// dimension, a resource handle, or a STRING tensor without constant data,
+// whose size only the firmware knows.
+func (c *checker) noBytes(t *graph.Tensor) []string {
+	var why []string
+	if slices.Contains(t.Shape, 0) && !c.m.HasData(t) {
+		why = append(why, reasonZeroSize)
+	}
+	if t.Type == graph.Resource {
+		why = append(why, reasonResource)
+	}
+	if t.Type == graph.String && !c.m.HasData(t) {
+		why = append(why, reasonString)
+	}
+	return why
+}
+
+// checkSkipped checks skipped_tensors: each entry names a tensor once, in
+// (subgraph, tensor) order, that the timeline uses, that has no allocation,
+// and that takes no bytes for the reason given. A skipped tensor that does
+// need bytes is left to checkUnplaced. Conversely, every used tensor that
+// takes no bytes for one of the three reasons must be listed.
+func (c *checker) checkSkipped() {
+	c.skips = map[graph.TensorRef]*skipped{}
+	used := c.used()
+	var prev *skipped
+	for i := range c.doc.skipped {
+		s := &c.doc.skipped[i]
+		if prev != nil && !less(prev.ref, s.ref) && prev.ref != s.ref {
+			c.r.add(Malformed, "%s: tensor %v comes after %v; skipped tensors must be ordered by (subgraph, tensor)", s.path, s.ref, prev.ref)
+		}
+		prev = s
+		t := c.tensor(s.ref)
+		switch {
+		case t == nil:
+			c.r.add(Malformed, "%s: tensor %v does not exist", s.path, s.ref)
+			continue
+		case c.skips[s.ref] != nil:
+			c.r.add(Malformed, "%s: %s is skipped twice", s.path, c.name(s.ref))
+			continue
+		}
+		c.skips[s.ref] = s
+		if s.name != t.Name {
+			c.r.add(Malformed, "%s: name %q, but %v is named %q", s.path, s.name, s.ref, t.Name)
+		}
+		switch s.reason {
+		case reasonZeroSize, reasonResource, reasonString:
+		default:
+			c.r.add(Malformed, "%s.reason: unknown reason %q", s.path, s.reason)
+			continue
+		}
+		switch {
+		case !used[s.ref]:
+			c.r.add(Malformed, "%s: %s is skipped, but nothing uses it", s.path, c.name(s.ref))
+		case c.placed[s.ref] != nil:
+			c.r.add(Malformed, "%s: %s is skipped, but also allocated at %s", s.path, c.name(s.ref), c.placed[s.ref].path)
+		case c.role(t) != "":
+			// Needs bytes: checkUnplaced reports it.
+		case !slices.Contains(c.noBytes(t), s.reason):
+			c.r.add(Malformed, "%s: %s is skipped as %q, but has type %s and shape %v",
+				s.path, c.name(s.ref), s.reason, t.Type, t.Shape)
+		}
+	}
+	seen := map[graph.TensorRef]bool{}
+	for _, x := range c.tl.uses {
+		t := c.tensor(x.ref)
+		if seen[x.ref] || c.skips[x.ref] != nil || c.placed[x.ref] != nil || c.role(t) != "" {
+			continue
+		}
+		seen[x.ref] = true
+		if why := c.noBytes(t); len(why) > 0 {
+			c.r.add(Malformed, "%s, used by %s, takes no bytes (%s) but is not in skipped_tensors", c.name(x.ref), x.where, why[0])
+		}
+	}
+}

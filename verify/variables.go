@@ -1,0 +1,238 @@
+package verify
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// varKey names a resource variable: VAR_HANDLE operators with the same
+// container and shared_name name one variable.
+type varKey struct{ container, shared string }
+
+func (k varKey) String() string {
+	if k.container == "" {
+		return fmt.Sprintf("resource variable %q", k.shared)
+	}
+	return fmt.Sprintf("resource variable %q in container %q", k.shared, k.container)
+}
+
+func (e *varEntry) key() varKey { return varKey{e.container, e.shared} }
+
+// resVar is a resource variable as the verifier resolves it from the model.
+type resVar struct {
+	key     varKey
+	handles map[graph.TensorRef]bool // every tensor that carries it
+	need    int64                    // the largest value assigned or read
+	needBy  string                   // "op 0:3 (ASSIGN_VARIABLE) writes", the operator that needs the most
+	needVia graph.TensorRef          // the handle it uses
+	entry   *varEntry                // its resource_variables entry, if any
+}
+
+// carriers maps each tensor to the variables it may be a handle of.
+type carriers map[graph.TensorRef]map[*resVar]bool
+
+// add records that r may be a handle of v, and reports whether that is new.
+func (cs carriers) add(r graph.TensorRef, v *resVar) bool {
+	if cs[r] == nil {
+		cs[r] = map[*resVar]bool{}
+	}
+	if cs[r][v] {
+		return false
+	}
+	cs[r][v] = true
+	v.handles[r] = true
+	return true
+}
+
+// pass adds the variables of from to to, and reports whether any is new.
+func (cs carriers) pass(from, to graph.TensorRef) bool {
+	changed := false
+	for v := range cs[from] {
+		changed = cs.add(to, v) || changed
+	}
+	return changed
+}
+
+func tref(s graph.SubgraphIndex, t graph.TensorID) graph.TensorRef {
+	return graph.TensorRef{Subgraph: s, Tensor: t}
+}
+
+// resolveVariables names the variable of every VAR_HANDLE operator (one
+// with neither container nor shared_name names its own, "#subgraph:op"),
+// follows the handles through control flow, and records the largest value
+// each variable is assigned or read. Variables are returned in the order
+// of their first VAR_HANDLE.
+func (c *checker) resolveVariables() []*resVar {
+	byKey := map[varKey]*resVar{}
+	var vars []*resVar
+	cs := carriers{}
+	for si := range c.m.Subgraphs {
+		for oi, op := range c.m.Subgraphs[si].Ops {
+			if op.Code != graph.VarHandle || len(op.Outputs) == 0 || op.Outputs[0] == graph.NoTensor {
+				continue
+			}
+			var k varKey
+			if op.Resource != nil {
+				k = varKey{op.Resource.Container, op.Resource.SharedName}
+			}
+			if k == (varKey{}) {
+				k.shared = fmt.Sprintf("#%d:%d", si, oi)
+			}
+			v := byKey[k]
+			if v == nil {
+				v = &resVar{key: k, handles: map[graph.TensorRef]bool{}}
+				byKey[k] = v
+				vars = append(vars, v)
+			}
+			cs.add(tref(graph.SubgraphIndex(si), op.Outputs[0]), v)
+		}
+	}
+	for changed := true; changed; {
+		changed = c.passHandles(cs) // until no tensor gains a variable
+	}
+	c.measureValues(cs)
+	return vars
+}
+
+// passHandles passes handles once through every WHILE (operand i to input
+// i of cond and body, body output i to result i) and IF (operand i+1 to
+// input i of each branch), and reports whether any tensor gained a
+// variable.
+func (c *checker) passHandles(cs carriers) bool {
+	changed := false
+	for si := range c.m.Subgraphs {
+		s := graph.SubgraphIndex(si)
+		for _, op := range c.m.Subgraphs[si].Ops {
+			first := 0 // the operand that becomes input 0 of the callees
+			switch op.Code {
+			case graph.While:
+				if len(op.Called) >= 2 {
+					body := op.Called[1]
+					for i, out := range c.m.Subgraphs[body].Outputs {
+						if i < len(op.Outputs) && op.Outputs[i] != graph.NoTensor {
+							changed = cs.pass(tref(body, out), tref(s, op.Outputs[i])) || changed
+						}
+					}
+				}
+			case graph.If:
+				first = 1 // operand 0 is the condition
+			default:
+				continue
+			}
+			for i := first; i < len(op.Inputs); i++ {
+				for _, callee := range op.Called {
+					if ins := c.m.Subgraphs[callee].Inputs; op.Inputs[i] != graph.NoTensor && i-first < len(ins) {
+						changed = cs.pass(tref(s, op.Inputs[i]), tref(callee, ins[i-first])) || changed
+					}
+				}
+			}
+		}
+	}
+	return changed
+}
+
+// measureValues records, for every variable, the largest value an
+// ASSIGN_VARIABLE writes or a READ_VARIABLE returns through one of its
+// handles.
+func (c *checker) measureValues(cs carriers) {
+	for si := range c.m.Subgraphs {
+		s := graph.SubgraphIndex(si)
+		for oi, op := range c.m.Subgraphs[si].Ops {
+			var value graph.TensorID
+			var verb string
+			switch {
+			case op.Code == graph.AssignVariable && len(op.Inputs) >= 2:
+				value, verb = op.Inputs[1], "writes"
+			case op.Code == graph.ReadVariable && len(op.Inputs) >= 1 && len(op.Outputs) >= 1:
+				value, verb = op.Outputs[0], "reads"
+			default:
+				continue
+			}
+			if op.Inputs[0] == graph.NoTensor || value == graph.NoTensor {
+				continue
+			}
+			size := c.m.Subgraphs[si].Tensors[value].Size
+			h := tref(s, op.Inputs[0])
+			for v := range cs[h] {
+				if size > v.need {
+					v.needVia = h
+					v.need, v.needBy = size, fmt.Sprintf("op %d:%d (%s) %s", si, oi, op.Name(), verb)
+				}
+			}
+		}
+	}
+}
+
+// checkVariables matches resource_variables against the variables of the
+// model: each entry names a variable once, lists exactly its handles, and
+// has the size of its largest value; every variable with a value of
+// non-zero size has an entry. Placement in the persistent arena is checked
+// with the arena (checkArena).
+func (c *checker) checkVariables() {
+	vars := c.resolveVariables()
+	byKey := map[varKey]*resVar{}
+	for _, v := range vars {
+		byKey[v.key] = v
+	}
+	for i := range c.doc.variables {
+		e := &c.doc.variables[i]
+		k := e.key()
+		v := byKey[k]
+		switch {
+		case v == nil:
+			c.r.add(Malformed, "%s: no VAR_HANDLE names %s", e.path, k)
+			continue
+		case v.entry != nil:
+			c.r.add(Malformed, "%s: %s is listed twice (first at %s)", e.path, k, v.entry.path)
+			continue
+		}
+		v.entry = e
+		switch {
+		case e.size < v.need:
+			c.r.add(OutOfBounds, "%s holds %d bytes, but %s %d bytes through %s", k, e.size, v.needBy, v.need, c.name(v.needVia))
+		case e.size > v.need:
+			c.r.add(Malformed, "%s: %s has size %d, but its largest value has %d bytes", e.path, k, e.size, v.need)
+		}
+		c.checkHandles(e, v)
+	}
+	for _, v := range vars {
+		if v.entry == nil && v.need > 0 {
+			c.r.add(Unplaced, "%s, which %s %d bytes through %s, has no resource_variables entry", v.key, v.needBy, v.need, c.name(v.needVia))
+		}
+	}
+}
+
+// checkHandles checks that a variable's entry lists exactly the tensors
+// that carry it, each once.
+func (c *checker) checkHandles(e *varEntry, v *resVar) {
+	listed := map[graph.TensorRef]bool{}
+	for j, h := range e.handles {
+		switch {
+		case c.tensor(h) == nil:
+			c.r.add(Malformed, "%s.handles[%d]: tensor %v does not exist", e.path, j, h)
+		case listed[h]:
+			c.r.add(Malformed, "%s.handles[%d]: %s is listed twice", e.path, j, c.name(h))
+		case !v.handles[h]:
+			c.r.add(Malformed, "%s.handles[%d]: %s is not a handle of %s", e.path, j, c.name(h), v.key)
+		}
+		listed[h] = true
+	}
+	for _, h := range slices.SortedFunc(maps.Keys(v.handles), cmpRef) {
+		if !listed[h] {
+			c.r.add(Malformed, "%s: handles leave out %s, a handle of %s", e.path, c.name(h), v.key)
+		}
+	}
+}
+
+func cmpRef(x, y graph.TensorRef) int {
+	switch {
+	case less(x, y):
+		return -1
+	case less(y, x):
+		return 1
+	}
+	return 0
+}
