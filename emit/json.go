@@ -9,6 +9,7 @@ package emit
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
@@ -32,6 +33,7 @@ type jsonPlan struct {
 	Model            jsonModel        `json:"model"`
 	Alignment        int64            `json:"alignment"`
 	Planner          string           `json:"planner"`
+	Platform         jsonPlatform     `json:"platform"`
 	PlanHash         string           `json:"plan_hash"`
 	TensorAllocs     []jsonAlloc      `json:"tensor_allocs"`
 	ArenaUsages      []jsonScratch    `json:"arena_usages"`
@@ -40,6 +42,29 @@ type jsonPlan struct {
 	TensorLifetimes  []jsonLifetime   `json:"tensor_lifetimes"`
 	Variables        []jsonVariable   `json:"resource_variables"`
 	Skipped          []jsonSkipped    `json:"skipped_tensors"`
+	Spills           []jsonSpill      `json:"spills"`
+}
+
+type jsonPlatform struct {
+	Name  string     `json:"name"`
+	Banks []jsonBank `json:"banks"`
+}
+
+type jsonBank struct {
+	Name      string `json:"name"`
+	Capacity  int64  `json:"capacity"`
+	Writable  bool   `json:"writable"`
+	Alignment int64  `json:"alignment"`
+	Order     int    `json:"order"`
+}
+
+type jsonSpill struct {
+	Subgraph int    `json:"subgraph"`
+	Tensor   int    `json:"tensor"`
+	Name     string `json:"name"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Reason   string `json:"reason"`
 }
 
 type jsonVariable struct {
@@ -89,10 +114,12 @@ type jsonRef struct {
 
 type jsonScratch struct {
 	Memory      string    `json:"memory"`
+	Capacity    int64     `json:"capacity"`
 	TotalSize   int64     `json:"total_size"`
 	Used        int64     `json:"used"`
 	LowerBound  int64     `json:"lower_bound"`
 	Unaliased   int64     `json:"lower_bound_without_aliases"`
+	Frag        float64   `json:"fragmentation"`
 	PeakStep    int       `json:"peak_step"`
 	PeakTensors []jsonRef `json:"peak_tensors"`
 }
@@ -134,6 +161,16 @@ func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
 		TensorLifetimes:  []jsonLifetime{},
 		Variables:        []jsonVariable{},
 		Skipped:          []jsonSkipped{},
+		Spills:           []jsonSpill{},
+		Platform:         jsonPlatform{Name: p.Platform.Name, Banks: []jsonBank{}},
+	}
+	for _, b := range p.Platform.Banks {
+		out.Platform.Banks = append(out.Platform.Banks, jsonBank{Name: b.Name, Capacity: b.Capacity,
+			Writable: b.Writable, Alignment: b.Alignment, Order: b.Order})
+	}
+	for _, sp := range p.Spills {
+		out.Spills = append(out.Spills, jsonSpill{Subgraph: int(sp.Ref.Subgraph), Tensor: int(sp.Ref.Tensor),
+			Name: sp.Name, From: sp.From, To: sp.To, Reason: sp.Reason})
 	}
 	for _, a := range p.Allocs {
 		ar := p.Arenas[a.Arena]
@@ -157,9 +194,9 @@ func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
 	for _, ar := range p.Arenas {
 		switch ar.Kind {
 		case plan.ScratchArena:
-			s := jsonScratch{Memory: ar.Memory, TotalSize: ar.Size, Used: ar.Used, LowerBound: ar.LowerBound,
-				Unaliased: ar.UnaliasedLowerBound,
-				PeakStep:  int(ar.PeakStep), PeakTensors: []jsonRef{}}
+			s := jsonScratch{Memory: ar.Memory, Capacity: ar.Capacity, TotalSize: ar.Size, Used: ar.Used,
+				LowerBound: ar.LowerBound, Unaliased: ar.UnaliasedLowerBound, Frag: fragmentation(ar),
+				PeakStep: int(ar.PeakStep), PeakTensors: []jsonRef{}}
 			for _, r := range ar.PeakTensors {
 				s.PeakTensors = append(s.PeakTensors, jsonRef{int(r.Subgraph), int(r.Tensor)})
 			}
@@ -195,4 +232,14 @@ func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// fragmentation is the share of a scratch arena above its lower bound, the
+// bytes no plan could have saved excluded: (total_size - lower_bound) /
+// total_size, rounded to four decimals; 0 for an empty arena.
+func fragmentation(a plan.Arena) float64 {
+	if a.Size == 0 {
+		return 0
+	}
+	return math.Round(10000*float64(a.Size-a.LowerBound)/float64(a.Size)) / 10000
 }

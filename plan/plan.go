@@ -45,6 +45,9 @@ type Arena struct {
 	// Used is the end of the highest tensor in the arena.
 	Used      int64
 	Alignment int64
+	// Capacity is the bank's capacity (0: unlimited), shared by every
+	// arena in the bank.
+	Capacity int64
 	// LowerBound is, for a scratch arena, the peak over steps of live
 	// tensors' aligned sizes: no placement can use less. For other arenas
 	// it is the sum of their tensors' aligned sizes.
@@ -111,6 +114,10 @@ type Plan struct {
 	// Skipped lists used tensors that take no bytes and why (zero-size,
 	// resource handles, run-time strings), in (subgraph, tensor) order.
 	Skipped []Skipped
+	// Spills lists tensors placed in a later bank than they asked for.
+	Spills []Spill
+	// Platform is the set of banks the plan was made for.
+	Platform Platform
 	index   map[graph.TensorRef]int
 }
 
@@ -122,4 +129,14 @@ func (p *Plan) Allocation(ref graph.TensorRef) (*Alloc, error) {
 		return nil, fmt.Errorf("plan: tensor %v has no allocation", ref)
 	}
 	return &p.Allocs[i], nil
+}
+
+// Spill records a tensor placed in a later bank than it asked for because
+// its bank was full.
+type Spill struct {
+	Ref    graph.TensorRef
+	Name   string
+	From   string
+	To     string
+	Reason string
 }

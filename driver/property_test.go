@@ -1,0 +1,82 @@
+package driver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/internal/randmodel"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/tflite"
+)
+
+func randConfig(noAlias bool) driver.Config {
+	return driver.Config{ModelName: "rand", Version: "test", Liveness: liveness.Options{NoAlias: noAlias}}
+}
+
+// randSeeds is how many seeds TestCompileRandom runs of each
+// randmodel preset.
+var randSeeds = map[string]int64{"default": 500, "large": 150, "deep": 150, "long": 150}
+
+// encodeRandom returns the .tflite bytes of a random model.
+func encodeRandom(t *testing.T, seed int64, cfg randmodel.Config) []byte {
+	t.Helper()
+	data, err := tflite.Encode(randmodel.Generate(seed, cfg), tflite.EncodeOptions{})
+	require.NoError(t, err)
+	return data
+}
+
+// TestCompileRandom compiles random models (internal/randmodel) with and
+// without aliasing. Compile verifies each emitted plan independently, so
+// any planner, emitter or liveness bug shows up as a *driver.VerifyError.
+func TestCompileRandom(t *testing.T) {
+	for _, p := range randmodel.Presets() {
+		n := randSeeds[p.Name]
+		if testing.Short() {
+			n /= 10
+		}
+		for seed := range n {
+			t.Run(fmt.Sprintf("%s/seed=%d", p.Name, seed), func(t *testing.T) {
+				data := encodeRandom(t, seed, p.Config)
+				for _, noAlias := range []bool{false, true} {
+					_, err := driver.Compile(context.Background(), data, randConfig(noAlias))
+					var ve *driver.VerifyError
+					if errors.As(err, &ve) {
+						t.Errorf("%s seed %d, NoAlias=%v: plan fails verification: %v", p.Name, seed, noAlias, err)
+						continue
+					}
+					require.NoError(t, err, "%s seed %d, NoAlias=%v", p.Name, seed, noAlias)
+				}
+			})
+		}
+	}
+}
+
+// TestCompileRandomDeterministic compiles a few random models twice and
+// expects the same bytes. Verification failures are TestCompileRandom's
+// business; a plan that fails it must still be deterministic.
+func TestCompileRandomDeterministic(t *testing.T) {
+	compile := func(t *testing.T, data []byte, noAlias bool) *driver.Output {
+		out, err := driver.Compile(context.Background(), data, randConfig(noAlias))
+		if ve := (*driver.VerifyError)(nil); !errors.As(err, &ve) {
+			require.NoError(t, err, "NoAlias=%v", noAlias)
+		}
+		return out
+	}
+	for seed := range int64(10) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			presets := randmodel.Presets()
+			data := encodeRandom(t, seed, presets[int(seed)%len(presets)].Config)
+			for _, noAlias := range []bool{false, true} {
+				a, b := compile(t, data, noAlias), compile(t, data, noAlias)
+				assert.Equal(t, string(a.PlanJSON), string(b.PlanJSON), "seed %d, NoAlias=%v: plan.json", seed, noAlias)
+				assert.Equal(t, a.CFiles, b.CFiles, "seed %d, NoAlias=%v: C files", seed, noAlias)
+			}
+		})
+	}
+}
