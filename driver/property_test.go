@@ -37,7 +37,7 @@ func encodeRandom(t *testing.T, seed int64, cfg randmodel.Config) []byte {
 func TestCompileRandom(t *testing.T) {
 	for _, p := range randmodel.Presets() {
 		n := randSeeds[p.Name]
-		if testing.Short() {
+		if testing.Short() || raceEnabled {
 			n /= 10
 		}
 		for seed := range n {

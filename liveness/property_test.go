@@ -21,7 +21,7 @@ import (
 func TestProperties(t *testing.T) {
 	for _, p := range randmodel.Presets() {
 		n := propSeeds[p.Name]
-		if testing.Short() {
+		if testing.Short() || raceEnabled {
 			n /= 10
 		}
 		for seed := range n {

@@ -14,7 +14,7 @@ import (
 
 // seeds returns n, or a fifth of it with -short.
 func seeds(n int) int {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		return n / 5
 	}
 	return n

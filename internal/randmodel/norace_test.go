@@ -1,0 +1,5 @@
+//go:build !race
+
+package randmodel_test
+
+const raceEnabled = false

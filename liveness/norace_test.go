@@ -1,0 +1,5 @@
+//go:build !race
+
+package liveness_test
+
+const raceEnabled = false
