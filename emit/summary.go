@@ -15,7 +15,7 @@ import (
 func Summary(m *graph.Model, p *plan.Plan) []byte {
 	var buf bytes.Buffer
 	w := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(w, "  arena\tmemory\tbytes\tlower bound\tover bound\n")
+	fmt.Fprintf(w, "  arena\tmemory\tbytes\tlower bound\tover bound\tbank capacity\n")
 	for _, a := range p.Arenas {
 		kind := a.Kind.String()
 		if a.Kind == plan.ConstantArena {
@@ -32,7 +32,11 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 				over = fmt.Sprintf("%+.1f%%", 100*float64(a.Size-a.LowerBound)/float64(a.LowerBound))
 			}
 		}
-		fmt.Fprintf(w, "  %s\t%s\t%d\t%s\t%s\n", kind, a.Memory, a.Size, lb, over)
+		capacity := "unlimited"
+		if a.Capacity > 0 {
+			capacity = fmt.Sprint(a.Capacity)
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%d\t%s\t%s\t%s\n", kind, a.Memory, a.Size, lb, over, capacity)
 	}
 	w.Flush()
 	for _, a := range p.Arenas {
@@ -57,6 +61,13 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			fmt.Fprintf(&buf, "  aliasing: %d tensor(s) share their input's buffer; lower bound %d B without aliasing, %d B with (%d B saved)\n",
 				countAliases(p), a.UnaliasedLowerBound, a.LowerBound, saved)
 		}
+	}
+	for i, sp := range p.Spills {
+		if i == 8 {
+			fmt.Fprintf(&buf, "  … and %d more spilled tensor(s) (see plan.json spills)\n", len(p.Spills)-i)
+			break
+		}
+		fmt.Fprintf(&buf, "  spilled %s %q from %s to %s: %s\n", sp.Ref, oneLine(sp.Name), sp.From, sp.To, sp.Reason)
 	}
 	if len(p.Variables) > 0 {
 		var bytes int64

@@ -116,9 +116,11 @@ type Plan struct {
 	Skipped []Skipped
 	// Spills lists tensors placed in a later bank than they asked for.
 	Spills []Spill
-	// Platform is the set of banks the plan was made for.
+	// Platform is the set of banks the plan was made for, and Rules the
+	// placement rules it honours.
 	Platform Platform
-	index   map[graph.TensorRef]int
+	Rules    []Rule
+	index    map[graph.TensorRef]int
 }
 
 // Allocation returns the placement of a tensor, or an error when the tensor

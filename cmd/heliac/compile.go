@@ -7,29 +7,39 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/plan"
 )
 
 type compileOptions struct {
-	model   string
-	outDir  string
-	prefix  string
-	planner string
-	noAlias bool
-	quiet   bool
-	stdout  io.Writer
-	stderr  io.Writer
+	model        string
+	outDir       string
+	prefix       string
+	planner      string
+	timeLimit    time.Duration
+	platform     string
+	platformFile string
+	configFile   string
+	noAlias      bool
+	quiet        bool
+	stdout       io.Writer
+	stderr       io.Writer
 }
 
 func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f := cmd.Flags()
 	f.StringVarP(&opts.outDir, "out", "o", "out", "directory to write plan.json and the C sources into")
 	f.StringVar(&opts.prefix, "prefix", "", "prefix of every C name (default: derived from the model file name)")
-	f.StringVar(&opts.planner, "planner", "greedy", "offset allocator: greedy")
+	f.StringVar(&opts.planner, "planner", plan.PlannerBest, "offset allocator: best (reaches the lower bound when it can) or tflm (TFLM's greedy planner)")
+	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit, "search budget per scratch arena for --planner best")
+	f.StringVar(&opts.platform, "platform", "", "built-in platform: "+strings.Join(plan.BuiltinPlatformNames(), ", ")+" (default generic)")
+	f.StringVar(&opts.platformFile, "platform-file", "", "platform description (YAML or JSON); overrides --config's platform")
+	f.StringVar(&opts.configFile, "config", "", "config file (YAML or JSON) with a platform and placement rules")
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
 }
@@ -56,6 +66,10 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	}
 	cfg := driver.Config{ModelName: modelName(opts.model), Prefix: opts.prefix, Version: heliacVersion()}
 	cfg.Plan.Planner = opts.planner
+	cfg.Plan.TimeLimit = opts.timeLimit
+	if err := loadPlatform(opts, &cfg.Plan); err != nil {
+		return err
+	}
 	cfg.Liveness.NoAlias = opts.noAlias
 	out, err := driver.Compile(ctx, data, cfg)
 	if err != nil {
@@ -115,5 +129,47 @@ func writeFiles(dir string, files emit.Files) error {
 		}
 	}
 	tmps = nil
+	return nil
+}
+
+// loadPlatform fills the platform and rules of po from --config,
+// --platform-file and --platform; a flag beats the config file's platform.
+func loadPlatform(opts *compileOptions, po *plan.Options) error {
+	if opts.platform != "" && opts.platformFile != "" {
+		return &usageError{fmt.Errorf("use --platform or --platform-file, not both")}
+	}
+	if opts.configFile != "" {
+		data, err := os.ReadFile(opts.configFile)
+		if err != nil {
+			return err
+		}
+		c, err := plan.ParseConfig(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", opts.configFile, err)
+		}
+		po.Rules = c.Rules
+		if len(c.Platform.Banks) > 0 {
+			p := c.Platform
+			po.Platform = &p
+		}
+	}
+	switch {
+	case opts.platformFile != "":
+		data, err := os.ReadFile(opts.platformFile)
+		if err != nil {
+			return err
+		}
+		p, err := plan.ParsePlatform(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", opts.platformFile, err)
+		}
+		po.Platform = &p
+	case opts.platform != "":
+		p, err := plan.BuiltinPlatform(opts.platform)
+		if err != nil {
+			return &usageError{err}
+		}
+		po.Platform = &p
+	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/plan"
 )
 
 const helloWorld = "../../testdata/models/hello_world_int8.tflite"
@@ -26,9 +28,9 @@ func TestCompileFlags(t *testing.T) {
 		args []string
 		want compileOptions
 	}{
-		{"defaults", []string{"m.tflite"}, compileOptions{model: "m.tflite", outDir: "out", planner: "greedy"}},
-		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{model: "m.tflite", outDir: "dir", planner: "greedy"}},
-		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{model: "m.tflite", outDir: "x", prefix: "kws", planner: "greedy", quiet: true}},
+		{"defaults", []string{"m.tflite"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit}},
+		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit}},
+		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, quiet: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

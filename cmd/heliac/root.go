@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/plan"
 )
 
 // Exit codes.
@@ -62,12 +63,13 @@ func exitCode(err error) int {
 	var ue *usageError
 	var ve *driver.VerifyError
 	var nf *noFitError
+	var ce *plan.CapacityError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
 		return exitUsage
-	case errors.As(err, &nf):
+	case errors.As(err, &nf), errors.As(err, &ce):
 		return exitNoFit
 	case errors.As(err, &ve):
 		return exitVerify

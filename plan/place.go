@@ -1,0 +1,526 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan/dsa"
+)
+
+// CapacityError reports that tensors do not fit a bank and cannot spill to
+// another: Need bytes were wanted where Have were left. Tensors are the
+// ones live at the step that needs the most (scratch), or the ones placed
+// (persistent and constant).
+type CapacityError struct {
+	Bank    string
+	Need    int64
+	Have    int64
+	Step    liveness.Step // for scratch: the step where Need is reached; -1 otherwise
+	Tensors []string      // "0:12 \"name\" (4096 B)", largest first, at most 8
+}
+
+func (e *CapacityError) Error() string {
+	where := ""
+	if e.Step >= 0 {
+		where = fmt.Sprintf(" at step %d", e.Step)
+	}
+	msg := fmt.Sprintf("plan: bank %q: need %d bytes%s, have %d", e.Bank, e.Need, where, e.Have)
+	if len(e.Tensors) > 0 {
+		msg += "; largest tensors there: " + joinComma(e.Tensors)
+	}
+	return msg
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
+
+// placer assigns allocations to banks and arenas.
+type placer struct {
+	p        *Plan
+	m        *graph.Model
+	lt       *liveness.Lifetimes
+	opts     Options
+	writable []Bank           // by Order
+	reserved map[string]int64 // bytes already taken in each bank by other arenas
+	memory   []string         // per allocation: the bank it asked for
+	pinned   []bool           // per allocation: named by a tensor or name rule
+	source   []string         // per constant allocation: staged from here, or ""
+}
+
+func newPlacer(p *Plan, m *graph.Model, lt *liveness.Lifetimes, opts Options) *placer {
+	return &placer{p: p, m: m, lt: lt, opts: opts, writable: opts.Platform.WritableBanks(),
+		reserved: map[string]int64{}}
+}
+
+func (pl *placer) run(ctx context.Context) error {
+	pl.applyRules()
+	if err := pl.placeConstants(); err != nil {
+		return err
+	}
+	if err := pl.placePersistent(); err != nil {
+		return err
+	}
+	return pl.placeScratch(ctx)
+}
+
+// applyRules decides where each allocation asks to go. Defaults: scratch
+// and persistent tensors in the first writable bank, constants cold in the
+// platform's constant bank. A rule naming a tensor (by index or name) beats
+// one naming a class; among rules of equal rank the later one wins. A rule
+// naming a tensor pins it: it never spills. An alias member follows its
+// root.
+func (pl *placer) applyRules() {
+	n := len(pl.p.Allocs)
+	pl.memory, pl.pinned, pl.source = make([]string, n), make([]bool, n), make([]string, n)
+	cb, _ := pl.opts.Platform.ConstBank()
+	for i := range pl.p.Allocs {
+		a := &pl.p.Allocs[i]
+		if a.Class == liveness.Constant {
+			pl.memory[i] = cb.Name
+		} else {
+			pl.memory[i] = pl.writable[0].Name
+		}
+		rank := 0
+		for _, r := range pl.opts.Rules {
+			rk := ruleRank(r, a)
+			if rk == 0 || rk < rank {
+				continue
+			}
+			rank = rk
+			pl.memory[i], pl.source[i], pl.pinned[i] = r.Memory, "", rk == 2
+			if a.Class == liveness.Constant {
+				pl.source[i] = r.Source
+			}
+		}
+	}
+	for i := range pl.p.Allocs {
+		if a := &pl.p.Allocs[i]; a.AliasOf != nil {
+			root := pl.p.index[*a.AliasOf]
+			pl.memory[i], pl.pinned[i] = pl.memory[root], pl.pinned[root]
+		}
+	}
+}
+
+// ruleRank is 2 when r names tensor a, 1 when it names a's class, else 0.
+func ruleRank(r Rule, a *Alloc) int {
+	switch {
+	case r.Tensor != "":
+		if r.Tensor == fmt.Sprintf("%d:%d", a.Ref.Subgraph, a.Ref.Tensor) {
+			return 2
+		}
+	case r.Name != "":
+		if ok, _ := path.Match(r.Name, a.Name); ok {
+			return 2
+		}
+	case r.Class != "":
+		if r.Class == a.Class.String() {
+			return 1
+		}
+	}
+	return 0
+}
+
+func (pl *placer) bankAlign(name string) int64 {
+	b, _ := pl.opts.Platform.Bank(name)
+	return max(pl.p.Alignment, b.Alignment)
+}
+
+func (pl *placer) capacity(name string) int64 {
+	b, _ := pl.opts.Platform.Bank(name)
+	return b.Capacity
+}
+
+// fits reports whether n more bytes fit in bank name.
+func (pl *placer) fits(name string, n int64) bool {
+	c := pl.capacity(name)
+	return c == 0 || pl.reserved[name]+n <= c
+}
+
+// placeConstants packs constants into one arena per (memory, source): cold
+// arenas in read-only banks, staged arenas in RAM with their source image.
+func (pl *placer) placeConstants() error {
+	type key struct{ memory, source string }
+	groups := map[key][]int{}
+	var order []key
+	for i := range pl.p.Allocs {
+		if pl.p.Allocs[i].Class != liveness.Constant {
+			continue
+		}
+		k := key{pl.memory[i], pl.source[i]}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	for _, k := range order {
+		ai := pl.sequential(ConstantArena, k.memory, groups[k], true)
+		a := &pl.p.Arenas[ai]
+		a.SourceMemory, a.Staged = k.memory, k.source != ""
+		if a.Staged {
+			a.SourceMemory = k.source
+			if err := pl.reserve(k.source, a.Size, groups[k]); err != nil {
+				return err
+			}
+		}
+		if err := pl.reserve(k.memory, a.Size, groups[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reserve takes n bytes of bank name for an arena holding ids, or returns
+// a CapacityError.
+func (pl *placer) reserve(name string, n int64, ids []int) error {
+	if !pl.fits(name, n) {
+		return &CapacityError{Bank: name, Need: pl.reserved[name] + n, Have: pl.capacity(name), Step: -1,
+			Tensors: pl.largest(ids)}
+	}
+	pl.reserved[name] += n
+	return nil
+}
+
+// largest describes the biggest allocations among ids, at most 8.
+func (pl *placer) largest(ids []int) []string {
+	s := append([]int(nil), ids...)
+	sort.SliceStable(s, func(i, j int) bool { return pl.p.Allocs[s[i]].Size > pl.p.Allocs[s[j]].Size })
+	var out []string
+	for i, id := range s {
+		if i == 8 {
+			break
+		}
+		a := &pl.p.Allocs[id]
+		out = append(out, fmt.Sprintf("%v %q (%d B)", a.Ref, a.Name, a.Size))
+	}
+	return out
+}
+
+// sequential packs ids one after another at aligned offsets in a new arena
+// of bank memory and returns its index. With dedupe, constants over one
+// model buffer share an offset.
+func (pl *placer) sequential(kind ArenaKind, memory string, ids []int, dedupe bool) int {
+	align := pl.bankAlign(memory)
+	arena := Arena{Kind: kind, Memory: memory, Alignment: align, Capacity: pl.capacity(memory), PeakStep: -1}
+	ai := len(pl.p.Arenas)
+	seen := map[graph.BufferIndex]int64{}
+	var next int64
+	for _, id := range ids {
+		a := &pl.p.Allocs[id]
+		a.Arena = ai
+		buf := pl.m.Tensor(a.Ref.Subgraph, a.Ref.Tensor).Buffer
+		if off, ok := seen[buf]; ok && dedupe {
+			a.Offset = off
+			continue
+		}
+		a.Offset = next
+		seen[buf] = next
+		next = alignTo(next+a.Size, align)
+		arena.Used = max(arena.Used, a.Offset+a.Size)
+	}
+	arena.Size = alignTo(arena.Used, align)
+	arena.LowerBound = next
+	pl.p.Arenas = append(pl.p.Arenas, arena)
+	return ai
+}
+
+// next returns the writable bank after name in allocation order, or "".
+func (pl *placer) next(name string) string {
+	for i, b := range pl.writable {
+		if b.Name == name && i+1 < len(pl.writable) {
+			return pl.writable[i+1].Name
+		}
+	}
+	return ""
+}
+
+func (pl *placer) spill(id int, from, to, reason string) {
+	a := &pl.p.Allocs[id]
+	pl.p.Spills = append(pl.p.Spills, Spill{Ref: a.Ref, Name: a.Name, From: from, To: to, Reason: reason})
+	pl.memory[id] = to
+}
+
+// placePersistent puts is_variable tensors and resource variables in a
+// persistent arena per bank, spilling to the next writable bank when one
+// is full.
+func (pl *placer) placePersistent() error {
+	type item struct {
+		id   int // allocation, or -1 for a variable
+		v    int // variable index
+		size int64
+	}
+	byBank := map[string][]item{}
+	var order []string
+	add := func(bank string, it item) {
+		if _, ok := byBank[bank]; !ok {
+			order = append(order, bank)
+		}
+		byBank[bank] = append(byBank[bank], it)
+	}
+	varBank := pl.writable[0].Name
+	for _, r := range pl.opts.Rules {
+		if r.Class == liveness.Persistent.String() {
+			varBank = r.Memory
+		}
+	}
+	var items []item
+	for i := range pl.p.Allocs {
+		if pl.p.Allocs[i].Class == liveness.Persistent {
+			items = append(items, item{id: i, size: pl.p.Allocs[i].Size})
+		}
+	}
+	for vi, v := range pl.lt.Variables {
+		if v.Size > 0 {
+			items = append(items, item{id: -1, v: vi, size: v.Size})
+		}
+	}
+	for _, it := range items {
+		bank, pinned := varBank, false
+		if it.id >= 0 {
+			bank, pinned = pl.memory[it.id], pl.pinned[it.id]
+		}
+		need := alignTo(it.size, pl.bankAlign(bank))
+		for !pl.fits(bank, need) {
+			nb := pl.next(bank)
+			if pinned || nb == "" {
+				return &CapacityError{Bank: bank, Need: pl.reserved[bank] + need, Have: pl.capacity(bank), Step: -1}
+			}
+			if it.id >= 0 {
+				pl.spill(it.id, bank, nb, fmt.Sprintf("%s full: %d persistent bytes do not fit", bank, need))
+			}
+			bank = nb
+			need = alignTo(it.size, pl.bankAlign(bank))
+		}
+		pl.reserved[bank] += need
+		add(bank, it)
+	}
+	for _, bank := range order {
+		var ids []int
+		for _, it := range byBank[bank] {
+			if it.id >= 0 {
+				ids = append(ids, it.id)
+			}
+		}
+		ai := pl.sequential(PersistentArena, bank, ids, false)
+		a := &pl.p.Arenas[ai]
+		for _, it := range byBank[bank] {
+			if it.id >= 0 {
+				continue
+			}
+			v := pl.lt.Variables[it.v]
+			off := a.Size
+			pl.p.Variables = append(pl.p.Variables, VariableAlloc{Name: v.Name, Size: v.Size, Arena: ai, Offset: off,
+				Handles: append([]graph.TensorRef(nil), v.Handles...)})
+			a.Used = off + v.Size
+			a.Size = alignTo(a.Used, a.Alignment)
+		}
+		a.LowerBound = a.Size
+	}
+	return nil
+}
+
+// placeScratch gives each writable bank a scratch arena. Tensors start in
+// the bank they ask for; while a bank cannot hold its tensors, the largest
+// unpinned tensor live at its busiest step moves (with its alias group) to
+// the next bank.
+func (pl *placer) placeScratch(ctx context.Context) error {
+	for _, b := range pl.writable {
+		var roots []int
+		for i := range pl.p.Allocs {
+			a := &pl.p.Allocs[i]
+			if a.Class == liveness.Scratch && a.AliasOf == nil && pl.memory[i] == b.Name {
+				roots = append(roots, i)
+			}
+		}
+		if len(roots) == 0 {
+			continue
+		}
+		if err := pl.scratchBank(ctx, b, roots); err != nil {
+			return err
+		}
+	}
+	for i := range pl.p.Allocs {
+		if a := &pl.p.Allocs[i]; a.Class == liveness.Scratch && a.AliasOf != nil {
+			root := &pl.p.Allocs[pl.p.index[*a.AliasOf]]
+			a.Arena, a.Offset = root.Arena, root.Offset
+			pl.memory[i] = pl.memory[pl.p.index[*a.AliasOf]]
+		}
+	}
+	return nil
+}
+
+func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
+	align := pl.bankAlign(b.Name)
+	avail := int64(0) // 0: unlimited
+	if b.Capacity > 0 {
+		avail = b.Capacity - pl.reserved[b.Name]
+		if avail <= 0 {
+			avail = -1 // nothing left at all
+		}
+	}
+	for {
+		prob := pl.problem(roots, align)
+		lb := dsa.LowerBound(prob)
+		var sol dsa.Solution
+		fits := avail == 0
+		if avail > 0 && lb <= avail {
+			prob.Capacity = avail
+			s, err := pl.solve(ctx, prob)
+			if err == nil {
+				sol, fits = s, true
+			} else if !errors.Is(err, dsa.ErrInfeasible) {
+				return fmt.Errorf("plan: scratch arena in %s: %w", b.Name, err)
+			}
+		}
+		if avail == 0 {
+			s, err := pl.solve(ctx, prob)
+			if err != nil {
+				return fmt.Errorf("plan: scratch arena in %s: %w", b.Name, err)
+			}
+			sol = s
+		}
+		if fits {
+			pl.scratchArena(b, roots, prob, sol, align)
+			return nil
+		}
+		victim, step := pl.victim(roots, prob)
+		nb := pl.next(b.Name)
+		if victim < 0 || nb == "" {
+			have := max(avail, 0)
+			return &CapacityError{Bank: b.Name, Need: max(lb, have+1), Have: have, Step: step,
+				Tensors: pl.largest(pl.liveAt(roots, prob, step))}
+		}
+		pl.spill(victim, b.Name, nb, fmt.Sprintf("%s full: %d scratch bytes live at step %d, %d available", b.Name, lb, step, max(avail, 0)))
+		for i, r := range roots {
+			if r == victim {
+				roots = append(roots[:i:i], roots[i+1:]...)
+				break
+			}
+		}
+		if len(roots) == 0 {
+			return nil
+		}
+	}
+}
+
+// solve runs the selected planner under the time limit.
+func (pl *placer) solve(ctx context.Context, prob dsa.Problem) (dsa.Solution, error) {
+	ctx, cancel := context.WithTimeout(ctx, pl.opts.TimeLimit)
+	defer cancel()
+	return strategies[pl.opts.Planner](ctx, prob)
+}
+
+// problem turns scratch roots into allocator buffers, each live over its
+// alias group's lifetime. Lifetimes are inclusive [First, Last] steps, as
+// TFLM's first_created/last_used; dsa buffers are half-open, so End =
+// Last + 1. This is the only place the two conventions meet.
+func (pl *placer) problem(roots []int, align int64) dsa.Problem {
+	prob := dsa.Problem{Buffers: make([]dsa.Buffer, len(roots))}
+	for i, id := range roots {
+		a := &pl.p.Allocs[id]
+		live := pl.lt.Lookup(a.Ref).Group
+		prob.Buffers[i] = dsa.Buffer{Start: int64(live.First), End: int64(live.Last) + 1,
+			Size: alignTo(a.Size, align), Align: align}
+	}
+	return prob
+}
+
+// victim picks the largest unpinned root live at the problem's busiest
+// step (ties: the later tensor), or -1 when every one there is pinned.
+func (pl *placer) victim(roots []int, prob dsa.Problem) (int, liveness.Step) {
+	_, step := peakStep(prob)
+	best := -1
+	for i, b := range prob.Buffers {
+		if b.Start > step || step >= b.End || pl.pinned[roots[i]] {
+			continue
+		}
+		if best < 0 || b.Size >= prob.Buffers[best].Size {
+			best = i
+		}
+	}
+	if best < 0 {
+		return -1, liveness.Step(step)
+	}
+	return roots[best], liveness.Step(step)
+}
+
+func (pl *placer) liveAt(roots []int, prob dsa.Problem, step liveness.Step) []int {
+	var ids []int
+	for i, b := range prob.Buffers {
+		if b.Start <= int64(step) && int64(step) < b.End {
+			ids = append(ids, roots[i])
+		}
+	}
+	return ids
+}
+
+// peakStep returns the largest sum of sizes live at one step and the first
+// step reaching it.
+func peakStep(prob dsa.Problem) (int64, int64) {
+	type event struct{ step, delta int64 }
+	var ev []event
+	for _, b := range prob.Buffers {
+		if b.Size > 0 {
+			ev = append(ev, event{b.Start, b.Size}, event{b.End, -b.Size})
+		}
+	}
+	sort.Slice(ev, func(i, j int) bool {
+		if ev[i].step != ev[j].step {
+			return ev[i].step < ev[j].step
+		}
+		return ev[i].delta < ev[j].delta
+	})
+	var live, best, at int64
+	for _, e := range ev {
+		live += e.delta
+		if live > best {
+			best, at = live, e.step
+		}
+	}
+	return best, at
+}
+
+// scratchArena records a solved scratch arena.
+func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol dsa.Solution, align int64) {
+	ai := len(pl.p.Arenas)
+	arena := Arena{Kind: ScratchArena, Memory: b.Name, Alignment: align, Capacity: b.Capacity}
+	for i, id := range roots {
+		a := &pl.p.Allocs[id]
+		a.Arena, a.Offset = ai, sol.Offsets[i]
+		arena.Used = max(arena.Used, a.Offset+a.Size)
+	}
+	arena.Size = alignTo(arena.Used, align)
+	lb, step := peakStep(prob)
+	arena.LowerBound, arena.PeakStep = lb, liveness.Step(step)
+	for _, id := range pl.liveAt(roots, prob, liveness.Step(step)) {
+		arena.PeakTensors = append(arena.PeakTensors, pl.p.Allocs[id].Ref)
+	}
+	var all []dsa.Buffer
+	for i := range pl.p.Allocs {
+		a := &pl.p.Allocs[i]
+		if a.Class != liveness.Scratch {
+			continue
+		}
+		root := i
+		if a.AliasOf != nil {
+			root = pl.p.index[*a.AliasOf]
+		}
+		if pl.memory[root] == b.Name {
+			all = append(all, dsa.Buffer{Start: int64(a.Live.First), End: int64(a.Live.Last) + 1, Size: alignTo(a.Size, align)})
+		}
+	}
+	arena.UnaliasedLowerBound = dsa.LowerBound(dsa.Problem{Buffers: all})
+	pl.p.Arenas = append(pl.p.Arenas, arena)
+}
