@@ -38,6 +38,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+	fmt.Println()
+	if err := synthetics(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
 }
 
 func models(shared string) error {
@@ -54,7 +59,7 @@ func models(shared string) error {
 		tflm[r["model"]] = r
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "model\theliac\tlower bound\theliac/LB\tTFLM\tTFLM/heliac\tms\t")
+	fmt.Fprintln(w, "model\theliac\tlower bound\theliac/LB\t--planner tflm\tTFLM ref\tTFLM/heliac\tms\t")
 	var sumHeliac, sumTFLM int64
 	for _, row := range manifest {
 		file := row["file"]
@@ -65,7 +70,7 @@ func models(shared string) error {
 		start := time.Now()
 		m, err := tflite.Load(data)
 		if err != nil {
-			fmt.Fprintf(w, "%s\terror: %v\t\t\t\t\t\t\n", file, err)
+			fmt.Fprintf(w, "%s\terror: %v\t\t\t\t\t\t\t\n", file, err)
 			continue
 		}
 		lt, err := liveness.Analyze(m, liveness.Options{})
@@ -77,13 +82,17 @@ func models(shared string) error {
 			return fmt.Errorf("%s: %w", file, err)
 		}
 		ms := float64(time.Since(start).Microseconds()) / 1000
-		var size, lb int64
-		for _, a := range p.Arenas {
-			if a.Kind == plan.ScratchArena {
-				size += a.Size
-				lb += a.LowerBound
-			}
+		size, lb := scratch(p)
+		// TFLM's planner on TFLM's own lifetimes (no aliasing).
+		ltNoAlias, err := liveness.Analyze(m, liveness.Options{NoAlias: true})
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
 		}
+		pt, err := plan.Build(context.Background(), m, ltNoAlias, plan.Options{Planner: plan.PlannerTFLM})
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		tflmPlanner, _ := scratch(pt)
 		ratio := "-"
 		if lb > 0 {
 			ratio = fmt.Sprintf("%.3f", float64(size)/float64(lb))
@@ -98,11 +107,22 @@ func models(shared string) error {
 			sumHeliac += size
 			sumTFLM += t
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\t%.2f\t\n", file, size, lb, ratio, tf, vs, ms)
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%d\t%s\t%s\t%.2f\t\n", file, size, lb, ratio, tflmPlanner, tf, vs, ms)
 	}
 	w.Flush()
 	fmt.Printf("\nmodels TFLM runs: heliac %d bytes of scratch arena in total, TFLM %d\n\n", sumHeliac, sumTFLM)
 	return nil
+}
+
+// scratch sums the sizes and lower bounds of a plan's scratch arenas.
+func scratch(p *plan.Plan) (size, lb int64) {
+	for _, a := range p.Arenas {
+		if a.Kind == plan.ScratchArena {
+			size += a.Size
+			lb += a.LowerBound
+		}
+	}
+	return size, lb
 }
 
 func instances(shared string) error {
