@@ -34,6 +34,7 @@ type jsonPlan struct {
 	Alignment        int64            `json:"alignment"`
 	Planner          string           `json:"planner"`
 	Platform         jsonPlatform     `json:"platform"`
+	Rules            []jsonRule       `json:"rules"`
 	PlanHash         string           `json:"plan_hash"`
 	TensorAllocs     []jsonAlloc      `json:"tensor_allocs"`
 	ArenaUsages      []jsonScratch    `json:"arena_usages"`
@@ -46,14 +47,24 @@ type jsonPlan struct {
 }
 
 type jsonPlatform struct {
-	Name  string     `json:"name"`
-	Banks []jsonBank `json:"banks"`
+	Name         string     `json:"name"`
+	ConstantBank string     `json:"constant_bank"`
+	Banks        []jsonBank `json:"banks"`
+}
+
+type jsonRule struct {
+	Class  string `json:"class,omitempty"`
+	Tensor string `json:"tensor,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Memory string `json:"memory,omitempty"`
+	Source string `json:"source,omitempty"`
 }
 
 type jsonBank struct {
 	Name      string `json:"name"`
 	Capacity  int64  `json:"capacity"`
 	Writable  bool   `json:"writable"`
+	BootInit  bool   `json:"boot_init"`
 	Alignment int64  `json:"alignment"`
 	Order     int    `json:"order"`
 }
@@ -162,11 +173,15 @@ func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
 		Variables:        []jsonVariable{},
 		Skipped:          []jsonSkipped{},
 		Spills:           []jsonSpill{},
-		Platform:         jsonPlatform{Name: p.Platform.Name, Banks: []jsonBank{}},
+		Platform:         jsonPlatform{Name: p.Platform.Name, ConstantBank: constBank(p.Platform), Banks: []jsonBank{}},
+		Rules:            []jsonRule{},
+	}
+	for _, r := range p.Rules {
+		out.Rules = append(out.Rules, jsonRule{Class: r.Class, Tensor: r.Tensor, Name: r.Name, Memory: r.Memory, Source: r.Source})
 	}
 	for _, b := range p.Platform.Banks {
 		out.Platform.Banks = append(out.Platform.Banks, jsonBank{Name: b.Name, Capacity: b.Capacity,
-			Writable: b.Writable, Alignment: b.Alignment, Order: b.Order})
+			Writable: b.Writable, BootInit: b.BootInit, Alignment: b.Alignment, Order: b.Order})
 	}
 	for _, sp := range p.Spills {
 		out.Spills = append(out.Spills, jsonSpill{Subgraph: int(sp.Ref.Subgraph), Tensor: int(sp.Ref.Tensor),
@@ -242,4 +257,10 @@ func fragmentation(a plan.Arena) float64 {
 		return 0
 	}
 	return math.Round(10000*float64(a.Size-a.LowerBound)/float64(a.Size)) / 10000
+}
+
+// constBank names the bank cold constants go to by default.
+func constBank(p plan.Platform) string {
+	b, _ := p.ConstBank()
+	return b.Name
 }

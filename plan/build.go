@@ -70,7 +70,7 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 var strategies = map[string]dsa.Strategy{
-	PlannerBest: dsa.Greedy, // TODO(issue 4): dsa.Best once it lands
+	PlannerBest: dsa.Greedy, // dsa.Best lands next
 	PlannerTFLM: dsa.Greedy,
 }
 

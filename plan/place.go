@@ -66,7 +66,9 @@ func newPlacer(p *Plan, m *graph.Model, lt *liveness.Lifetimes, opts Options) *p
 }
 
 func (pl *placer) run(ctx context.Context) error {
-	pl.applyRules()
+	if err := pl.applyRules(); err != nil {
+		return err
+	}
 	if err := pl.placeConstants(); err != nil {
 		return err
 	}
@@ -81,8 +83,10 @@ func (pl *placer) run(ctx context.Context) error {
 // platform's constant bank. A rule naming a tensor (by index or name) beats
 // one naming a class; among rules of equal rank the later one wins. A rule
 // naming a tensor pins it: it never spills. An alias member follows its
-// root.
-func (pl *placer) applyRules() {
+// root. A rule that sends a tensor where its class cannot live (scratch or
+// state in read-only memory, a constant in plain RAM without a source to
+// stage from) is an error naming the rule and the tensor.
+func (pl *placer) applyRules() error {
 	n := len(pl.p.Allocs)
 	pl.memory, pl.pinned, pl.source = make([]string, n), make([]bool, n), make([]string, n)
 	cb, _ := pl.opts.Platform.ConstBank()
@@ -93,18 +97,26 @@ func (pl *placer) applyRules() {
 		} else {
 			pl.memory[i] = pl.writable[0].Name
 		}
-		rank := 0
-		for _, r := range pl.opts.Rules {
+		rank, chosen := 0, -1
+		for ri, r := range pl.opts.Rules {
 			rk := ruleRank(r, a)
 			if rk == 0 || rk < rank {
 				continue
 			}
-			rank = rk
+			rank, chosen = rk, ri
 			pl.memory[i], pl.source[i], pl.pinned[i] = r.Memory, "", rk == 2
 			if a.Class == liveness.Constant {
 				pl.source[i] = r.Source
 			}
 		}
+		if chosen >= 0 {
+			if err := pl.checkRule(chosen, i); err != nil {
+				return err
+			}
+		}
+	}
+	if err := pl.checkStagingSources(); err != nil {
+		return err
 	}
 	for i := range pl.p.Allocs {
 		if a := &pl.p.Allocs[i]; a.AliasOf != nil {
@@ -112,13 +124,51 @@ func (pl *placer) applyRules() {
 			pl.memory[i], pl.pinned[i] = pl.memory[root], pl.pinned[root]
 		}
 	}
+	return nil
+}
+
+// checkRule checks that rule ri can hold allocation i.
+func (pl *placer) checkRule(ri, i int) error {
+	a := &pl.p.Allocs[i]
+	r := pl.opts.Rules[ri]
+	b, _ := pl.opts.Platform.Bank(r.Memory)
+	cb, _ := pl.opts.Platform.ConstBank()
+	switch {
+	case a.Class != liveness.Constant && !b.Writable:
+		return fmt.Errorf("plan: rule %d: %s tensor %v %q cannot live in read-only %s", ri, a.Class, a.Ref, a.Name, r.Memory)
+	case a.Class != liveness.Constant && r.Source != "":
+		return fmt.Errorf("plan: rule %d: source applies to constants only, but %v %q is %s", ri, a.Ref, a.Name, a.Class)
+	case a.Class == liveness.Constant && b.Writable && !b.BootInit && r.Source == "":
+		return fmt.Errorf("plan: rule %d: constant %v %q: %s is RAM; to place constants there, stage them: add source: %s",
+			ri, a.Ref, a.Name, r.Memory, cb.Name)
+	case a.Class == liveness.Constant && !b.Writable && r.Source != "":
+		return fmt.Errorf("plan: rule %d: constant %v %q: staging copies into RAM, but %s is read-only", ri, a.Ref, a.Name, r.Memory)
+	}
+	return nil
+}
+
+// checkStagingSources refuses two sources staged into one memory: each
+// memory gets one staged constant blob, copied in a single step.
+func (pl *placer) checkStagingSources() error {
+	src := map[string]string{}
+	for i := range pl.p.Allocs {
+		if pl.source[i] == "" {
+			continue
+		}
+		m := pl.memory[i]
+		if prev, ok := src[m]; ok && prev != pl.source[i] {
+			return fmt.Errorf("plan: constants are staged into %s from both %s and %s; stage each memory from one source", m, prev, pl.source[i])
+		}
+		src[m] = pl.source[i]
+	}
+	return nil
 }
 
 // ruleRank is 2 when r names tensor a, 1 when it names a's class, else 0.
 func ruleRank(r Rule, a *Alloc) int {
 	switch {
 	case r.Tensor != "":
-		if r.Tensor == fmt.Sprintf("%d:%d", a.Ref.Subgraph, a.Ref.Tensor) {
+		if ref, err := ParseTensorRef(r.Tensor); err == nil && ref == a.Ref {
 			return 2
 		}
 	case r.Name != "":

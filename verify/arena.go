@@ -112,8 +112,8 @@ func (c *checker) checkRange(a *arena, desc, what string, offset, size int64) in
 	if offset < 0 || end > a.total {
 		c.r.add(OutOfBounds, "%s at [%d, %d) lies outside [0, %d) of %s", what, offset, end, a.total, desc)
 	}
-	if offset%c.doc.alignment != 0 {
-		c.r.add(Misaligned, "%s at offset %d in %s is not a multiple of %d", what, offset, desc, c.doc.alignment)
+	if align := c.alignOf(a.memory); offset%align != 0 {
+		c.r.add(Misaligned, "%s at offset %d in %s is not a multiple of %d", what, offset, desc, align)
 	}
 	return end
 }
@@ -203,14 +203,14 @@ func liveSum(bufs []*buffer, step int64) (int64, []graph.TensorRef) {
 }
 
 // checkPeak recomputes a scratch arena's lower bounds, the largest sum over
-// steps of its live buffers' sizes rounded up to the alignment: with each
-// alias group one buffer, live over the union of its members' lifetimes
-// (lower_bound), and with every tensor a buffer of its own
-// (lower_bound_without_aliases). It checks total_size, both bounds,
-// peak_step and peak_tensors, which must name the root of every group live
-// at peak_step.
+// steps of its live buffers' sizes rounded up to the arena's alignment (the
+// plan's and its bank's): with each alias group one buffer, live over the
+// union of its members' lifetimes (lower_bound), and with every tensor a
+// buffer of its own (lower_bound_without_aliases). It checks total_size,
+// both bounds, peak_step and peak_tensors, which must name the root of
+// every group live at peak_step.
 func (c *checker) checkPeak(a *arena, desc string, ps []*placed) {
-	align := c.doc.alignment
+	align := c.alignOf(a.memory)
 	if a.total%align != 0 {
 		c.r.add(HeightMismatch, "%s: total_size %d is not a multiple of the alignment %d", desc, a.total, align)
 	}

@@ -26,6 +26,47 @@ type planDoc struct {
 	lifetimes  []lifetime
 	variables  []varEntry // resource_variables
 	skipped    []skipped  // skipped_tensors
+	platform   platform
+	rules      []rule
+	spills     []spill
+}
+
+// platform is the platform object: the banks the plan was made for.
+type platform struct {
+	name  string
+	banks []bank
+	// constBank is constant_bank when the object has that key: the
+	// read-only bank cold constants go to by default. Without it, the
+	// first read-only bank.
+	constBank *string
+}
+
+// bank is one platform.banks entry.
+type bank struct {
+	path      string
+	name      string
+	capacity  int64 // 0: unlimited
+	writable  bool
+	alignment int64 // 0: the plan's
+	order     int64
+	// bootInit is boot_init when present: RAM that start-up code fills
+	// from an image, so it may hold cold constants.
+	bootInit bool
+}
+
+// rule is one rules entry; exactly one of class, tensor and name is set.
+type rule struct {
+	path                string
+	class, tensor, name string
+	memory, source      string
+}
+
+// spill is one spills entry.
+type spill struct {
+	path     string
+	ref      graph.TensorRef
+	name     string
+	from, to string
 }
 
 // alloc is one tensor_allocs entry.
@@ -53,6 +94,8 @@ type arena struct {
 	total  int64
 	used   int64
 	// Scratch arenas only.
+	capacity    int64
+	frag        float64 // fragmentation
 	lowerBound  int64
 	noAliases   int64 // lower_bound_without_aliases
 	peakStep    int64
@@ -130,6 +173,12 @@ func decode(data []byte) (*planDoc, []Violation) {
 	lifetimes := top.list("tensor_lifetimes")
 	variables := top.list("resource_variables")
 	skips := top.list("skipped_tensors")
+	plat := top.object("platform")
+	doc.platform.name = plat.str("name")
+	doc.platform.constBank = plat.optStr("constant_bank")
+	banks := plat.list("banks")
+	rules := top.list("rules")
+	spills := top.list("spills")
 	if !*top.ok {
 		return nil, r
 	}
@@ -139,8 +188,8 @@ func decode(data []byte) (*planDoc, []Violation) {
 	}
 	for i, v := range scratch {
 		o := newObject(&r, v, fmt.Sprintf("arena_usages[%d]", i))
-		a := arena{path: o.path, role: roleScratch, memory: o.str("memory"), total: o.int("total_size"),
-			used: o.int("used"), lowerBound: o.int("lower_bound"),
+		a := arena{path: o.path, role: roleScratch, memory: o.str("memory"), capacity: o.int("capacity"),
+			total: o.int("total_size"), used: o.int("used"), frag: o.number("fragmentation"), lowerBound: o.int("lower_bound"),
 			noAliases: o.int("lower_bound_without_aliases"), peakStep: o.int("peak_step")}
 		for j, p := range o.list("peak_tensors") {
 			po := newObject(&r, p, fmt.Sprintf("%s.peak_tensors[%d]", o.path, j))
@@ -177,6 +226,26 @@ func decode(data []byte) (*planDoc, []Violation) {
 	for i, v := range skips {
 		o := newObject(&r, v, fmt.Sprintf("skipped_tensors[%d]", i))
 		doc.skipped = append(doc.skipped, skipped{path: o.path, ref: o.ref(), name: o.str("name"), reason: o.str("reason")})
+	}
+	for i, v := range banks {
+		o := newObject(&r, v, fmt.Sprintf("platform.banks[%d]", i))
+		b := bank{path: o.path, name: o.str("name"), capacity: o.int("capacity"), writable: o.bool("writable"),
+			alignment: o.int("alignment"), order: o.int("order")}
+		if bi := o.optBool("boot_init"); bi != nil {
+			b.bootInit = *bi
+		}
+		doc.platform.banks = append(doc.platform.banks, b)
+	}
+	for i, v := range rules {
+		o := newObject(&r, v, fmt.Sprintf("rules[%d]", i))
+		doc.rules = append(doc.rules, rule{path: o.path, class: o.optString("class"), tensor: o.optString("tensor"),
+			name: o.optString("name"), memory: o.str("memory"), source: o.optString("source")})
+	}
+	for i, v := range spills {
+		o := newObject(&r, v, fmt.Sprintf("spills[%d]", i))
+		sp := spill{path: o.path, ref: o.ref(), name: o.str("name"), from: o.str("from"), to: o.str("to")}
+		o.str("reason")
+		doc.spills = append(doc.spills, sp)
 	}
 	if len(r) > 0 {
 		return nil, r
@@ -329,6 +398,58 @@ func (o *object) str(key string) string {
 		o.wrong(key, v, "a string")
 	}
 	return s
+}
+
+// optStr reads a string key that may be absent; nil when it is.
+func (o *object) optStr(key string) *string {
+	if o.m == nil {
+		return nil
+	}
+	v, present := o.m[key]
+	if !present {
+		return nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		o.wrong(key, v, "a string")
+		return nil
+	}
+	return &s
+}
+
+// optString reads a string key that may be absent; "" when it is.
+func (o *object) optString(key string) string {
+	if s := o.optStr(key); s != nil {
+		return *s
+	}
+	return ""
+}
+
+func (o *object) bool(key string) bool {
+	v, ok := o.field(key)
+	if !ok {
+		return false
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		o.wrong(key, v, "a boolean")
+	}
+	return b
+}
+
+// number reads any JSON number.
+func (o *object) number(key string) float64 {
+	v, ok := o.field(key)
+	if !ok {
+		return 0
+	}
+	if n, isNum := v.(json.Number); isNum {
+		if f, err := n.Float64(); err == nil {
+			return f
+		}
+	}
+	o.wrong(key, v, "a number")
+	return 0
 }
 
 func (o *object) strOrNull(key string) *string {

@@ -19,7 +19,24 @@
 //     for is_variable state, constant for data in a model buffer, scratch
 //     otherwise;
 //   - every allocation, and every resource variable, lies inside its arena
-//     (OutOfBounds) at a multiple of the plan's alignment (Misaligned);
+//     (OutOfBounds) at a multiple of the plan's alignment and of its bank's,
+//     when the bank sets one (Misaligned);
+//   - the arenas of each bank with a capacity fit it together: scratch,
+//     persistent and constant arenas in the bank, and the images of staged
+//     constant arenas copied from it (OverCapacity);
+//   - scratch and persistent arenas, and staged copies, are in writable
+//     banks; cold constants (unless the bank has boot_init) and staging
+//     sources in read-only ones (WrongClass);
+//   - every tensor is where the plan's rules put it, recomputed from rules
+//     (a rule naming the tensor by index or name beats one naming its
+//     class, the later of equals wins, an alias group follows its root): a
+//     tensor a tensor or name rule names is in exactly that memory; any
+//     other is in the memory its class rule or the default (the first
+//     writable bank in allocation order; for constants the constant bank)
+//     asks for, or has spills entries that move it there; a constant is
+//     staged from its rule's source; a resource variable is in the bank of
+//     the last persistent class rule or a later writable bank
+//     (RuleViolated);
 //   - no two scratch tensors of different alias groups live at a common
 //     step share a byte, no two persistent allocations (is_variable
 //     tensors and resource variables) share a byte, and no two constants
@@ -35,14 +52,18 @@
 //     or read a value of non-zero size has a resource_variables entry
 //     (Unplaced) at least as large as every such value (OutOfBounds);
 //   - each arena's used, total_size, lower_bound,
-//     lower_bound_without_aliases, peak_step and peak_tensors agree with
-//     its allocations (HeightMismatch). An alias group is one buffer,
+//     lower_bound_without_aliases, fragmentation, peak_step and
+//     peak_tensors agree with its allocations (HeightMismatch). An alias group is one buffer,
 //     live over the union of its members' lifetimes, and peak_tensors
 //     names each buffer live at peak_step by its root.
 //
 // A plan that does not describe the model (a tensor that does not exist or
-// is allocated twice, a size or name that is not the tensor's, an unknown
-// memory, model.steps other than the timeline's length, a variable no
+// is allocated twice, a size or name that is not the tensor's, a memory
+// that is not a bank of platform, a platform with duplicate or bad banks, a
+// rule with other than one selector, a spills entry that does not lead from
+// where the rules put its tensor to where it is, between writable banks in
+// allocation order, or that moves a pinned tensor, a scratch arena whose
+// capacity is not its bank's, model.steps other than the timeline's length, a variable no
 // VAR_HANDLE names or whose size or handles are not the model's, a
 // dynamic_shape that does not match the shape signature, a skipped tensor
 // that is unused, allocated or not empty for the reason given, or a used

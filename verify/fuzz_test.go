@@ -10,7 +10,7 @@ import (
 // FuzzPlan feeds mutated plans to Plan, which must never panic, and must
 // call every result a violation of a valid Kind.
 func FuzzPlan(f *testing.F) {
-	names := []string{"chain", "while", "variable", "constant", "alias", "resource"}
+	names := []string{"chain", "while", "variable", "constant", "alias", "resource", "banks"}
 	for i, name := range names {
 		data, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 		if err != nil {

@@ -17,11 +17,13 @@ func _() {
 	_ = x[HeightMismatch-7]
 	_ = x[Malformed-8]
 	_ = x[BadAlias-9]
+	_ = x[OverCapacity-10]
+	_ = x[RuleViolated-11]
 }
 
-const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAlias"
+const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolated"
 
-var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95}
+var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119}
 
 func (i Kind) String() string {
 	idx := int(i) - 1

@@ -293,7 +293,45 @@ func resourceModel() *graph.Model {
 	}}
 }
 
+// banksModel runs on a platform of two writable banks, DTCM (96 bytes,
+// 32-byte alignment) before SRAM (256 bytes), and read-only MRAM. Its plan,
+// testdata/banks.json, puts scratch in DTCM by a class rule, where a
+// spills to SRAM; stages the weights from MRAM into SRAM; keeps bias cold
+// in MRAM by a name rule and pins out to SRAM by a tensor rule. state is
+// in DTCM by default.
+//
+//	step:   0      1    2    3
+//	        inputs FC   ADD  RELU
+//	in      [=========]
+//	a              [=======]
+//	b                   [=======]
+//	out                      [==]
+func banksModel() *graph.Model {
+	return &graph.Model{
+		Buffers: []graph.Buffer{{}, {Data: make([]byte, 32)}, {Data: make([]byte, 16)}},
+		Subgraphs: []graph.Subgraph{{
+			Tensors: []graph.Tensor{
+				tensor("in", graph.Int8, 32),
+				withBuffer(tensor("weights", graph.Int8, 32), 1),
+				withBuffer(tensor("bias", graph.Int32, 4), 2),
+				tensor("a", graph.Int8, 64),
+				variable(tensor("state", graph.Int8, 16)),
+				tensor("b", graph.Int8, 32),
+				tensor("out", graph.Int8, 16),
+			},
+			Ops: []graph.Op{
+				op("FULLY_CONNECTED", ids(0, 1, 2), ids(3)),
+				op("ADD", ids(3, 4), ids(5)),
+				op("RELU", ids(5), ids(6)),
+			},
+			Inputs:  ids(0),
+			Outputs: ids(6),
+		}},
+	}
+}
+
 var models = map[string]func() *graph.Model{
+	"banks":    banksModel,
 	"chain":    chainModel,
 	"while":    whileModel,
 	"variable": variableModel,

@@ -34,6 +34,7 @@ func Plan(m *graph.Model, planJSON []byte) []Violation {
 	}
 	c.doc, c.tl = doc, tl
 	c.checkHeader()
+	c.checkPlatform()
 	c.placeTensors()
 	c.checkSkipped()
 	c.checkUnplaced()
@@ -42,6 +43,9 @@ func Plan(m *graph.Model, planJSON []byte) []Violation {
 	c.checkAliases()
 	c.checkVariables()
 	c.checkArenas()
+	c.checkBanks()
+	c.checkRules()
+	c.checkSpills()
 	if len(c.r) == 0 {
 		return nil
 	}
@@ -60,6 +64,12 @@ type checker struct {
 	order  []*placed // placed, in file order
 	// skips maps each tensor skipped_tensors names once to its entry.
 	skips map[graph.TensorRef]*skipped
+	// banks maps each bank name to its platform entry (the first, when
+	// a name is given twice); writable lists the writable banks in
+	// allocation order.
+	banks    map[string]*bank
+	writable []*bank
+	rulesOK  bool // every rule is well formed; set by checkRules
 }
 
 // placed is an allocation of an existing tensor.

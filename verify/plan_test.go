@@ -142,7 +142,7 @@ func scratchAlloc(s, tn int, name string, size, offset int) map[string]any {
 }
 
 func TestPlanClean(t *testing.T) {
-	for _, name := range []string{"chain", "while", "variable", "constant", "alias", "resource"} {
+	for _, name := range []string{"chain", "while", "variable", "constant", "alias", "resource", "banks"} {
 		t.Run(name, func(t *testing.T) {
 			got := Plan(mustModel(name), readPlan(t, name))
 			assert.Nil(t, got, "%v", got)
@@ -447,7 +447,7 @@ func TestPlanViolations(t *testing.T) {
 		{
 			name: "staged arena without source_memory", model: "constant",
 			edits: []edit{set("constant_arenas.0.mode", "staged")},
-			want:  []Kind{Malformed},
+			want:  []Kind{Malformed, WrongClass}, // and it is staged into read-only FLASH
 		},
 	})
 }
@@ -560,6 +560,8 @@ func TestKindString(t *testing.T) {
 	assert.Equal(t, "Overlap", Overlap.String())
 	assert.Equal(t, "Malformed", Malformed.String())
 	assert.Equal(t, "BadAlias", BadAlias.String())
-	assert.Equal(t, "Kind(10)", Kind(10).String())
+	assert.Equal(t, "OverCapacity", OverCapacity.String())
+	assert.Equal(t, "RuleViolated", RuleViolated.String())
+	assert.Equal(t, "Kind(12)", Kind(12).String())
 	assert.Equal(t, "Unplaced: 0:1 (a) has no allocation", Violation{Unplaced, "0:1 (a) has no allocation"}.String())
 }

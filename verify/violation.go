@@ -20,6 +20,8 @@ const (
 	HeightMismatch          // an arena's used, total_size or lower_bound is wrong
 	Malformed               // the plan cannot be read or does not fit the model
 	BadAlias                // an alias_of is not a chain of view operators to its group's root
+	OverCapacity            // the arenas of a bank together exceed its capacity
+	RuleViolated            // a tensor or variable is not where the plan's rules put it
 )
 
 // Violation is one broken rule. Msg names tensors as

@@ -24,6 +24,7 @@ type packOptions struct {
 
 // strategies maps --strategy names to allocators.
 var strategies = map[string]dsa.Strategy{
+	"best":   dsa.Greedy, // dsa.Best lands next
 	"greedy": dsa.Greedy,
 	"linear": dsa.Linear,
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // defaultStrategy is the allocator pack uses without --strategy.
-const defaultStrategy = "greedy"
+const defaultStrategy = "best"
 
 func strategyNames() string {
 	var names []string

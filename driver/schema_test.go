@@ -1,0 +1,208 @@
+package driver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/driver"
+)
+
+// schemaChecker validates JSON values against the subset of JSON Schema
+// that docs/plan.schema.json uses: type, required, properties,
+// additionalProperties: false, items, enum, minimum, maximum, oneOf and
+// local $ref. It is deliberately small; a keyword it does not know fails
+// the test rather than being ignored.
+type schemaChecker struct {
+	root map[string]any
+	errs []string
+}
+
+var knownKeywords = map[string]bool{
+	"$schema": true, "$id": true, "title": true, "description": true, "$defs": true,
+	"type": true, "required": true, "properties": true, "additionalProperties": true, "items": true,
+	"enum": true, "minimum": true, "maximum": true, "oneOf": true, "$ref": true,
+}
+
+func (c *schemaChecker) fail(path, format string, args ...any) {
+	c.errs = append(c.errs, path+": "+fmt.Sprintf(format, args...))
+}
+
+func (c *schemaChecker) resolve(s map[string]any) map[string]any {
+	ref, ok := s["$ref"].(string)
+	if !ok {
+		return s
+	}
+	node := any(c.root)
+	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+		node = node.(map[string]any)[part]
+	}
+	return node.(map[string]any)
+}
+
+func typeOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	case float64:
+		if x == float64(int64(x)) {
+			return "integer"
+		}
+		return "number"
+	}
+	return "unknown"
+}
+
+func (c *schemaChecker) check(path string, v any, s map[string]any) {
+	s = c.resolve(s)
+	for k := range s {
+		if !knownKeywords[k] {
+			c.fail(path, "schema keyword %q not supported by this checker", k)
+		}
+	}
+	if t, ok := s["type"]; ok {
+		var types []string
+		switch x := t.(type) {
+		case string:
+			types = []string{x}
+		case []any:
+			for _, y := range x {
+				types = append(types, y.(string))
+			}
+		}
+		got := typeOf(v)
+		if !slices.Contains(types, got) && !(got == "integer" && slices.Contains(types, "number")) {
+			c.fail(path, "type %s, want %v", got, types)
+			return
+		}
+	}
+	if e, ok := s["enum"].([]any); ok && !slices.Contains(e, v) {
+		c.fail(path, "value %v not in %v", v, e)
+	}
+	if n, ok := v.(float64); ok {
+		if m, ok := s["minimum"].(float64); ok && n < m {
+			c.fail(path, "%v below minimum %v", n, m)
+		}
+		if m, ok := s["maximum"].(float64); ok && n > m {
+			c.fail(path, "%v above maximum %v", n, m)
+		}
+	}
+	if alts, ok := s["oneOf"].([]any); ok {
+		matches := 0
+		for _, a := range alts {
+			sub := &schemaChecker{root: c.root}
+			sub.check(path, v, a.(map[string]any))
+			if len(sub.errs) == 0 {
+				matches++
+			}
+		}
+		if matches != 1 {
+			c.fail(path, "matches %d of the oneOf alternatives, want 1", matches)
+		}
+	}
+	if obj, ok := v.(map[string]any); ok {
+		props, _ := s["properties"].(map[string]any)
+		for _, r := range asStrings(s["required"]) {
+			if _, ok := obj[r]; !ok {
+				c.fail(path, "missing required key %q", r)
+			}
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if ps, ok := props[k]; ok {
+				c.check(path+"."+k, obj[k], ps.(map[string]any))
+			} else if ap, ok := s["additionalProperties"].(bool); ok && !ap {
+				c.fail(path, "unexpected key %q", k)
+			}
+		}
+	}
+	if arr, ok := v.([]any); ok {
+		if items, ok := s["items"].(map[string]any); ok {
+			for i, x := range arr {
+				c.check(fmt.Sprintf("%s[%d]", path, i), x, items)
+			}
+		}
+	}
+}
+
+func asStrings(v any) []string {
+	var out []string
+	if a, ok := v.([]any); ok {
+		for _, x := range a {
+			out = append(out, x.(string))
+		}
+	}
+	return out
+}
+
+func loadSchema(t *testing.T) *schemaChecker {
+	data, err := os.ReadFile("../docs/plan.schema.json")
+	require.NoError(t, err)
+	var root map[string]any
+	require.NoError(t, json.Unmarshal(data, &root))
+	return &schemaChecker{root: root}
+}
+
+func TestPlanMatchesJSONSchema(t *testing.T) {
+	for _, f := range testModels(t) {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			out, err := driver.Compile(context.Background(), data, testConfig(modelName(f)))
+			require.NoError(t, err)
+			var v any
+			require.NoError(t, json.Unmarshal(out.PlanJSON, &v))
+			c := loadSchema(t)
+			c.check("$", v, c.root)
+			require.Empty(t, c.errs)
+		})
+	}
+}
+
+// The checker itself must reject what the schema forbids.
+func TestSchemaCheckerRejects(t *testing.T) {
+	data, err := os.ReadFile("testdata/golden/hello_world_int8/plan.json")
+	require.NoError(t, err)
+	tests := map[string]func(map[string]any){
+		"missing key":     func(m map[string]any) { delete(m, "spills") },
+		"extra key":       func(m map[string]any) { m["surprise"] = 1 },
+		"wrong type":      func(m map[string]any) { m["alignment"] = "16" },
+		"bad enum":        func(m map[string]any) { m["planner"] = "magic" },
+		"negative offset": func(m map[string]any) { binding(m)["offset"] = -16.0 },
+		"bad alias":       func(m map[string]any) { m["tensor_allocs"].([]any)[0].(map[string]any)["alias_of"] = 3.0 },
+	}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			var v map[string]any
+			require.NoError(t, json.Unmarshal(data, &v))
+			mutate(v)
+			c := loadSchema(t)
+			c.check("$", v, c.root)
+			require.NotEmpty(t, c.errs)
+		})
+	}
+}
+
+func binding(m map[string]any) map[string]any {
+	return m["tensor_allocs"].([]any)[0].(map[string]any)["binding"].(map[string]any)
+}

@@ -1,0 +1,274 @@
+package verify
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// want is where the rules put a tensor.
+type want struct {
+	memory string
+	source string // staged constants: the bank copied from; else ""
+	pinned bool   // by a tensor or name rule: it never spills
+	by     string // "rules[3]", or "default"
+}
+
+func (w want) String() string {
+	s := fmt.Sprintf("%q", w.memory)
+	if w.source != "" {
+		s += fmt.Sprintf(" staged from %q", w.source)
+	}
+	return s + " (" + w.by + ")"
+}
+
+// parseRef parses "subgraph:tensor", two decimal indices.
+func parseRef(s string) (graph.TensorRef, bool) {
+	sg, t, ok := strings.Cut(s, ":")
+	digits := func(x string) bool { return x != "" && strings.Trim(x, "0123456789") == "" }
+	if !ok || !digits(sg) || !digits(t) {
+		return graph.TensorRef{}, false
+	}
+	a, errA := strconv.ParseInt(sg, 10, 32)
+	b, errB := strconv.ParseInt(t, 10, 32)
+	if errA != nil || errB != nil {
+		return graph.TensorRef{}, false
+	}
+	return graph.TensorRef{Subgraph: graph.SubgraphIndex(a), Tensor: graph.TensorID(b)}, true
+}
+
+// checkRuleList checks each rule on its own: one selector, a known class,
+// a tensor as subgraph:tensor, a valid glob, banks of the platform, and a
+// source only where constants may match. It reports whether all are fine;
+// the rule checks run only then, as a bad rule says nothing reliable about
+// where tensors should be.
+func (c *checker) checkRuleList() bool {
+	ok := true
+	bad := func(r *rule, format string, args ...any) {
+		c.r.add(Malformed, "%s: "+format, append([]any{r.path}, args...)...)
+		ok = false
+	}
+	for i := range c.doc.rules {
+		r := &c.doc.rules[i]
+		var sel []string
+		for _, s := range []struct{ key, value string }{{"class", r.class}, {"tensor", r.tensor}, {"name", r.name}} {
+			if s.value != "" {
+				sel = append(sel, s.key)
+			}
+		}
+		if len(sel) != 1 {
+			bad(r, "give exactly one of class, tensor and name, not %d (%s)", len(sel), strings.Join(sel, ", "))
+			continue
+		}
+		switch {
+		case r.class != "":
+			if r.class != roleScratch && r.class != rolePersistent && r.class != roleConstant {
+				bad(r, "class %q is not scratch, persistent or constant", r.class)
+			} else if r.source != "" && r.class != roleConstant {
+				bad(r, "source %q on a %s rule; only constants are staged", r.source, r.class)
+			}
+		case r.tensor != "":
+			if _, isRef := parseRef(r.tensor); !isRef {
+				bad(r, "tensor %q is not subgraph:tensor", r.tensor)
+			}
+		default:
+			if _, err := path.Match(r.name, ""); err != nil {
+				bad(r, "name %q is not a valid glob: %v", r.name, err)
+			}
+		}
+		if !c.knownBank(r.path, "memory", r.memory) {
+			ok = false
+		}
+		if r.source != "" && !c.knownBank(r.path, "source", r.source) {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// rank is 2 when r names tensor p (by index or name), 1 when it names p's
+// class, 0 otherwise.
+func rank(r *rule, p *placed) int {
+	switch {
+	case r.tensor != "":
+		if ref, ok := parseRef(r.tensor); ok && ref == p.ref {
+			return 2
+		}
+	case r.name != "":
+		if ok, _ := path.Match(r.name, p.t.Name); ok {
+			return 2
+		}
+	case r.class != "":
+		if r.class == p.role {
+			return 1
+		}
+	}
+	return 0
+}
+
+// wantOf returns where the rules put p. By default scratch and persistent
+// tensors go to the first writable bank and constants, cold, to the
+// constant bank. A rule naming the tensor beats one naming its class;
+// among rules of one rank the later wins.
+func (c *checker) wantOf(p *placed) want {
+	w := want{by: "default"}
+	if p.role == roleConstant {
+		w.memory = c.constBank()
+	} else if len(c.writable) > 0 {
+		w.memory = c.writable[0].name
+	}
+	best := 0
+	for i := range c.doc.rules {
+		r := &c.doc.rules[i]
+		rk := rank(r, p)
+		if rk == 0 || rk < best {
+			continue
+		}
+		best = rk
+		w = want{memory: r.memory, pinned: rk == 2, by: r.path}
+		if p.role == roleConstant {
+			w.source = r.source
+		}
+	}
+	return w
+}
+
+// checkRules checks that every tensor is where the rules put it (an alias
+// group as its root): a tensor a tensor or name rule names is in exactly
+// that memory; any other is in the memory its class rule or the default
+// asks for, or spills records its moves (checkSpills checks those); a
+// constant is staged from exactly the source its rule gives. A resource
+// variable is in the bank of the last persistent class rule (by default the
+// first writable bank) or a later writable bank.
+func (c *checker) checkRules() {
+	if c.rulesOK = c.checkRuleList(); !c.rulesOK {
+		return
+	}
+	spilled := map[graph.TensorRef]bool{}
+	for _, s := range c.doc.spills {
+		spilled[s.ref] = true
+	}
+	for _, p := range c.order {
+		if !c.ruleChecked(p) || c.banks[p.memory] == nil {
+			continue // an unknown memory is Malformed already
+		}
+		w := c.wantOf(p)
+		moved := p.memory != w.memory
+		switch {
+		case moved && w.pinned:
+			c.r.add(RuleViolated, "%s is in %q, but %s pins it to %q", c.name(p.ref), p.memory, w.by, w.memory)
+			continue
+		case moved && !spilled[p.ref]:
+			c.r.add(RuleViolated, "%s is in %q, but asks for %s, and spills records no move", c.name(p.ref), p.memory, w)
+			continue
+		}
+		// The source is checked once the memory is right; an unknown
+		// one is Malformed already.
+		if src := deref(p.source); p.role == roleConstant && src != w.source && (src == "" || c.banks[src] != nil) {
+			c.r.add(RuleViolated, "%s has source_memory %s, but asks for %s", c.name(p.ref), strOrNull(p.source), w)
+		}
+	}
+	varBank, by := "", "default"
+	if len(c.writable) > 0 {
+		varBank = c.writable[0].name
+	}
+	for _, r := range c.doc.rules {
+		if r.class == rolePersistent {
+			varBank, by = r.memory, r.path
+		}
+	}
+	for _, v := range c.doc.variables {
+		if c.banks[v.memory] == nil {
+			continue
+		}
+		if at, from := c.writableRank(v.memory), c.writableRank(varBank); at < 0 || at < from {
+			c.r.add(RuleViolated, "%s is in %q, but %s puts it in %q or a later writable bank", v.key(), v.memory, by, varBank)
+		}
+	}
+}
+
+// ruleChecked reports whether the rules apply to p itself: it has its
+// tensor's role (else WrongClass says so already) and is not a member of
+// an alias group with a placed root (members follow their root, and
+// checkAliases checks they share its memory).
+func (c *checker) ruleChecked(p *placed) bool {
+	if p.role != c.role(p.t) {
+		return false
+	}
+	return p.group == p.ref || c.placed[p.group] == nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// checkSpills checks every spills entry: it names a placed tensor (the
+// root, for an alias group) by its name, and moves it from a writable bank
+// to a later one; and the entries of one tensor, in file order, lead from
+// the memory its rules ask for to the memory it is in, each starting where
+// the one before ended. A tensor a rule pins never spills.
+func (c *checker) checkSpills() {
+	byRef := map[graph.TensorRef][]*spill{}
+	for i := range c.doc.spills {
+		s := &c.doc.spills[i]
+		t := c.tensor(s.ref)
+		if t == nil {
+			c.r.add(Malformed, "%s: tensor %v does not exist", s.path, s.ref)
+			continue
+		}
+		if s.name != t.Name {
+			c.r.add(Malformed, "%s: name %q, but %v is named %q", s.path, s.name, s.ref, t.Name)
+		}
+		p := c.placed[s.ref]
+		switch {
+		case p == nil:
+			c.r.add(Malformed, "%s: %s has no allocation", s.path, c.name(s.ref))
+			continue
+		case p.group != p.ref && c.placed[p.group] != nil:
+			c.r.add(Malformed, "%s: %s is a member of the alias group of %s, which spills in its place", s.path, c.name(s.ref), c.name(p.group))
+			continue
+		case !c.ruleChecked(p):
+			continue // its role is wrong, and reported
+		}
+		from, to := c.writableRank(s.from), c.writableRank(s.to)
+		switch {
+		case from < 0 || to < 0:
+			c.r.add(Malformed, "%s: %s moves from %q to %q, but spills move between writable banks", s.path, c.name(s.ref), s.from, s.to)
+			continue
+		case to <= from:
+			c.r.add(Malformed, "%s: %s moves from %q to %q, which does not come after it in allocation order", s.path, c.name(s.ref), s.from, s.to)
+			continue
+		}
+		byRef[s.ref] = append(byRef[s.ref], s)
+	}
+	for _, p := range c.order {
+		chain := byRef[p.ref]
+		if len(chain) == 0 {
+			continue
+		}
+		if !c.rulesOK {
+			continue
+		}
+		w := c.wantOf(p)
+		if w.pinned {
+			c.r.add(Malformed, "%s: %s spills, but %s pins it to %q", chain[0].path, c.name(p.ref), w.by, w.memory)
+			continue
+		}
+		at := w.memory
+		for _, s := range chain {
+			if s.from != at {
+				c.r.add(Malformed, "%s: %s moves from %q, but it was in %q (it asks for %s)", s.path, c.name(p.ref), s.from, at, w)
+			}
+			at = s.to
+		}
+		if at != p.memory {
+			c.r.add(Malformed, "%s: %s ends in %q after its spills, but is in %q", chain[len(chain)-1].path, c.name(p.ref), at, p.memory)
+		}
+	}
+}
