@@ -70,7 +70,7 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 var strategies = map[string]dsa.Strategy{
-	PlannerBest: dsa.Greedy, // dsa.Best lands next
+	PlannerBest: dsa.Best,
 	PlannerTFLM: dsa.Greedy,
 }
 

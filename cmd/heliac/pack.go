@@ -24,7 +24,7 @@ type packOptions struct {
 
 // strategies maps --strategy names to allocators.
 var strategies = map[string]dsa.Strategy{
-	"best":   dsa.Greedy, // dsa.Best lands next
+	"best":   dsa.Best,
 	"greedy": dsa.Greedy,
 	"linear": dsa.Linear,
 }

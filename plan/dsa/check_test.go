@@ -65,4 +65,5 @@ var strategies = []struct {
 }{
 	{"Linear", Linear},
 	{"Greedy", Greedy},
+	{"Best", Best},
 }

@@ -29,6 +29,51 @@
 // equal outputs. Zero-size buffers occupy no bytes: they never conflict, get
 // offset 0 (or their pinned offset) and do not count toward Height.
 //
+// There are three strategies. Linear reuses no bytes: the baseline. Greedy
+// reproduces TFLM's GreedyMemoryPlanner exactly. Best, the default, goes
+// for the optimum:
+//
+//  1. Heuristics, run in parallel. Greedy; the "skyline" rule (place
+//     whichever buffer can go lowest, ties by an order) under five orders:
+//     by size, area (size times lifetime), lifetime, start, and conflict
+//     weight (the bytes live with a buffer); and first-fit and best-fit
+//     under the same five. The lowest wins, ties to the earlier, so Best is
+//     never above Greedy. If one meets the bound Best stops.
+//  2. Exact search, for problems of at most 4096 free buffers: MiniMalloc's
+//     branch and bound (Moffitt, ASPLOS 2023) answers whether the buffers
+//     fit under a height H, or gives up after a work limit. It builds only
+//     canonical placements (buffers in order of offset, each as low as the
+//     ones below it allow) and prunes by dominance and by section inference
+//     (at each step, the bytes still to place must fit between the floor
+//     and H), splitting the problem where no unplaced buffer spans a step.
+//     Rounds double the limit. Each round asks for H = the bound, with
+//     MiniMalloc's three buffer orders in turn, and beside it on a second
+//     goroutine bisects between the bound and the best height so far. A
+//     search that runs out of candidates proves H infeasible and raises the
+//     bound.
+//
+// The bound is LowerBound, or more when pinned buffers force it; a
+// placement that meets it is optimal, and Best stops there. Otherwise it
+// searches until ctx is done, or, when ctx has no deadline, until it has
+// spent a fixed amount of search work (a few seconds at most on two cores).
+// Searches are limited by counted work, never by time, so Best's answer
+// depends only on the problem and on when it is told to stop: a tighter or
+// busier deadline can give a taller, always valid, placement.
+//
+// How good is Best? On the buffers of the 44 corpus models TFLM runs (with
+// or without kernel scratch) the heuristics meet the bound, so Best's
+// placements are optimal, in milliseconds. On MiniMalloc's eight
+// challenging problems (154-454 buffers, Greedy 28-38% above the bound) it
+// proves the optimum of the seven whose bound is reachable in well under a
+// second each on two cores, and on the eighth, D, reaches MiniMalloc's best
+// known height (5.3% above its bound) in one to two seconds, and lower with
+// more time; D's optimum is unknown. The problem is NP-hard: where the
+// search cannot close the gap Best is only a good heuristic, and a few
+// dozen buffers with ragged sizes and alignments can already defeat the
+// proof of optimality. Past 4096 free buffers it runs the heuristics alone:
+// 100,000 buffers take about a second, within about 1% of the bound on a
+// long chain.
+//
 // The CSV functions read and write MiniMalloc's format, so its benchmark
 // problems run unchanged.
 package dsa

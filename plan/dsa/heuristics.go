@@ -2,7 +2,6 @@ package dsa
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"math"
 	"slices"
@@ -11,10 +10,11 @@ import (
 // placer builds one placement at a time over an instance: the pinned
 // buffers sit at their offsets, and free buffers are added one by one.
 type placer struct {
-	in     *instance
-	off    []int64
-	placed []bool
-	ext    []extent // scratch
+	in      *instance
+	off     []int64
+	placed  []bool
+	ext     []extent // scratch
+	heapPos []int32  // scratch for skyline
 }
 
 // extent is the bytes [off, end) of a placed buffer.
@@ -110,7 +110,7 @@ func (pl *placer) place(ctx context.Context, order []int32, rule func(*placer, i
 // orderBy returns the free buffers sorted by key, ties by index.
 func (in *instance) orderBy(key func(a, b Buffer) int) []int32 {
 	order := slices.Clone(in.free)
-	slices.SortStableFunc(order, func(i, j int32) int { return key(in.bufs[i], in.bufs[j]) })
+	slices.SortFunc(order, func(i, j int32) int { return cmp.Or(key(in.bufs[i], in.bufs[j]), cmp.Compare(i, j)) })
 	return order
 }
 
@@ -118,8 +118,9 @@ func width(b Buffer) int64  { return b.End - b.Start }
 func area(b Buffer) float64 { return float64(b.Size) * float64(width(b)) }
 
 // heuristicOrders returns the orders Best's placement heuristics try after
-// Greedy's: by size, area, lifetime, start and conflict weight (the bytes of
-// the buffers live with it), larger first.
+// Greedy's: larger first by size, area (size times lifetime), lifetime and
+// conflict weight (its size plus those of the buffers live with it), and
+// earlier first by start; ties by size, then index.
 func (in *instance) heuristicOrders() [][]int32 {
 	bySize := func(a, b Buffer) int { return cmp.Compare(b.Size, a.Size) }
 	conflict := make([]int64, len(in.bufs))
@@ -129,8 +130,9 @@ func (in *instance) heuristicOrders() [][]int32 {
 		}
 	}
 	byConflict := slices.Clone(in.free)
-	slices.SortStableFunc(byConflict, func(i, j int32) int {
-		return cmp.Or(cmp.Compare(conflict[j]+in.bufs[j].Size, conflict[i]+in.bufs[i].Size), bySize(in.bufs[i], in.bufs[j]))
+	slices.SortFunc(byConflict, func(i, j int32) int {
+		return cmp.Or(cmp.Compare(conflict[j]+in.bufs[j].Size, conflict[i]+in.bufs[i].Size),
+			bySize(in.bufs[i], in.bufs[j]), cmp.Compare(i, j))
 	})
 	return [][]int32{
 		in.orderBy(bySize),
@@ -147,53 +149,31 @@ func (in *instance) heuristicOrders() [][]int32 {
 func (pl *placer) skyline(ctx context.Context, rank []int32) int64 {
 	pl.reset()
 	in := pl.in
-	h := &offsetHeap{}
-	minOff := pl.off // unplaced buffers keep their lowest offset here
-	for _, i := range in.free {
-		minOff[i] = pl.clearOfPinned(i, 0)
-		h.items = append(h.items, heapItem{minOff[i], rank[i], i})
+	h := offsetHeap{pos: pl.heapPos}
+	if h.pos == nil {
+		h.pos = make([]int32, len(in.bufs))
+		pl.heapPos = h.pos
 	}
-	heap.Init(h)
-	for n := 0; h.Len() > 0; {
-		it := heap.Pop(h).(heapItem)
-		i := it.idx
-		if pl.placed[i] || it.off != minOff[i] {
-			continue // stale
-		}
-		if n++; n%1024 == 0 && ctx.Err() != nil {
+	for _, i := range in.free {
+		h.pos[i] = int32(len(h.items))
+		h.items = append(h.items, heapItem{clearOfPinned(in, i, 0), rank[i], i})
+	}
+	h.init()
+	for n := 0; len(h.items) > 0; n++ {
+		if n%1024 == 1023 && ctx.Err() != nil {
 			return -1
 		}
-		pl.placed[i] = true
-		top := minOff[i] + in.bufs[i].Size
-		for _, j := range in.neighbours(i) {
-			if !pl.placed[j] && minOff[j] < top {
-				minOff[j] = pl.clearOfPinned(j, top)
-				heap.Push(h, heapItem{minOff[j], rank[j], j})
+		it := h.pop()
+		pl.off[it.idx], pl.placed[it.idx] = it.off, true
+		top := it.off + in.bufs[it.idx].Size
+		for _, j := range in.neighbours(it.idx) {
+			if k := h.pos[j]; !pl.placed[j] && h.items[k].off < top {
+				h.items[k].off = clearOfPinned(in, j, top)
+				h.down(int(k))
 			}
 		}
 	}
 	return height(in.bufs, pl.off)
-}
-
-// clearOfPinned returns the lowest aligned offset at or above from where
-// buffer i overlaps no pinned buffer live with it.
-func (pl *placer) clearOfPinned(i int32, from int64) int64 {
-	b := pl.in.bufs[i]
-	off := alignUp(from, b.Align)
-	if len(pl.in.pinned) == 0 {
-		return off
-	}
-	for moved := true; moved; {
-		moved = false
-		for _, j := range pl.in.neighbours(i) {
-			c := pl.in.bufs[j]
-			if c.Fixed != nil && *c.Fixed < off+b.Size && off < *c.Fixed+c.Size {
-				off = alignUp(*c.Fixed+c.Size, b.Align)
-				moved = true
-			}
-		}
-	}
-	return off
 }
 
 type heapItem struct {
@@ -202,20 +182,55 @@ type heapItem struct {
 	idx  int32
 }
 
-// offsetHeap is a min-heap of buffers by offset, then rank.
-type offsetHeap struct{ items []heapItem }
-
-func (h *offsetHeap) Len() int { return len(h.items) }
-func (h *offsetHeap) Less(i, j int) bool {
-	a, b := h.items[i], h.items[j]
+func (a heapItem) less(b heapItem) bool {
 	return a.off < b.off || a.off == b.off && a.rank < b.rank
 }
-func (h *offsetHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *offsetHeap) Push(x any)   { h.items = append(h.items, x.(heapItem)) }
-func (h *offsetHeap) Pop() any {
-	it := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return it
+
+// offsetHeap is a binary min-heap of buffers by offset, then rank, that
+// knows where each buffer is (pos), so that raising one's offset moves it
+// down in place.
+type offsetHeap struct {
+	items []heapItem
+	pos   []int32 // by buffer index
+}
+
+func (h *offsetHeap) init() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *offsetHeap) pop() heapItem {
+	top := h.items[0]
+	last := len(h.items) - 1
+	h.items[0] = h.items[last]
+	h.pos[h.items[0].idx] = 0
+	h.items = h.items[:last]
+	if last > 0 {
+		h.down(0)
+	}
+	return top
+}
+
+func (h *offsetHeap) down(i int) {
+	it, n := h.items[i], len(h.items)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h.items[c+1].less(h.items[c]) {
+			c++
+		}
+		if !h.items[c].less(it) {
+			break
+		}
+		h.items[i] = h.items[c]
+		h.pos[h.items[i].idx] = int32(i)
+		i = c
+	}
+	h.items[i] = it
+	h.pos[it.idx] = int32(i)
 }
 
 // rankOf turns an order of the free buffers into each buffer's position.

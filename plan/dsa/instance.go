@@ -2,12 +2,9 @@ package dsa
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
-
-// maxPairs bounds the number of pairs of buffers live together that Best
-// indexes (8 bytes each). Above it Best falls back to Greedy alone.
-const maxPairs = 1 << 23
 
 // instance is a problem prepared for Best: its buffers of non-zero size split
 // into free and pinned ones, and for each buffer the others live with it.
@@ -56,7 +53,10 @@ func events(bufs []Buffer) []event {
 
 // newInstance indexes p, or returns nil if more than maxPairs pairs of
 // buffers are live together.
-func newInstance(p Problem) *instance {
+func newInstance(p Problem, maxPairs int) *instance {
+	if len(p.Buffers) > math.MaxInt32 {
+		return nil
+	}
 	in := &instance{bufs: p.Buffers}
 	for i, b := range p.Buffers {
 		switch {
