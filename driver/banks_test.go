@@ -153,15 +153,14 @@ func spillsFrom(ss []plan.Spill, bank string) []plan.Spill {
 }
 
 // compareBest checks PlannerBest's plan b against PlannerTFLM's plan g for
-// one platform. Where both banks hold the same tensors (the spills agree),
-// best's arena is never larger. The spills need not agree: a bank spills
-// until its planner packs what is left, and best may pack a set that the
-// greedy planner cannot, keeping more in a fast bank; what the later banks
-// receive then differs, and so may the total. The first bank gets the
-// same tensors from both, and the victims are chosen the same way, so
-// best's spills out of it are a prefix of tflm's.
+// one platform: best never needs more scratch bytes in total (plan.Build
+// also tries TFLM's fit decisions and keeps the smaller plan), and where
+// both banks hold the same tensors (the spills agree), best's arena is
+// never larger bank by bank.
 func compareBest(t *testing.T, what string, p plan.Platform, b, g *plan.Plan) {
 	t.Helper()
+	assert.LessOrEqual(t, scratchTotal(b), scratchTotal(g), "%s: scratch bytes in total, best (%s) vs tflm (%s)",
+		what, scratchLayout(b), scratchLayout(g))
 	if sameSpills(b.Spills, g.Spills) {
 		for _, ga := range g.Arenas {
 			if ga.Kind != plan.ScratchArena {
@@ -177,10 +176,6 @@ func compareBest(t *testing.T, what string, p plan.Platform, b, g *plan.Plan) {
 			what, scratchLayout(b), scratchLayout(g))
 		return
 	}
-	first := p.WritableBanks()[0].Name
-	bs, gs := spillsFrom(b.Spills, first), spillsFrom(g.Spills, first)
-	assert.True(t, len(bs) <= len(gs) && sameSpills(bs, gs[:len(bs)]),
-		"%s: best's spills out of %s are not a prefix of tflm's: best (%s) vs tflm (%s)", what, first, scratchLayout(b), scratchLayout(g))
 }
 
 // unlimited returns p with every capacity lifted.

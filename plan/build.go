@@ -75,11 +75,59 @@ var strategies = map[string]dsa.Strategy{
 }
 
 // Build places every tensor of m that occupies bytes, bank by bank.
+//
+// With PlannerBest on a platform whose writable banks have capacities, the
+// tensors a bank keeps depend on what the planner can pack, and packing more
+// into a fast bank can leave the later banks needing more in total. So Build
+// also places with TFLM's greedy planner deciding what fits each bank (Best
+// then packing each bank) and keeps whichever plan needs fewer scratch bytes
+// in total: the default planner is never worse than PlannerTFLM.
 func Build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Options) (*Plan, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	p, err := build(ctx, m, lt, opts, nil)
+	if opts.Planner != PlannerBest || !limited(opts.Platform) {
+		return p, err
+	}
+	q, qerr := build(ctx, m, lt, opts, dsa.Greedy)
+	switch {
+	case err != nil && qerr != nil:
+		return nil, err
+	case err != nil:
+		return q, nil
+	case qerr != nil:
+		return p, nil
+	}
+	if scratchTotal(q) < scratchTotal(p) {
+		return q, nil
+	}
+	return p, nil
+}
+
+// limited reports whether any writable bank has a capacity.
+func limited(p *Platform) bool {
+	for _, b := range p.Banks {
+		if b.Writable && b.Capacity > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func scratchTotal(p *Plan) int64 {
+	var n int64
+	for _, a := range p.Arenas {
+		if a.Kind == ScratchArena {
+			n += a.Size
+		}
+	}
+	return n
+}
+
+// build makes one plan; fit, when set, decides what fits each bank.
+func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Options, fit dsa.Strategy) (*Plan, error) {
 	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Steps: lt.Steps, Platform: *opts.Platform,
 		Rules: append([]Rule(nil), opts.Rules...), index: map[graph.TensorRef]int{}}
 	for _, t := range lt.Tensors {
@@ -96,6 +144,7 @@ func Build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 		})
 	}
 	pl := newPlacer(p, m, lt, opts)
+	pl.fit = fit
 	if err := pl.run(ctx); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,9 @@ type placer struct {
 	memory   []string         // per allocation: the bank it asked for
 	pinned   []bool           // per allocation: named by a tensor or name rule
 	source   []string         // per constant allocation: staged from here, or ""
+	// fit, when set, decides which tensors fit a bank of limited capacity
+	// instead of the selected planner (see Build).
+	fit dsa.Strategy
 }
 
 func newPlacer(p *Plan, m *graph.Model, lt *liveness.Lifetimes, opts Options) *placer {
@@ -427,7 +430,7 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 		fits := avail == 0
 		if avail > 0 && lb <= avail {
 			prob.Capacity = avail
-			s, err := pl.solve(ctx, prob)
+			s, err := pl.fitSolve(ctx, prob)
 			if err == nil {
 				sol, fits = s, true
 			} else if !errors.Is(err, dsa.ErrInfeasible) {
@@ -470,6 +473,24 @@ func (pl *placer) solve(ctx context.Context, prob dsa.Problem) (dsa.Solution, er
 	ctx, cancel := context.WithTimeout(ctx, pl.opts.TimeLimit)
 	defer cancel()
 	return strategies[pl.opts.Planner](ctx, prob)
+}
+
+// fitSolve decides whether prob fits its capacity. With a separate fit
+// strategy (see Build), that strategy decides and the selected planner then
+// places the buffers that fit; the planner never does worse than Greedy, so
+// its placement fits too, and if it did not, the fit strategy's is kept.
+func (pl *placer) fitSolve(ctx context.Context, prob dsa.Problem) (dsa.Solution, error) {
+	if pl.fit == nil {
+		return pl.solve(ctx, prob)
+	}
+	s, err := pl.fit(ctx, prob)
+	if err != nil {
+		return s, err
+	}
+	if better, err := pl.solve(ctx, prob); err == nil && better.Height <= s.Height {
+		return better, nil
+	}
+	return s, nil
 }
 
 // problem turns scratch roots into allocator buffers, each live over its
