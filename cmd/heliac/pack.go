@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/plan/dsa"
 )
 
@@ -61,7 +62,7 @@ With -o it writes the rows back with an offset column.`,
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "out", "o", "", "write the buffers with their offsets to this CSV file")
 	f.Int64Var(&opts.capacity, "capacity", 0, "arena capacity in bytes (0: unbounded)")
-	f.DurationVar(&opts.timeLimit, "time-limit", 5*time.Second, "search budget; the best placement found by then is used")
+	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit, "search budget; the best placement found by then is used")
 	f.StringVar(&opts.strategy, "strategy", defaultStrategy, "allocator: "+strategyNames())
 	return cmd
 }

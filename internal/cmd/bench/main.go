@@ -134,7 +134,7 @@ var miniMallocBest = map[string]int64{
 
 // dsaBudget is the time limit Best gets per instance, as heliac pack's
 // default.
-const dsaBudget = 5 * time.Second
+const dsaBudget = plan.DefaultTimeLimit
 
 func instances(shared string) error {
 	files, err := filepath.Glob(filepath.Join(shared, "bench", "dsa", "*.csv"))
