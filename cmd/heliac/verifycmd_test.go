@@ -34,6 +34,17 @@ func TestVerifyCommand(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "sha256")
 
-	code, _, stderr = runHeliac("verify", helloWorld)
+	code, _, stderr = runHeliac("verify")
 	assert.Equal(t, exitUsage, code, stderr)
+
+	// Without a model, verify finds it beside the plan by its sha256.
+	code, _, stderr = runHeliac("verify", dir)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "no model with sha256")
+	model, err := os.ReadFile(helloWorld)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "renamed.tflite"), model, 0o644))
+	code, stdout, stderr = runHeliac("verify", dir)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "plan.json: ok")
 }
