@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/randmodel"
 	"github.com/heliac/heliac/plan"
@@ -61,7 +62,7 @@ func TestCompileBuiltinPlatforms(t *testing.T) {
 			for _, name := range plan.BuiltinPlatformNames() {
 				p, err := plan.BuiltinPlatform(name)
 				require.NoError(t, err)
-				cfg := testConfig(modelName(f))
+				cfg := testConfig(emit.ModelName(f))
 				cfg.Plan.Platform = &p
 				if _, fits := compileOrFull(t, data, cfg, name); !fits {
 					t.Logf("%s: does not fit %s", filepath.Base(f), name)
@@ -114,13 +115,8 @@ func randomPlatform(r *rand.Rand) (plan.Platform, []plan.Rule) {
 
 // scratchTotal is the bytes of every scratch arena of a plan.
 func scratchTotal(p *plan.Plan) int64 {
-	var n int64
-	for _, a := range p.Arenas {
-		if a.Kind == plan.ScratchArena {
-			n += a.Size
-		}
-	}
-	return n
+	size, _ := p.ScratchTotals()
+	return size
 }
 
 // scratchLayout describes a plan's scratch arenas and spills for messages.

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/internal/corpus"
 )
 
@@ -19,14 +19,6 @@ import (
 // "test" keeps a release from churning every golden file.
 func testConfig(name string) driver.Config {
 	return driver.Config{ModelName: name, Version: "test"}
-}
-
-func modelName(file string) string {
-	base := filepath.Base(file)
-	for _, ext := range []string{".tflite", ".bin"} {
-		base = strings.TrimSuffix(base, ext)
-	}
-	return base
 }
 
 // TestCompileCorpus runs every corpus model end to end; Compile verifies
@@ -37,7 +29,7 @@ func TestCompileCorpus(t *testing.T) {
 			t.Parallel()
 			data, err := os.ReadFile(e.Path)
 			require.NoError(t, err)
-			out, err := driver.Compile(context.Background(), data, testConfig(modelName(e.File)))
+			out, err := driver.Compile(context.Background(), data, testConfig(emit.ModelName(e.File)))
 			require.NoError(t, err)
 			var plan map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal(out.PlanJSON, &plan))
@@ -63,9 +55,9 @@ func TestDeterministic(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			data, err := os.ReadFile(f)
 			require.NoError(t, err)
-			a, err := driver.Compile(context.Background(), data, testConfig(modelName(f)))
+			a, err := driver.Compile(context.Background(), data, testConfig(emit.ModelName(f)))
 			require.NoError(t, err)
-			b, err := driver.Compile(context.Background(), data, testConfig(modelName(f)))
+			b, err := driver.Compile(context.Background(), data, testConfig(emit.ModelName(f)))
 			require.NoError(t, err)
 			assert.Equal(t, a.PlanJSON, b.PlanJSON)
 			assert.Equal(t, a.CFiles, b.CFiles)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
 )
 
 // goldenDir holds, per bundled model, the files heliac emits for it. Set
@@ -20,7 +21,7 @@ func TestGolden(t *testing.T) {
 	update := os.Getenv("HELIAC_UPDATE") != ""
 	models := map[string]bool{}
 	for _, f := range testModels(t) {
-		name := modelName(f)
+		name := emit.ModelName(f)
 		models[name] = true
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(f)

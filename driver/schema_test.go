@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
 )
 
 // schemaChecker validates JSON values against the subset of JSON Schema
@@ -168,7 +169,7 @@ func TestPlanMatchesJSONSchema(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			data, err := os.ReadFile(f)
 			require.NoError(t, err)
-			out, err := driver.Compile(context.Background(), data, testConfig(modelName(f)))
+			out, err := driver.Compile(context.Background(), data, testConfig(emit.ModelName(f)))
 			require.NoError(t, err)
 			var v any
 			require.NoError(t, json.Unmarshal(out.PlanJSON, &v))

@@ -75,11 +75,6 @@ func writeFiles(t testing.TB, dir string, files emit.Files) {
 	}
 }
 
-func modelName(path string) string {
-	base := filepath.Base(path)
-	return strings.TrimSuffix(base, filepath.Ext(base))
-}
-
 // run runs a command in dir and fails the test with its output on error.
 func run(t testing.TB, dir, cmd string, args ...string) {
 	t.Helper()
@@ -175,9 +170,9 @@ func TestCCompilesTestdata(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, paths)
 	for _, path := range paths {
-		t.Run(modelName(path), func(t *testing.T) {
+		t.Run(emit.ModelName(path), func(t *testing.T) {
 			t.Parallel()
-			checkCompiles(t, compileModelC(t, path, emit.Meta{ModelName: modelName(path), Version: "test"}), false)
+			checkCompiles(t, compileModelC(t, path, emit.Meta{ModelName: emit.ModelName(path), Version: "test"}), false)
 		})
 	}
 }

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -93,4 +94,17 @@ func commentText(s string) string {
 		prev = c
 	}
 	return b.String()
+}
+
+// ModelName derives the name that C prefixes and plan.json use from a model
+// path: "models/hello_world.tflite" gives "hello_world". Only one .tflite or
+// .bin extension is removed ("m.tflite.bin" gives "m.tflite").
+func ModelName(path string) string {
+	base := filepath.Base(path)
+	for _, ext := range []string{".tflite", ".bin"} {
+		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
+			return strings.TrimSuffix(base, ext)
+		}
+	}
+	return base
 }

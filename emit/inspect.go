@@ -2,7 +2,6 @@ package emit
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -151,14 +150,7 @@ func InspectJSON(m *graph.Model) ([]byte, error) {
 		}
 		out.Subgraphs = append(out.Subgraphs, is)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return encodeJSON(out)
 }
 
 func nonNil(ids []graph.TensorID) []graph.TensorID {

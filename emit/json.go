@@ -239,14 +239,7 @@ func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
 		out.Skipped = append(out.Skipped, jsonSkipped{Subgraph: int(sk.Ref.Subgraph), Tensor: int(sk.Ref.Tensor),
 			Name: sk.Name, Reason: sk.Reason})
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return encodeJSON(out)
 }
 
 // fragmentation is the share of a scratch arena above its lower bound, the
@@ -263,4 +256,17 @@ func fragmentation(a plan.Arena) float64 {
 func constBank(p plan.Platform) string {
 	b, _ := p.ConstBank()
 	return b.Name
+}
+
+// encodeJSON renders v as the JSON heliac writes everywhere: two-space
+// indent, no HTML escaping, a final newline.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -100,7 +100,9 @@ func Build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 	case qerr != nil:
 		return p, nil
 	}
-	if scratchTotal(q) < scratchTotal(p) {
+	qs, _ := q.ScratchTotals()
+	ps, _ := p.ScratchTotals()
+	if qs < ps {
 		return q, nil
 	}
 	return p, nil
@@ -114,16 +116,6 @@ func limited(p *Platform) bool {
 		}
 	}
 	return false
-}
-
-func scratchTotal(p *Plan) int64 {
-	var n int64
-	for _, a := range p.Arenas {
-		if a.Kind == ScratchArena {
-			n += a.Size
-		}
-	}
-	return n
 }
 
 // build makes one plan; fit, when set, decides what fits each bank.
@@ -151,8 +143,7 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 	return p, nil
 }
 
-func (p *Plan) alignUp(n int64) int64 { return alignTo(n, p.Alignment) }
-
+// alignTo rounds n up to a multiple of a (a <= 1: n itself).
 func alignTo(n, a int64) int64 {
 	if a <= 1 {
 		return n

@@ -16,16 +16,6 @@ import (
 	"github.com/heliac/heliac/tflite"
 )
 
-func scratchBytes(p *plan.Plan) (size, lb int64) {
-	for _, a := range p.Arenas {
-		if a.Kind == plan.ScratchArena {
-			size += a.Size
-			lb += a.LowerBound
-		}
-	}
-	return size, lb
-}
-
 // TestCorpusAgainstTFLM plans every model TFLM runs twice: with --planner
 // tflm on TFLM's own lifetimes (no aliasing) the scratch arena must equal
 // what TFLM's GreedyMemoryPlanner needs for the same tensors; with the
@@ -50,14 +40,14 @@ func TestCorpusAgainstTFLM(t *testing.T) {
 			require.NoError(t, err)
 			p, err := plan.Build(context.Background(), m, lt, plan.Options{Planner: plan.PlannerTFLM})
 			require.NoError(t, err)
-			got, _ := scratchBytes(p)
+			got, _ := p.ScratchTotals()
 			assert.Equal(t, want, got, "--planner tflm vs TFLM's planner")
 
 			lt, err = liveness.Analyze(m, liveness.Options{})
 			require.NoError(t, err)
 			p, err = plan.Build(context.Background(), m, lt, plan.Options{})
 			require.NoError(t, err)
-			size, lb := scratchBytes(p)
+			size, lb := p.ScratchTotals()
 			assert.Equal(t, lb, size, "default planner reaches the lower bound")
 			assert.LessOrEqual(t, size, want, "never worse than TFLM")
 		})

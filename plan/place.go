@@ -425,7 +425,7 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 	}
 	for {
 		prob := pl.problem(roots, align)
-		lb := dsa.LowerBound(prob)
+		lb, peak := dsa.Peak(prob)
 		var sol dsa.Solution
 		fits := avail == 0
 		if avail > 0 && lb <= avail {
@@ -448,7 +448,7 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 			pl.scratchArena(b, roots, prob, sol, align)
 			return nil
 		}
-		victim, step := pl.victim(roots, prob)
+		victim, step := pl.victim(roots, prob, peak)
 		nb := pl.next(b.Name)
 		if victim < 0 || nb == "" {
 			have := max(avail, 0)
@@ -508,10 +508,9 @@ func (pl *placer) problem(roots []int, align int64) dsa.Problem {
 	return prob
 }
 
-// victim picks the largest unpinned root live at the problem's busiest
-// step (ties: the later tensor), or -1 when every one there is pinned.
-func (pl *placer) victim(roots []int, prob dsa.Problem) (int, liveness.Step) {
-	_, step := peakStep(prob)
+// victim picks the largest unpinned root live at step, the problem's
+// busiest (ties: the later tensor), or -1 when every one there is pinned.
+func (pl *placer) victim(roots []int, prob dsa.Problem, step int64) (int, liveness.Step) {
 	best := -1
 	for i, b := range prob.Buffers {
 		if b.Start > step || step >= b.End || pl.pinned[roots[i]] {
@@ -537,32 +536,6 @@ func (pl *placer) liveAt(roots []int, prob dsa.Problem, step liveness.Step) []in
 	return ids
 }
 
-// peakStep returns the largest sum of sizes live at one step and the first
-// step reaching it.
-func peakStep(prob dsa.Problem) (int64, int64) {
-	type event struct{ step, delta int64 }
-	var ev []event
-	for _, b := range prob.Buffers {
-		if b.Size > 0 {
-			ev = append(ev, event{b.Start, b.Size}, event{b.End, -b.Size})
-		}
-	}
-	sort.Slice(ev, func(i, j int) bool {
-		if ev[i].step != ev[j].step {
-			return ev[i].step < ev[j].step
-		}
-		return ev[i].delta < ev[j].delta
-	})
-	var live, best, at int64
-	for _, e := range ev {
-		live += e.delta
-		if live > best {
-			best, at = live, e.step
-		}
-	}
-	return best, at
-}
-
 // scratchArena records a solved scratch arena.
 func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol dsa.Solution, align int64) {
 	ai := len(pl.p.Arenas)
@@ -573,7 +546,7 @@ func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol dsa.So
 		arena.Used = max(arena.Used, a.Offset+a.Size)
 	}
 	arena.Size = alignTo(arena.Used, align)
-	lb, step := peakStep(prob)
+	lb, step := dsa.Peak(prob)
 	arena.LowerBound, arena.PeakStep = lb, liveness.Step(step)
 	for _, id := range pl.liveAt(roots, prob, liveness.Step(step)) {
 		arena.PeakTensors = append(arena.PeakTensors, pl.p.Allocs[id].Ref)

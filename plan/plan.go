@@ -123,6 +123,18 @@ type Plan struct {
 	index    map[graph.TensorRef]int
 }
 
+// ScratchTotals returns the summed sizes and lower bounds of the plan's
+// scratch arenas.
+func (p *Plan) ScratchTotals() (size, lowerBound int64) {
+	for _, a := range p.Arenas {
+		if a.Kind == ScratchArena {
+			size += a.Size
+			lowerBound += a.LowerBound
+		}
+	}
+	return size, lowerBound
+}
+
 // Allocation returns the placement of a tensor, or an error when the tensor
 // is unknown or occupies no bytes.
 func (p *Plan) Allocation(ref graph.TensorRef) (*Alloc, error) {

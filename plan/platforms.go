@@ -87,15 +87,7 @@ func genericPlatform() Platform {
 //     AmbiqSuite's apollo3p linker scripts (ROMEM at 0xC000, 2048000 bytes)
 //     agree.
 func apollo3p() Platform {
-	return Platform{
-		Name: "apollo3p",
-		Banks: []Bank{
-			{Name: "TCM", Capacity: 64 * 1024, Writable: true, Order: 0},
-			{Name: "SRAM", Capacity: 704 * 1024, Writable: true, Order: 1},
-			{Name: "FLASH", Capacity: 2048 * 1024, Order: 2},
-		},
-		ConstantBank: "FLASH",
-	}
+	return tcmSRAMNVM("apollo3p", "TCM", 64, 704, "FLASH", 2048)
 }
 
 // apollo4l is the Apollo4 Lite (Cortex-M4F): 2 MB MRAM, 384 KB TCM and 1 MB
@@ -111,15 +103,7 @@ func apollo3p() Platform {
 //   - Not confirmed against an Apollo4 Lite datasheet or a register header:
 //     none was found. Check before relying on the SRAM figure.
 func apollo4l() Platform {
-	return Platform{
-		Name: "apollo4l",
-		Banks: []Bank{
-			{Name: "TCM", Capacity: 384 * 1024, Writable: true, Order: 0},
-			{Name: "SRAM", Capacity: 1024 * 1024, Writable: true, Order: 1},
-			{Name: "MRAM", Capacity: 2048 * 1024, Order: 2},
-		},
-		ConstantBank: "MRAM",
-	}
+	return tcmSRAMNVM("apollo4l", "TCM", 384, 1024, "MRAM", 2048)
 }
 
 // apollo4p is the Apollo4 Plus (Cortex-M4F): 2 MB MRAM and 2.75 MB RAM, of
@@ -137,15 +121,7 @@ func apollo4l() Platform {
 //   - SRAM here is the whole 2432 KB range; Ambiq's example linker scripts
 //     name only its first 1 MB SHARED_SRAM.
 func apollo4p() Platform {
-	return Platform{
-		Name: "apollo4p",
-		Banks: []Bank{
-			{Name: "TCM", Capacity: 384 * 1024, Writable: true, Order: 0},
-			{Name: "SRAM", Capacity: 2432 * 1024, Writable: true, Order: 1},
-			{Name: "MRAM", Capacity: 2048 * 1024, Order: 2},
-		},
-		ConstantBank: "MRAM",
-	}
+	return tcmSRAMNVM("apollo4p", "TCM", 384, 2432, "MRAM", 2048)
 }
 
 // apollo510 is the Apollo510 (Cortex-M55): 4 MB MRAM, 512 KB DTCM, 256 KB
@@ -162,15 +138,7 @@ func apollo4p() Platform {
 //   - Ambiq's neuralspotx memory-placement guide: MRAM 4 MB, TCM 496 KB
 //     usable, ITCM 256 KB, shared SRAM 3 MB.
 func apollo510() Platform {
-	return Platform{
-		Name: "apollo510",
-		Banks: []Bank{
-			{Name: "DTCM", Capacity: 512 * 1024, Writable: true, Order: 0},
-			{Name: "SRAM", Capacity: 3072 * 1024, Writable: true, Order: 1},
-			{Name: "MRAM", Capacity: 4096 * 1024, Order: 2},
-		},
-		ConstantBank: "MRAM",
-	}
+	return tcmSRAMNVM("apollo510", "DTCM", 512, 3072, "MRAM", 4096)
 }
 
 // apollo330p is the Apollo330 Plus (Cortex-M55): 2 MB MRAM, 256 KB DTCM, no
@@ -186,15 +154,7 @@ func apollo510() Platform {
 //     SHARED_SRAM 1835008 bytes, MCU_MRAM 2031616 bytes from 0x410000.
 //   - No datasheet was found to confirm the figures per SKU.
 func apollo330p() Platform {
-	return Platform{
-		Name: "apollo330p",
-		Banks: []Bank{
-			{Name: "DTCM", Capacity: 256 * 1024, Writable: true, Order: 0},
-			{Name: "SRAM", Capacity: 1792 * 1024, Writable: true, Order: 1},
-			{Name: "MRAM", Capacity: 2048 * 1024, Order: 2},
-		},
-		ConstantBank: "MRAM",
-	}
+	return tcmSRAMNVM("apollo330p", "DTCM", 256, 1792, "MRAM", 2048)
 }
 
 // Bank returns the bank with the given name, compared with case.
@@ -248,4 +208,19 @@ func (p Platform) bankNames() string {
 		names[i] = b.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// tcmSRAMNVM builds the shape every built-in Ambiq part shares: a tightly
+// coupled RAM allocated first, shared SRAM next, and a read-only
+// non-volatile bank (flash or MRAM) for cold constants. Sizes are in KiB.
+func tcmSRAMNVM(name, tcm string, tcmKiB, sramKiB int64, nvm string, nvmKiB int64) Platform {
+	return Platform{
+		Name: name,
+		Banks: []Bank{
+			{Name: tcm, Capacity: tcmKiB * 1024, Writable: true, Order: 0},
+			{Name: "SRAM", Capacity: sramKiB * 1024, Writable: true, Order: 1},
+			{Name: nvm, Capacity: nvmKiB * 1024, Order: 2},
+		},
+		ConstantBank: nvm,
+	}
 }

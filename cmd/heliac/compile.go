@@ -44,18 +44,6 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
 }
 
-// modelName derives the name used for C prefixes from a model path:
-// "models/hello_world.tflite" gives "hello_world".
-func modelName(path string) string {
-	base := filepath.Base(path)
-	for _, ext := range []string{".tflite", ".bin"} {
-		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
-			return strings.TrimSuffix(base, ext)
-		}
-	}
-	return base
-}
-
 func runCompile(ctx context.Context, opts *compileOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -64,7 +52,7 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := driver.Config{ModelName: modelName(opts.model), Prefix: opts.prefix, Version: heliacVersion()}
+	cfg := driver.Config{ModelName: emit.ModelName(opts.model), Prefix: opts.prefix, Version: heliacVersion()}
 	cfg.Plan.Planner = opts.planner
 	cfg.Plan.TimeLimit = opts.timeLimit
 	if err := loadPlatform(opts, &cfg.Plan); err != nil {

@@ -22,12 +22,7 @@ func newInspectCmd(runF func(*inspectOptions) error, stdout io.Writer) *cobra.Co
 	cmd := &cobra.Command{
 		Use:   "inspect MODEL.tflite",
 		Short: "Print a model's subgraphs, tensors and operators",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return &usageError{fmt.Errorf("inspect: expected one model file, got %d argument(s)", len(args))}
-			}
-			return nil
-		},
+		Args:  argCount(1, 1, "inspect: expected one model file, got %d argument(s)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.model = args[0]
 			if runF != nil {

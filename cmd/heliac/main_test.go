@@ -121,15 +121,3 @@ func TestInspect(t *testing.T) {
 	assert.Len(t, m.Subgraphs[0].Tensors, 10)
 	assert.Len(t, m.Subgraphs[0].Operators, 3)
 }
-
-func TestModelName(t *testing.T) {
-	for in, want := range map[string]string{
-		"a/b/hello.tflite": "hello",
-		"x.bin":            "x",
-		"odml.tflite.bin":  "odml.tflite",
-		".tflite":          ".tflite",
-		"noext":            "noext",
-	} {
-		assert.Equal(t, want, modelName(in), in)
-	}
-}

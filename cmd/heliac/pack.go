@@ -39,12 +39,7 @@ func newPackCmd(runF func(*packOptions) error, stdout io.Writer) *cobra.Command 
 half-open [lower, upper), optional alignment and offset columns), places them,
 and prints one line: height=… lower_bound=… buffers=… seconds=…
 With -o it writes the rows back with an offset column.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return &usageError{fmt.Errorf("pack: expected one CSV file, got %d argument(s)", len(args))}
-			}
-			return nil
-		},
+		Args: argCount(1, 1, "pack: expected one CSV file, got %d argument(s)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.input = args[0]
 			if _, ok := strategies[opts.strategy]; !ok {

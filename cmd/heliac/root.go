@@ -33,6 +33,17 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// argCount accepts between min and max positional arguments; otherwise it
+// returns a usage error whose message is format applied to the count.
+func argCount(min, max int, format string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) < min || len(args) > max {
+			return &usageError{fmt.Errorf(format, len(args))}
+		}
+		return nil
+	}
+}
+
 // version is heliac's version; release builds set it with -ldflags -X.
 var version = ""
 
@@ -90,12 +101,7 @@ firmware build compiles with no allocator and no interpreter.`,
 		Version:       heliacVersion(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return &usageError{fmt.Errorf("expected one model file, got %d argument(s); see 'heliac --help'", len(args))}
-			}
-			return nil
-		},
+		Args:          argCount(1, 1, "expected one model file, got %d argument(s); see 'heliac --help'"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.model = args[0]
 			if runF != nil {

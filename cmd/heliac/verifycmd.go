@@ -35,12 +35,7 @@ It exits 4 and lists every violation when the plan is unsafe.
 Without MODEL, verify looks for the model plan.json names (by sha256) among
 the .tflite and .bin files in the plan's directory, its parent and the
 current directory.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return &usageError{fmt.Errorf("verify: expected [model] and a plan, got %d argument(s)", len(args))}
-			}
-			return nil
-		},
+		Args: argCount(1, 2, "verify: expected [model] and a plan, got %d argument(s)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 2 {
 				opts.model, opts.plan = args[0], args[1]

@@ -9,6 +9,13 @@ import (
 // live at that step. No placement can be lower. Buffers that are empty or
 // malformed (see Validate) are ignored.
 func LowerBound(p Problem) int64 {
+	peak, _ := Peak(p)
+	return peak
+}
+
+// Peak returns LowerBound(p) and the first step at which that many bytes
+// are live (0 for a problem with nothing live).
+func Peak(p Problem) (bytes, step int64) {
 	type event struct{ step, delta int64 }
 	events := make([]event, 0, 2*len(p.Buffers))
 	for _, b := range p.Buffers {
@@ -23,10 +30,12 @@ func LowerBound(p Problem) int64 {
 		}
 		return cmp.Compare(x.delta, y.delta)
 	})
-	var live, peak int64
+	var live int64
 	for _, e := range events {
 		live += e.delta
-		peak = max(peak, live)
+		if live > bytes {
+			bytes, step = live, e.step
+		}
 	}
-	return peak
+	return bytes, step
 }

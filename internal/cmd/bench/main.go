@@ -82,7 +82,7 @@ func models(shared string) error {
 			return fmt.Errorf("%s: %w", file, err)
 		}
 		ms := float64(time.Since(start).Microseconds()) / 1000
-		size, lb := scratch(p)
+		size, lb := p.ScratchTotals()
 		// TFLM's planner on TFLM's own lifetimes (no aliasing).
 		ltNoAlias, err := liveness.Analyze(m, liveness.Options{NoAlias: true})
 		if err != nil {
@@ -92,7 +92,7 @@ func models(shared string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		tflmPlanner, _ := scratch(pt)
+		tflmPlanner, _ := pt.ScratchTotals()
 		ratio := "-"
 		if lb > 0 {
 			ratio = fmt.Sprintf("%.3f", float64(size)/float64(lb))
@@ -112,17 +112,6 @@ func models(shared string) error {
 	w.Flush()
 	fmt.Printf("\nmodels TFLM runs: heliac %d bytes of scratch arena in total, TFLM %d\n\n", sumHeliac, sumTFLM)
 	return nil
-}
-
-// scratch sums the sizes and lower bounds of a plan's scratch arenas.
-func scratch(p *plan.Plan) (size, lb int64) {
-	for _, a := range p.Arenas {
-		if a.Kind == plan.ScratchArena {
-			size += a.Size
-			lb += a.LowerBound
-		}
-	}
-	return size, lb
 }
 
 // miniMallocBest are the best heights MiniMalloc reached on bench/dsa, as

@@ -57,7 +57,7 @@ func synthetics() error {
 		}
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		runtime.ReadMemStats(&after)
-		size, lb := scratch(p)
+		size, lb := p.ScratchTotals()
 		fmt.Fprintf(w, "%d\t%d\t%d\t%.3f\t%.1f\t%.1f\t\n", n, size, lb, float64(size)/float64(lb), ms,
 			float64(after.TotalAlloc-before.TotalAlloc)/(1<<20))
 	}
