@@ -20,7 +20,8 @@ type TensorID int
 // NoTensor is the TensorID of an optional operator input that is not given.
 const NoTensor TensorID = -1
 
-// OpIndex indexes Subgraph.Ops; operators run in index order.
+// OpIndex indexes Subgraph.Ops, in the order the model lists them (the
+// order they run in unless a schedule says otherwise).
 type OpIndex int
 
 // BufferIndex indexes Model.Buffers. Buffer 0 is the empty sentinel buffer.
@@ -155,6 +156,15 @@ type TensorRef struct {
 
 // String formats the reference as "subgraph:tensor".
 func (r TensorRef) String() string { return fmt.Sprintf("%d:%d", r.Subgraph, r.Tensor) }
+
+// OpRef names an operator of the whole model.
+type OpRef struct {
+	Subgraph SubgraphIndex
+	Op       OpIndex
+}
+
+// String formats the reference as "subgraph:operator".
+func (r OpRef) String() string { return fmt.Sprintf("%d:%d", r.Subgraph, r.Op) }
 
 // HasData reports whether the tensor's buffer holds constant data.
 func (m *Model) HasData(t *Tensor) bool {

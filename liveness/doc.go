@@ -7,8 +7,10 @@
 // # Steps
 //
 // All subgraphs share one timeline of steps, numbered as TensorFlow Lite
-// Micro numbers its allocation scopes. Step 0 is the main subgraph's
-// inputs; each operator takes the next step; an operator that calls
+// Micro numbers its allocation scopes. The Schedule says in which order each
+// subgraph's operators run (by default the order the model lists them in,
+// which is TFLM's) and every step follows from it. Step 0 is the main
+// subgraph's inputs; each operator takes the next step; an operator that calls
 // subgraphs (WHILE, IF, CALL_ONCE, STABLEHLO_COMPOSITE) schedules each called
 // subgraph inside itself, the callee's inputs taking one step and its
 // operators one step each. The caller's span runs from its own step to the

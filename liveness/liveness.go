@@ -74,11 +74,10 @@ const (
 // Lifetimes is the result of Analyze. Tensors holds every tensor of the
 // model, subgraph by subgraph in index order.
 type Lifetimes struct {
-	Steps   int // number of steps on the timeline
-	Tensors []Tensor
-	// OpSteps[s][i] is the span of operator i of subgraph s, covering the
-	// subgraphs it calls; zero when the subgraph was never scheduled.
-	OpSteps [][]Interval
+	// Schedule is the order operators run in; every step number here
+	// derives from it.
+	Schedule Schedule
+	Tensors  []Tensor
 	// Variables are the model's resource variables, in order of first
 	// appearance.
 	Variables []Variable
@@ -89,6 +88,12 @@ type Lifetimes struct {
 type Options struct {
 	// NoAlias keeps view operators' outputs in buffers of their own.
 	NoAlias bool
+	// Order, when set, is the order operators run in (see
+	// Schedule.Order); nil means the order the model lists them in.
+	// Analyze checks only that it lists every operator once; whether it
+	// respects the model's data dependencies is for its maker, and
+	// verify, to check.
+	Order [][]graph.OpIndex
 }
 
 // Lookup returns the analysis of a tensor, or nil for an unknown reference.
@@ -107,21 +112,28 @@ func (l *Lifetimes) Lookup(r graph.TensorRef) *Tensor {
 	return &l.Tensors[i]
 }
 
-// Analyze computes the lifetime and class of every tensor of m.
+// Analyze computes the schedule of m, then the lifetime and class of every
+// tensor on that schedule's timeline.
 func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
-	a := &analyzer{m: m, lt: &Lifetimes{OpSteps: make([][]Interval, len(m.Subgraphs))}}
+	if len(m.Subgraphs) == 0 {
+		return nil, fmt.Errorf("liveness: model has no subgraphs")
+	}
+	order := opts.Order
+	if order == nil {
+		order = ModelOrder(m)
+	} else if err := checkOrder(m, order); err != nil {
+		return nil, err
+	}
+	a := &analyzer{m: m, lt: &Lifetimes{Schedule: Schedule{Order: order, spans: make([][]Interval, len(m.Subgraphs))}}}
 	for si, sg := range m.Subgraphs {
 		a.lt.first = append(a.lt.first, len(a.lt.Tensors))
-		a.lt.OpSteps[si] = make([]Interval, len(sg.Ops))
+		a.lt.Schedule.spans[si] = make([]Interval, len(sg.Ops))
 		for ti := range sg.Tensors {
 			a.lt.Tensors = append(a.lt.Tensors, Tensor{
 				Ref:  graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: graph.TensorID(ti)},
 				Live: Interval{First: -1, Last: -1},
 			})
 		}
-	}
-	if len(m.Subgraphs) == 0 {
-		return nil, fmt.Errorf("liveness: model has no subgraphs")
 	}
 	called := make([]bool, len(m.Subgraphs))
 	for _, sg := range m.Subgraphs {
@@ -141,7 +153,7 @@ func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 			}
 		}
 	}
-	a.lt.Steps = int(a.next)
+	a.lt.Schedule.Steps = int(a.next)
 	a.classify()
 	vars, err := findVariables(m)
 	if err != nil {
@@ -171,12 +183,14 @@ const (
 	maxSteps = 1 << 24
 )
 
-// schedule places subgraph s on the timeline starting at a.next.
+// schedule places subgraph s on the timeline starting at a.next, running
+// its operators in the schedule's order.
 func (a *analyzer) schedule(s graph.SubgraphIndex, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("liveness: subgraphs nested deeper than %d calls at subgraph %d", maxDepth, s)
 	}
 	sg := &a.m.Subgraphs[s]
+	sc := &a.lt.Schedule
 	if int(a.next)+len(sg.Ops) >= maxSteps {
 		return fmt.Errorf("liveness: the timeline exceeds %d steps at subgraph %d (called subgraphs are scheduled once per call)", maxSteps, s)
 	}
@@ -185,34 +199,35 @@ func (a *analyzer) schedule(s graph.SubgraphIndex, depth int) error {
 	for _, t := range sg.Inputs {
 		a.write(s, t, inputStep)
 	}
-	for oi := range sg.Ops {
+	for _, oi := range sc.Order[s] {
 		op := &sg.Ops[oi]
 		begin := a.next
 		a.next++
+		run := len(sc.Runs)
+		sc.Runs = append(sc.Runs, Run{Op: graph.OpRef{Subgraph: s, Op: oi}})
 		for _, c := range op.Called {
 			if err := a.schedule(c, depth+1); err != nil {
 				return err
 			}
 		}
-		end := a.next - 1
-		span := a.lt.OpSteps[s][oi]
-		if span == (Interval{}) {
-			a.lt.OpSteps[s][oi] = Interval{begin, end}
-		} else {
-			a.lt.OpSteps[s][oi] = hull(span, Interval{begin, end})
+		span := Interval{begin, a.next - 1}
+		sc.Runs[run].Span = span
+		if prev := sc.spans[s][oi]; prev != (Interval{}) {
+			span = hull(prev, span)
 		}
+		sc.spans[s][oi] = span
 		for _, t := range op.Inputs {
 			if t != graph.NoTensor {
-				a.read(s, t, begin, end)
+				a.read(s, t, begin, a.next-1)
 			}
 		}
 		for _, t := range op.Outputs {
 			a.write(s, t, begin)
-			a.read(s, t, begin, end)
+			a.read(s, t, begin, a.next-1)
 		}
 		for _, t := range op.Intermediates {
 			a.write(s, t, begin)
-			a.read(s, t, begin, end)
+			a.read(s, t, begin, a.next-1)
 		}
 	}
 	last := a.next - 1

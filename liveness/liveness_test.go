@@ -53,7 +53,7 @@ func chain() *graph.Model {
 func TestChain(t *testing.T) {
 	lt, err := liveness.Analyze(chain(), liveness.Options{})
 	require.NoError(t, err)
-	assert.Equal(t, 4, lt.Steps, "inputs step plus three operators")
+	assert.Equal(t, 4, lt.Schedule.Steps, "inputs step plus three operators")
 	tests := []struct {
 		name  string
 		id    int
@@ -106,7 +106,7 @@ func whileModel() *graph.Model {
 func TestWhileNestsCalledSubgraphs(t *testing.T) {
 	lt, err := liveness.Analyze(whileModel(), liveness.Options{})
 	require.NoError(t, err)
-	assert.Equal(t, 8, lt.Steps)
+	assert.Equal(t, 8, lt.Schedule.Steps)
 	want := map[graph.TensorRef]liveness.Interval{
 		{Subgraph: 0, Tensor: 0}: {0, 7}, // read by WHILE over its whole span
 		{Subgraph: 0, Tensor: 1}: {1, 7},
@@ -123,7 +123,7 @@ func TestWhileNestsCalledSubgraphs(t *testing.T) {
 		assert.Equal(t, live, got.Live, "tensor %v", ref)
 		assert.Equal(t, liveness.Scratch, got.Class, "tensor %v", ref)
 	}
-	assert.Equal(t, liveness.Interval{1, 7}, lt.OpSteps[0][0], "WHILE spans its callees")
+	assert.Equal(t, liveness.Interval{1, 7}, lt.Schedule.Span(graph.OpRef{Subgraph: 0, Op: 0}), "WHILE spans its callees")
 }
 
 func TestUncalledSubgraphRunsAfterMain(t *testing.T) {
@@ -133,7 +133,7 @@ func TestUncalledSubgraphRunsAfterMain(t *testing.T) {
 	}}
 	lt, err := liveness.Analyze(m, liveness.Options{})
 	require.NoError(t, err)
-	assert.Equal(t, 4, lt.Steps)
+	assert.Equal(t, 4, lt.Schedule.Steps)
 	assert.Equal(t, liveness.Interval{2, 3}, lt.Lookup(graph.TensorRef{Subgraph: 1, Tensor: 0}).Live)
 	assert.Equal(t, liveness.Interval{3, 3}, lt.Lookup(graph.TensorRef{Subgraph: 1, Tensor: 1}).Live)
 	assert.False(t, lt.Lookup(graph.TensorRef{Subgraph: 0, Tensor: 1}).Live.Overlaps(lt.Lookup(graph.TensorRef{Subgraph: 1, Tensor: 0}).Live))
@@ -179,7 +179,7 @@ func TestSubgraphCalledTwice(t *testing.T) {
 	// The callee's op writes "never_read" at steps 3 and 7.
 	lt, err := liveness.Analyze(m, liveness.Options{})
 	require.NoError(t, err)
-	assert.Equal(t, 9, lt.Steps)
+	assert.Equal(t, 9, lt.Schedule.Steps)
 	assert.Equal(t, liveness.Interval{3, 7}, lt.Lookup(graph.TensorRef{Subgraph: 1, Tensor: 1}).Live)
-	assert.Equal(t, liveness.Interval{5, 7}, lt.OpSteps[0][2])
+	assert.Equal(t, liveness.Interval{5, 7}, lt.Schedule.Span(graph.OpRef{Subgraph: 0, Op: 2}))
 }

@@ -55,8 +55,8 @@ func checkAll(t *testing.T, lt *liveness.Lifetimes, wants []want) {
 // ASSIGN_VARIABLE; 5 VAR_HANDLE; 6 READ_VARIABLE; 7 ASSIGN_VARIABLE; 8 MUL.
 func TestCallOnceAndResourceVariable(t *testing.T) {
 	_, lt := analyzeFile(t, "../testdata/models/call_once_mul.tflite", liveness.Options{})
-	assert.Equal(t, 9, lt.Steps)
-	assert.Equal(t, liveness.Interval{1, 4}, lt.OpSteps[0][0], "CALL_ONCE spans its init subgraph")
+	assert.Equal(t, 9, lt.Schedule.Steps)
+	assert.Equal(t, liveness.Interval{1, 4}, lt.Schedule.Span(graph.OpRef{Subgraph: 0, Op: 0}), "CALL_ONCE spans its init subgraph")
 	checkAll(t, lt, []want{
 		{ref(0, 0), liveness.Scratch, liveness.Interval{0, 8}, ""}, // x, read by ASSIGN (7) and MUL (8)
 		{ref(0, 1), liveness.Unallocated, liveness.Interval{}, liveness.NoteResource},
@@ -77,10 +77,10 @@ func TestCallOnceAndResourceVariable(t *testing.T) {
 // body (inputs, ADD, MUL, ADD).
 func TestWhileModel(t *testing.T) {
 	_, lt := analyzeFile(t, "../testdata/models/multi_subgraphs_while.tflite", liveness.Options{})
-	assert.Equal(t, 8, lt.Steps)
-	assert.Equal(t, liveness.Interval{1, 7}, lt.OpSteps[0][0])
-	assert.Equal(t, liveness.Interval{3, 3}, lt.OpSteps[1][0])
-	assert.Equal(t, liveness.Interval{7, 7}, lt.OpSteps[2][2])
+	assert.Equal(t, 8, lt.Schedule.Steps)
+	assert.Equal(t, liveness.Interval{1, 7}, lt.Schedule.Span(graph.OpRef{Subgraph: 0, Op: 0}))
+	assert.Equal(t, liveness.Interval{3, 3}, lt.Schedule.Span(graph.OpRef{Subgraph: 1, Op: 0}))
+	assert.Equal(t, liveness.Interval{7, 7}, lt.Schedule.Span(graph.OpRef{Subgraph: 2, Op: 2}))
 	checkAll(t, lt, []want{
 		{ref(0, 0), liveness.Scratch, liveness.Interval{0, 7}, ""}, // model input, read by WHILE
 		{ref(0, 1), liveness.Constant, liveness.Interval{}, ""},
@@ -92,11 +92,11 @@ func TestWhileModel(t *testing.T) {
 		{ref(2, 5), liveness.Scratch, liveness.Interval{5, 7}, ""},
 		{ref(2, 7), liveness.Scratch, liveness.Interval{7, 7}, ""},
 	})
-	// No tensor of the loop may overlap... rather, every loop tensor lies
-	// inside the WHILE's span, during which its operands stay live.
+	// Every loop tensor lies inside the WHILE's span, during which its operands stay live.
 	for _, tn := range lt.Tensors {
 		if tn.Ref.Subgraph > 0 && tn.Class == liveness.Scratch {
-			assert.True(t, lt.OpSteps[0][0].First <= tn.Live.First && tn.Live.Last <= lt.OpSteps[0][0].Last, "%v", tn.Ref)
+			span := lt.Schedule.Span(graph.OpRef{Subgraph: 0, Op: 0})
+			assert.True(t, span.First <= tn.Live.First && tn.Live.Last <= span.Last, "%v", tn.Ref)
 		}
 	}
 }

@@ -144,10 +144,10 @@ func propContains(outer, inner liveness.Interval) bool {
 func checkProperties(t *testing.T, m *graph.Model, tl *propTimeline, lt *liveness.Lifetimes, noAlias bool) {
 	t.Helper()
 	mode := fmt.Sprintf("NoAlias=%v", noAlias)
-	require.Equal(t, tl.steps, lt.Steps, "%s: steps", mode)
+	require.Equal(t, tl.steps, lt.Schedule.Steps, "%s: steps", mode)
 	for si, sg := range m.Subgraphs {
 		for oi := range sg.Ops {
-			assert.Equal(t, tl.spans[[2]int{si, oi}], lt.OpSteps[si][oi], "%s: span of op %d:%d", mode, si, oi)
+			assert.Equal(t, tl.spans[[2]int{si, oi}], lt.Schedule.Span(graph.OpRef{Subgraph: graph.SubgraphIndex(si), Op: graph.OpIndex(oi)}), "%s: span of op %d:%d", mode, si, oi)
 		}
 	}
 	n := 0

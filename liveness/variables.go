@@ -25,8 +25,8 @@ type Variable struct {
 
 // findVariables matches VAR_HANDLE, ASSIGN_VARIABLE and READ_VARIABLE
 // operators across all subgraphs. A handle reaches other subgraphs through
-// the operands of WHILE, IF and CALL_ONCE; such flows are followed until
-// nothing changes.
+// the operands and results of WHILE and IF (CALL_ONCE passes none); such
+// flows are followed until nothing changes.
 func findVariables(m *graph.Model) ([]Variable, error) {
 	var vars []Variable
 	byName := map[graph.ResourceName]int{}

@@ -120,7 +120,7 @@ func limited(p *Platform) bool {
 
 // build makes one plan; fit, when set, decides what fits each bank.
 func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Options, fit dsa.Strategy) (*Plan, error) {
-	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Steps: lt.Steps, Platform: *opts.Platform,
+	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Steps: lt.Schedule.Steps, Platform: *opts.Platform,
 		Rules: append([]Rule(nil), opts.Rules...), index: map[graph.TensorRef]int{}}
 	for _, t := range lt.Tensors {
 		if t.Class == liveness.Unallocated && t.Used {
