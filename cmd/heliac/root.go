@@ -72,13 +72,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 // exitCode maps an error to heliac's exit code.
 func exitCode(err error) int {
 	var ue *usageError
+	var mn *driver.ModelNotNamedError
 	var ve *driver.VerifyError
 	var nf *noFitError
 	var ce *plan.CapacityError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &mn):
 		return exitUsage
 	case errors.As(err, &nf), errors.As(err, &ce):
 		return exitNoFit
