@@ -2,15 +2,16 @@
 // compute lifetimes, plan, emit plan.json and C sources, and verify the
 // emitted plan independently.
 //
-// Input: the bytes of a .tflite file and a Config. Output: *Output, holding
-// every stage's result. It does no file I/O; cmd/heliac reads and writes
-// files.
+// Compile's input is the bytes of a .tflite file and a Config; its output
+// is *Output, holding every stage's result. Compile does no file I/O;
+// cmd/heliac reads the model and writes the files. VerifyPlanFile re-checks
+// a shipped plan: it reads the plan.json and model files it is given (and,
+// to find the model by its sha256, the .tflite and .bin files near the
+// plan), but writes nothing.
 package driver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -75,10 +76,9 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(data)
 	meta := emit.Meta{
 		ModelName:   cfg.ModelName,
-		ModelSHA256: hex.EncodeToString(sum[:]),
+		ModelSHA256: sha256Hex(data),
 		Subgraphs:   len(m.Subgraphs),
 		Version:     cfg.Version,
 	}

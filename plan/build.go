@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heliac/heliac/graph"
@@ -17,7 +18,8 @@ const DefaultAlignment = 16
 // DefaultTimeLimit is the search budget of PlannerBest per scratch arena.
 const DefaultTimeLimit = 3 * time.Second
 
-// Planners selectable by Options.Planner.
+// Two of the planners Options.Planner selects by name; dsa.Strategies lists
+// them all.
 const (
 	// PlannerBest is the default: fast heuristics, then an exact search
 	// that stops as soon as it proves the lower bound (dsa.Best).
@@ -31,7 +33,7 @@ const (
 // generic platform.
 type Options struct {
 	Alignment int64         // 0 means DefaultAlignment
-	Planner   string        // "" means PlannerBest
+	Planner   string        // a name or alias dsa.Lookup knows; "" means PlannerBest
 	TimeLimit time.Duration // search budget per arena; 0 means DefaultTimeLimit
 	Platform  *Platform     // nil means the generic platform
 	Rules     []Rule        // placement rules, see Rule
@@ -47,9 +49,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Planner == "" {
 		o.Planner = PlannerBest
 	}
-	if _, ok := strategies[o.Planner]; !ok {
-		return o, fmt.Errorf("plan: unknown planner %q (known: %s, %s)", o.Planner, PlannerBest, PlannerTFLM)
+	s, ok := dsa.Lookup(o.Planner)
+	if !ok {
+		return o, fmt.Errorf("plan: unknown planner %q (known: %s)", o.Planner, strings.Join(dsa.Names(), ", "))
 	}
+	o.Planner = s.Name // an alias becomes its canonical name, as plan.json records it
 	if o.TimeLimit <= 0 {
 		o.TimeLimit = DefaultTimeLimit
 	}
@@ -69,10 +73,15 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-var strategies = map[string]dsa.Strategy{
-	PlannerBest: dsa.Best,
-	PlannerTFLM: dsa.Greedy,
-}
+// strategies maps each canonical planner name in dsa's registry to its
+// allocator; withDefaults has made Options.Planner canonical.
+var strategies = func() map[string]dsa.Strategy {
+	m := map[string]dsa.Strategy{}
+	for _, s := range dsa.Strategies() {
+		m[s.Name] = s.Run
+	}
+	return m
+}()
 
 // Build places every tensor of m that occupies bytes, bank by bank.
 //

@@ -126,12 +126,34 @@ func TestBuildOptionsErrors(t *testing.T) {
 	}{
 		{"alignment not a power of two", plan.Options{Alignment: 12}, "alignment 12 is not a positive power of two"},
 		{"negative alignment", plan.Options{Alignment: -16}, "alignment -16"},
-		{"unknown planner", plan.Options{Planner: "magic"}, `unknown planner "magic"`},
+		{"unknown planner", plan.Options{Planner: "magic"}, `plan: unknown planner "magic" (known: best, tflm, linear)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := plan.Build(context.Background(), m, lt, tt.opts)
 			assert.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
+// TestBuildPlannerNames checks that Options.Planner takes every name in
+// dsa's registry and that the plan records the canonical one.
+func TestBuildPlannerNames(t *testing.T) {
+	tests := []struct {
+		planner, want string
+	}{
+		{"", "best"},
+		{"best", "best"},
+		{"tflm", "tflm"},
+		{"greedy", "tflm"},
+		{"linear", "linear"},
+	}
+	bestSize := arena(t, build(t, diamond(), plan.Options{}), plan.ScratchArena).Size
+	for _, tt := range tests {
+		t.Run("planner="+tt.planner, func(t *testing.T) {
+			p := build(t, diamond(), plan.Options{Planner: tt.planner})
+			assert.Equal(t, tt.want, p.Planner)
+			assert.GreaterOrEqual(t, arena(t, p, plan.ScratchArena).Size, bestSize)
 		})
 	}
 }

@@ -35,7 +35,7 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f := cmd.Flags()
 	f.StringVarP(&opts.outDir, "out", "o", "out", "directory to write plan.json and the C sources into")
 	f.StringVar(&opts.prefix, "prefix", "", "prefix of every C name (default: derived from the model file name)")
-	f.StringVar(&opts.planner, "planner", plan.PlannerBest, "offset allocator: best (reaches the lower bound when it can) or tflm (TFLM's greedy planner)")
+	f.StringVar(&opts.planner, "planner", plan.PlannerBest, "offset allocator: "+strategyHelp())
 	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit, "search budget per scratch arena for --planner best")
 	f.StringVar(&opts.platform, "platform", "", "built-in platform: "+strings.Join(plan.BuiltinPlatformNames(), ", ")+" (default generic)")
 	f.StringVar(&opts.platformFile, "platform-file", "", "platform description (YAML or JSON); overrides --config's platform")

@@ -31,6 +31,8 @@ func TestCompileFlags(t *testing.T) {
 		{"defaults", []string{"m.tflite"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit}},
 		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit}},
 		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, quiet: true}},
+		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit}},
+		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +63,7 @@ func TestExitCodes(t *testing.T) {
 		{"inspect without model", []string{"inspect"}, exitUsage, "inspect: expected one model file"},
 		{"missing file", []string{filepath.Join(dir, "missing.tflite"), "-o", dir}, exitFailure, "missing.tflite: no such file"},
 		{"corrupt model", []string{corrupt, "-o", filepath.Join(dir, "out")}, exitFailure, "compile " + corrupt + ": tflite:"},
-		{"unknown planner", []string{helloWorld, "--planner", "magic", "-o", filepath.Join(dir, "o2")}, exitFailure, `unknown planner "magic"`},
+		{"unknown planner", []string{helloWorld, "--planner", "magic", "-o", filepath.Join(dir, "o2")}, exitUsage, `unknown planner "magic" (known: best, tflm, linear)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,13 +23,6 @@ type packOptions struct {
 	stdout    io.Writer
 }
 
-// strategies maps --strategy names to allocators.
-var strategies = map[string]dsa.Strategy{
-	"best":   dsa.Best,
-	"greedy": dsa.Greedy,
-	"linear": dsa.Linear,
-}
-
 func newPackCmd(runF func(*packOptions) error, stdout io.Writer) *cobra.Command {
 	opts := &packOptions{stdout: stdout}
 	cmd := &cobra.Command{
@@ -42,8 +35,8 @@ With -o it writes the rows back with an offset column.`,
 		Args: argCount(1, 1, "pack: expected one CSV file, got %d argument(s)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.input = args[0]
-			if _, ok := strategies[opts.strategy]; !ok {
-				return &usageError{fmt.Errorf("pack: unknown strategy %q", opts.strategy)}
+			if _, err := lookupStrategy("pack: unknown strategy", opts.strategy); err != nil {
+				return err
 			}
 			if opts.capacity < 0 || opts.timeLimit <= 0 {
 				return &usageError{errors.New("pack: --capacity must be >= 0 and --time-limit > 0")}
@@ -58,13 +51,17 @@ With -o it writes the rows back with an offset column.`,
 	f.StringVarP(&opts.output, "out", "o", "", "write the buffers with their offsets to this CSV file")
 	f.Int64Var(&opts.capacity, "capacity", 0, "arena capacity in bytes (0: unbounded)")
 	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit, "search budget; the best placement found by then is used")
-	f.StringVar(&opts.strategy, "strategy", defaultStrategy, "allocator: "+strategyNames())
+	f.StringVar(&opts.strategy, "strategy", plan.PlannerBest, "allocator: "+strategyHelp())
 	return cmd
 }
 
 func runPack(ctx context.Context, opts *packOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	strategy, err := lookupStrategy("pack: unknown strategy", opts.strategy)
+	if err != nil {
+		return err
 	}
 	f, err := os.Open(opts.input)
 	if err != nil {
@@ -79,7 +76,7 @@ func runPack(ctx context.Context, opts *packOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.timeLimit)
 	defer cancel()
 	start := time.Now()
-	sol, err := strategies[opts.strategy](ctx, p)
+	sol, err := strategy.Run(ctx, p)
 	secs := time.Since(start).Seconds()
 	if err != nil {
 		if errors.Is(err, dsa.ErrInfeasible) {

@@ -35,9 +35,11 @@ func TestPack(t *testing.T) {
 		errPart string
 	}{
 		{"greedy", []string{"pack", in, "--strategy", "greedy"}, exitOK, `^height=90 lower_bound=90 buffers=5 seconds=[0-9.]+\n$`, ""},
+		{"tflm", []string{"pack", in, "--strategy", "tflm"}, exitOK, `^height=90 lower_bound=90 buffers=5 seconds=[0-9.]+\n$`, ""},
+		{"best", []string{"pack", in, "--strategy", "best"}, exitOK, `^height=90 lower_bound=90 `, ""},
 		{"linear stacks everything", []string{"pack", in, "--strategy", "linear"}, exitOK, `^height=150 lower_bound=90 `, ""},
 		{"capacity too small", []string{"pack", in, "--capacity", "50"}, exitNoFit, "", "infeasible"},
-		{"unknown strategy", []string{"pack", in, "--strategy", "magic"}, exitUsage, "", `unknown strategy "magic"`},
+		{"unknown strategy", []string{"pack", in, "--strategy", "magic"}, exitUsage, "", `pack: unknown strategy "magic" (known: best, tflm, linear)`},
 		{"bad time limit", []string{"pack", in, "--time-limit", "0s"}, exitUsage, "", "--time-limit"},
 		{"malformed problem", []string{"pack", bad}, exitFailure, "", "line 2"},
 		{"missing file", []string{"pack", filepath.Join(dir, "nope.csv")}, exitFailure, "", "no such file"},

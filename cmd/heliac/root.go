@@ -72,13 +72,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 // exitCode maps an error to heliac's exit code.
 func exitCode(err error) int {
 	var ue *usageError
+	var mn *driver.ModelNotNamedError
 	var ve *driver.VerifyError
 	var nf *noFitError
 	var ce *plan.CapacityError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &mn):
 		return exitUsage
 	case errors.As(err, &nf), errors.As(err, &ce):
 		return exitNoFit
@@ -104,6 +105,9 @@ firmware build compiles with no allocator and no interpreter.`,
 		Args:          argCount(1, 1, "expected one model file, got %d argument(s); see 'heliac --help'"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.model = args[0]
+			if _, err := lookupStrategy("unknown planner", opts.planner); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}

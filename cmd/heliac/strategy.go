@@ -1,18 +1,32 @@
 package main
 
 import (
-	"sort"
+	"fmt"
 	"strings"
+
+	"github.com/heliac/heliac/plan/dsa"
 )
 
-// defaultStrategy is the allocator pack uses without --strategy.
-const defaultStrategy = "best"
-
-func strategyNames() string {
-	var names []string
-	for n := range strategies {
-		names = append(names, n)
+// strategyHelp lists the allocators in dsa's registry for --planner's and
+// pack --strategy's help.
+func strategyHelp() string {
+	var parts []string
+	for _, s := range dsa.Strategies() {
+		h := s.Name + " (" + s.Doc
+		if len(s.Aliases) > 0 {
+			h += "; also " + strings.Join(s.Aliases, ", ")
+		}
+		parts = append(parts, h+")")
 	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
+	return strings.Join(parts, ", ")
+}
+
+// lookupStrategy finds the allocator called name in dsa's registry. An
+// unknown name is a usage error, "<what> "name" (known: ...)".
+func lookupStrategy(what, name string) (dsa.Named, error) {
+	s, ok := dsa.Lookup(name)
+	if !ok {
+		return s, &usageError{fmt.Errorf("%s %q (known: %s)", what, name, strings.Join(dsa.Names(), ", "))}
+	}
+	return s, nil
 }

@@ -74,6 +74,10 @@
 // 100,000 buffers take about a second, within about 1% of the bound on a
 // long chain.
 //
+// Strategies lists the strategies by the names heliac's flags and
+// plan.json use ("best", "tflm" for Greedy, "linear"), and Lookup finds one
+// by name.
+//
 // The CSV functions read and write MiniMalloc's format, so its benchmark
 // problems run unchanged.
 package dsa
