@@ -18,6 +18,7 @@ import (
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/randmodel"
+	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -123,7 +124,7 @@ func scratchTotal(p *plan.Plan) int64 {
 func scratchLayout(p *plan.Plan) string {
 	s := ""
 	for _, a := range p.Arenas {
-		if a.Kind == plan.ScratchArena {
+		if a.Role == liveness.Scratch {
 			s += fmt.Sprintf("%s %d (lower bound %d), ", a.Memory, a.Size, a.LowerBound)
 		}
 	}
@@ -134,18 +135,7 @@ func scratchLayout(p *plan.Plan) string {
 // same banks, in the same order: then every bank holds the same tensors in
 // both.
 func sameSpills(a, b []plan.Spill) bool {
-	return slices.EqualFunc(a, b, func(x, y plan.Spill) bool { return x.Ref == y.Ref && x.From == y.From && x.To == y.To })
-}
-
-// spillsFrom returns the spills out of bank, in order.
-func spillsFrom(ss []plan.Spill, bank string) []plan.Spill {
-	var out []plan.Spill
-	for _, s := range ss {
-		if s.From == bank {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.EqualFunc(a, b, func(x, y plan.Spill) bool { return x.Key == y.Key && x.From == y.From && x.To == y.To })
 }
 
 // compareBest checks PlannerBest's plan b against PlannerTFLM's plan g for
@@ -159,11 +149,11 @@ func compareBest(t *testing.T, what string, p plan.Platform, b, g *plan.Plan) {
 		what, scratchLayout(b), scratchLayout(g))
 	if sameSpills(b.Spills, g.Spills) {
 		for _, ga := range g.Arenas {
-			if ga.Kind != plan.ScratchArena {
+			if ga.Role != liveness.Scratch {
 				continue
 			}
 			for _, ba := range b.Arenas {
-				if ba.Kind == plan.ScratchArena && ba.Memory == ga.Memory {
+				if ba.Role == liveness.Scratch && ba.Memory == ga.Memory {
 					assert.LessOrEqual(t, ba.Size, ga.Size, "%s: scratch arena in %s, best vs tflm", what, ga.Memory)
 				}
 			}

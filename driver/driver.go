@@ -82,7 +82,7 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 		Subgraphs:   len(m.Subgraphs),
 		Version:     cfg.Version,
 	}
-	js, err := emit.JSON(p, meta)
+	js, err := emit.JSON(m, p, meta)
 	if err != nil {
 		return nil, fmt.Errorf("emit: %w", err)
 	}

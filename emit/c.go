@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -53,7 +54,7 @@ func C(m *graph.Model, p *plan.Plan, opts COptions) (Files, error) {
 	}, nil
 }
 
-// cgen holds what both files need: names and the tensor table.
+// cgen holds what both files need: names and the tables.
 type cgen struct {
 	m      *graph.Model
 	p      *plan.Plan
@@ -62,24 +63,26 @@ type cgen struct {
 	prefix string // lower-case symbols: <prefix>_tensors
 	macro  string // upper-case macros: <PREFIX>_TENSOR_COUNT
 	arenas []cArena
-	byPlan []int  // plan arena index -> index into arenas, -1 if omitted
-	table  []cRow // in (subgraph, tensor) order
+	byID   map[plan.ArenaID]int // arena ID -> index into arenas, for arenas that hold bytes
+	table  []cRow               // tensors, in (subgraph, tensor) order
 	row    map[graph.TensorRef]int
+	vars   []cRow // resource variables, in plan order
+	kernel []cRow // kernel scratch, in plan order
 }
 
 // cArena is one arena that C defines.
 type cArena struct {
 	*plan.Arena
-	sym   string // <prefix>_scratch_sram
-	macro string // <PREFIX>_SCRATCH_SRAM
-	enum  string // <PREFIX>_ARENA_SCRATCH_SRAM
+	sym   string // <prefix>_<name>
+	macro string // <PREFIX>_<NAME>
+	enum  string // <PREFIX>_ARENA_<NAME>
 }
 
 func (a *cArena) sizeMacro() string { return a.macro + "_SIZE" }
 func (a *cArena) attrMacro() string { return a.macro + "_ATTR" }
-func (a *cArena) writable() bool    { return a.Kind != plan.ConstantArena || a.Staged }
+func (a *cArena) writable() bool    { return a.Role != liveness.Constant || a.Staged() }
 
-// cRow is one entry of the tensor table.
+// cRow is one allocation in a C table.
 type cRow struct {
 	*plan.Alloc
 	arena int // index into cgen.arenas
@@ -97,61 +100,88 @@ func newCGen(m *graph.Model, p *plan.Plan, opts COptions) (*cgen, error) {
 	if err := g.nameArenas(); err != nil {
 		return nil, err
 	}
-	if err := g.buildTable(); err != nil {
+	if err := g.buildTables(); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
-// nameArenas names every arena that holds bytes as <kind>_<memory>.
+// nameArenas gives every arena that holds bytes its C names, from the
+// arena's own name.
 func (g *cgen) nameArenas() error {
-	seen := map[string]int{}
-	g.byPlan = make([]int, len(g.p.Arenas))
+	ids := map[plan.ArenaID]bool{}
+	named := map[string]plan.ArenaID{}
+	g.byID = map[plan.ArenaID]int{}
 	for i := range g.p.Arenas {
 		a := &g.p.Arenas[i]
-		g.byPlan[i] = -1
+		if ids[a.ID] {
+			return fmt.Errorf("emit: two arenas have id %d", a.ID)
+		}
+		ids[a.ID] = true
 		if a.Size == 0 {
-			continue // C forbids zero-length arrays; no tensor can be in it
+			continue // C forbids zero-length arrays; nothing can be in it
 		}
-		if a.Size > math.MaxUint32 {
-			return fmt.Errorf("emit: %s arena in %s is %d bytes; the C tables hold 32-bit offsets and sizes", a.Kind, a.Memory, a.Size)
+		switch {
+		case a.Size > math.MaxUint32:
+			return fmt.Errorf("emit: arena %s is %d bytes; the C tables hold 32-bit offsets and sizes", a.Name, a.Size)
+		case a.Name == "" || plan.CIdent(a.Name) != a.Name:
+			return fmt.Errorf("emit: arena %d: name %q is not lower-case letters, digits and single inner '_'", a.ID, a.Name)
+		case a.Alignment < 1 || a.Alignment&(a.Alignment-1) != 0:
+			return fmt.Errorf("emit: arena %s: alignment %d is not a positive power of two", a.Name, a.Alignment)
+		case a.Provider != plan.Owned:
+			return fmt.Errorf("emit: arena %s is %s; the C module defines only arenas heliac owns", a.Name, a.Provider)
 		}
-		name := a.Kind.String()
-		if mem := identPart(a.Memory); mem != "" {
-			name += "_" + mem
+		if j, dup := named[a.Name]; dup {
+			return fmt.Errorf("emit: arenas %d and %d are both named %s", j, a.ID, a.Name)
 		}
-		if j, ok := seen[name]; ok {
-			return fmt.Errorf("emit: arenas %d and %d (%s in %q and %q) would both be named %s", j, i, a.Kind, g.p.Arenas[j].Memory, a.Memory, name)
-		}
-		seen[name] = i
-		up := strings.ToUpper(name)
-		g.byPlan[i] = len(g.arenas)
-		g.arenas = append(g.arenas, cArena{Arena: a, sym: g.prefix + "_" + name, macro: g.macro + "_" + up, enum: g.macro + "_ARENA_" + up})
+		named[a.Name] = a.ID
+		up := strings.ToUpper(a.Name)
+		g.byID[a.ID] = len(g.arenas)
+		g.arenas = append(g.arenas, cArena{Arena: a, sym: g.prefix + "_" + a.Name, macro: g.macro + "_" + up, enum: g.macro + "_ARENA_" + up})
 	}
 	if len(g.arenas) > math.MaxUint8+1 {
-		return fmt.Errorf("emit: %d arenas; the C tensor table numbers at most %d", len(g.arenas), math.MaxUint8+1)
+		return fmt.Errorf("emit: %d arenas; the C tables number at most %d", len(g.arenas), math.MaxUint8+1)
 	}
 	return nil
 }
 
-// buildTable lists every allocation in (subgraph, tensor) order and checks
-// that it fits the table's field widths and its arena.
-func (g *cgen) buildTable() error {
+// buildTables sorts every allocation into its table (tensors in (subgraph,
+// tensor) order) and checks that it fits the table's field widths and its
+// arena.
+func (g *cgen) buildTables() error {
 	for i := range g.p.Allocs {
 		a := &g.p.Allocs[i]
-		if a.Arena < 0 || a.Arena >= len(g.byPlan) || g.byPlan[a.Arena] < 0 {
-			return fmt.Errorf("emit: tensor %v (%s) is in arena %d, which holds no bytes", a.Ref, a.Name, a.Arena)
+		ai, ok := g.byID[a.Arena]
+		if !ok {
+			return fmt.Errorf("emit: %v (%s) is in arena %d, which holds no bytes", a.Key, a.Name, a.Arena)
 		}
-		switch {
-		case a.Ref.Subgraph < 0 || a.Ref.Subgraph > math.MaxUint16:
-			return fmt.Errorf("emit: tensor %v: subgraph index does not fit the C table's 16 bits", a.Ref)
-		case a.Ref.Tensor < 0 || a.Ref.Tensor > math.MaxUint16:
-			return fmt.Errorf("emit: tensor %v: tensor index does not fit the C table's 16 bits", a.Ref)
-		case a.Offset < 0 || a.Size < 0 || a.Offset+a.Size > g.p.Arenas[a.Arena].Size:
-			return fmt.Errorf("emit: tensor %v (%s) at [%d, %d) lies outside its %d-byte arena",
-				a.Ref, a.Name, a.Offset, a.Offset+a.Size, g.p.Arenas[a.Arena].Size)
+		if size := g.arenas[ai].Size; a.Offset < 0 || a.Size < 0 || a.Offset+a.Size > size {
+			return fmt.Errorf("emit: %v (%s) at [%d, %d) lies outside its %d-byte arena",
+				a.Key, a.Name, a.Offset, a.Offset+a.Size, size)
 		}
-		g.table = append(g.table, cRow{Alloc: a, arena: g.byPlan[a.Arena]})
+		r := cRow{Alloc: a, arena: ai}
+		switch a.Kind {
+		case plan.TensorAlloc:
+			switch {
+			case a.Ref.Subgraph < 0 || a.Ref.Subgraph > math.MaxUint16:
+				return fmt.Errorf("emit: tensor %v: subgraph index does not fit the C table's 16 bits", a.Ref)
+			case a.Ref.Tensor < 0 || a.Ref.Tensor > math.MaxUint16:
+				return fmt.Errorf("emit: tensor %v: tensor index does not fit the C table's 16 bits", a.Ref)
+			}
+			g.table = append(g.table, r)
+		case plan.VariableAlloc:
+			g.vars = append(g.vars, r)
+		case plan.KernelScratchAlloc:
+			switch {
+			case a.Op.Subgraph < 0 || a.Op.Subgraph > math.MaxUint16 || a.Op.Op < 0 || a.Op.Op > math.MaxUint16:
+				return fmt.Errorf("emit: %v: operator index does not fit the C table's 16 bits", a.Key)
+			case a.Index < 0 || a.Index > math.MaxUint8:
+				return fmt.Errorf("emit: %v: request index does not fit the C table's 8 bits", a.Key)
+			}
+			g.kernel = append(g.kernel, r)
+		default:
+			return fmt.Errorf("emit: %v (%s) has unknown kind %v", a.Key, a.Name, a.Kind)
+		}
 	}
 	slices.SortStableFunc(g.table, func(x, y cRow) int {
 		return cmp.Or(cmp.Compare(x.Ref.Subgraph, y.Ref.Subgraph), cmp.Compare(x.Ref.Tensor, y.Ref.Tensor))
@@ -169,7 +199,7 @@ func (g *cgen) buildTable() error {
 // run, which needs <prefix>_stage_constants.
 func (g *cgen) staged() bool {
 	for _, a := range g.arenas {
-		if a.Kind == plan.ConstantArena && a.Staged {
+		if a.Staged() {
 			return true
 		}
 	}

@@ -141,8 +141,8 @@ func TestCCompilesInline(t *testing.T) {
 		p := *buildPlan(t, m)
 		p.Arenas = append([]plan.Arena(nil), p.Arenas...)
 		for i := range p.Arenas {
-			if a := &p.Arenas[i]; a.Kind == plan.ConstantArena {
-				a.Memory, a.SourceMemory, a.Staged = "DTCM", "FLASH", true
+			if a := &p.Arenas[i]; a.Role == liveness.Constant {
+				a.Memory, a.Source, a.Name = "DTCM", "FLASH", "constant_dtcm"
 			}
 		}
 		files, err := emit.C(m, &p, emit.COptions{Meta: emit.Meta{ModelName: "dense_staged"}})

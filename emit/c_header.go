@@ -29,7 +29,7 @@ func (g *cgen) header() []byte {
 
 	w.WriteString("\n/* Arenas, numbered as in the tensor table. */\ntypedef enum {\n")
 	for i, a := range g.arenas {
-		w.f("\t%s = %d, /* %s, %s */\n", a.enum, i, a.Kind, commentText(a.Memory))
+		w.f("\t%s = %d, /* %s, %s */\n", a.enum, i, a.Role, commentText(a.Memory))
 	}
 	w.f("\t%s_ARENA_COUNT = %d\n} %s_arena_t;\n\n", P, len(g.arenas), p)
 
@@ -56,6 +56,7 @@ func (g *cgen) header() []byte {
 	g.ioMacros(w, "INPUT", ins)
 	g.ioMacros(w, "OUTPUT", outs)
 	g.variableMacros(w)
+	g.kernelScratchDecls(w)
 	if len(g.table) > 0 {
 		g.accessors(w)
 	}
@@ -168,15 +169,30 @@ func (g *cgen) accessors(w *cwriter) {
 // live in a persistent arena, which C zero-initialises at start-up.
 func (g *cgen) variableMacros(w *cwriter) {
 	P := g.macro
-	w.f("\n#define %s_VARIABLE_COUNT %du\n", P, len(g.p.Variables))
-	for i, v := range g.p.Variables {
-		a := &g.arenas[g.byPlan[v.Arena]]
+	w.f("\n#define %s_VARIABLE_COUNT %du\n", P, len(g.vars))
+	for i, v := range g.vars {
+		a := &g.arenas[v.arena]
 		name := fmt.Sprintf("%s_VARIABLE_%d", P, i)
 		w.f("/* Resource variable %d: container \"%s\", shared_name \"%s\" */\n", i,
-			commentText(v.Name.Container), commentText(v.Name.SharedName))
+			commentText(v.Variable.Container), commentText(v.Variable.SharedName))
 		w.f("#define %s_ARENA %s\n", name, a.enum)
 		w.f("#define %s_OFFSET %du\n", name, v.Offset)
 		w.f("#define %s_SIZE %du\n", name, v.Size)
 		w.f("#define %s_DATA (&%s[%s_OFFSET])\n", name, a.sym, name)
 	}
+}
+
+// kernelScratchDecls writes <PREFIX>_KERNEL_SCRATCH_COUNT and, when there
+// is kernel scratch, the type and declaration of its table.
+func (g *cgen) kernelScratchDecls(w *cwriter) {
+	P, p := g.macro, g.prefix
+	w.f("\n#define %s_KERNEL_SCRATCH_COUNT %du\n", P, len(g.kernel))
+	if len(g.kernel) == 0 {
+		return
+	}
+	w.WriteString("\n/* Where one kernel scratch buffer lies: bytes [offset, offset + size) of an\n" +
+		" * arena, for request `index` of operator `op` of `subgraph`, while it runs. */\n")
+	w.f("typedef struct {\n\tuint16_t subgraph;\n\tuint16_t op;\n\tuint8_t index;\n\tuint8_t arena; /* %s_arena_t */\n"+
+		"\tuint32_t offset;\n\tuint32_t size;\n} %s_kernel_scratch_t;\n\n", p, p)
+	w.f("extern const %s_kernel_scratch_t %s_kernel_scratch[%s_KERNEL_SCRATCH_COUNT];\n", p, p, P)
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/liveness"
 )
 
 // bytesPerLine is how many array elements one line of a constant arena holds.
@@ -30,6 +30,9 @@ func (g *cgen) source() ([]byte, error) {
 	if len(g.table) > 0 {
 		g.tableDef(w)
 	}
+	if len(g.kernel) > 0 {
+		g.kernelScratchDef(w)
+	}
 	return w.Bytes(), nil
 }
 
@@ -38,7 +41,7 @@ func (g *cgen) source() ([]byte, error) {
 func (g *cgen) sourceSizeHint() int {
 	n := 4096 + 128*len(g.table)
 	for _, a := range g.arenas {
-		if a.Kind == plan.ConstantArena {
+		if a.Role == liveness.Constant {
 			n += int(a.Size)*5 + int(a.Size)/bytesPerLine*2 + 64*len(g.table)
 		}
 	}
@@ -54,22 +57,19 @@ func (g *cgen) arenaDef(w *cwriter, i int) error {
 	if a.Used != a.Size {
 		used = fmt.Sprintf(", %d used", a.Used)
 	}
-	w.f("\n/* %s arena in %s: %d bytes%s. */\n", a.Kind, commentText(a.Memory), a.Size, used)
+	w.f("\n/* %s arena in %s: %d bytes%s. */\n", a.Role, commentText(a.Memory), a.Size, used)
 	cAttrDefault(w, a.attrMacro())
 	align := a.Alignment
-	if align < 1 {
-		align = g.p.Alignment
-	}
-	if a.Kind != plan.ConstantArena || a.Staged {
+	if a.writable() {
 		w.f("_Alignas(%d) uint8_t %s[%s] %s;\n", align, a.sym, a.sizeMacro(), a.attrMacro())
 	}
-	if a.Kind != plan.ConstantArena {
+	if a.Role != liveness.Constant {
 		return nil
 	}
 	sym, attr := a.sym, a.attrMacro()
-	if a.Staged {
+	if a.Staged() {
 		sym, attr = a.sym+"_source", a.macro+"_SOURCE_ATTR"
-		w.f("\n/* The image copied into %s from %s by %s_stage_constants. */\n", a.sym, commentText(a.SourceMemory), g.prefix)
+		w.f("\n/* The image copied into %s from %s by %s_stage_constants. */\n", a.sym, commentText(a.Source), g.prefix)
 		cAttrDefault(w, attr)
 		w.f("static _Alignas(%d) const uint8_t %s[%s] %s = {\n", align, sym, a.sizeMacro(), attr)
 	} else {
@@ -180,7 +180,7 @@ func writeCZeros(b *bytes.Buffer, n int64) {
 func (g *cgen) stageFunc(w *cwriter) {
 	w.f("\nvoid %s_stage_constants(void)\n{\n\tsize_t i;\n", g.prefix)
 	for _, a := range g.arenas {
-		if a.Kind == plan.ConstantArena && a.Staged {
+		if a.Staged() {
 			w.f("\tfor (i = 0; i < %s; i++) {\n\t\t%s[i] = %s_source[i];\n\t}\n", a.sizeMacro(), a.sym, a.sym)
 		}
 	}
@@ -193,6 +193,17 @@ func (g *cgen) tableDef(w *cwriter) {
 	w.WriteString("\t/* subgraph, tensor, arena, offset, size */\n")
 	for i, r := range g.table {
 		w.f("\t{%du, %du, %s, %du, %du}, /* [%d] %s */\n", r.Ref.Subgraph, r.Ref.Tensor, g.arenas[r.arena].enum,
+			r.Offset, r.Size, i, commentText(r.Name))
+	}
+	w.WriteString("};\n")
+}
+
+// kernelScratchDef defines <prefix>_kernel_scratch.
+func (g *cgen) kernelScratchDef(w *cwriter) {
+	w.f("\nconst %s_kernel_scratch_t %s_kernel_scratch[%s_KERNEL_SCRATCH_COUNT] = {\n", g.prefix, g.prefix, g.macro)
+	w.WriteString("\t/* subgraph, op, index, arena, offset, size */\n")
+	for i, r := range g.kernel {
+		w.f("\t{%du, %du, %du, %s, %du, %du}, /* [%d] %s */\n", r.Op.Subgraph, r.Op.Op, r.Index, g.arenas[r.arena].enum,
 			r.Offset, r.Size, i, commentText(r.Name))
 	}
 	w.WriteString("};\n")

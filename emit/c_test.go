@@ -149,7 +149,7 @@ func tableRows(c string) []tableRow {
 
 // arenaEnum is the C enumerator of plan arena a under prefix P.
 func arenaEnum(P string, a plan.Arena) string {
-	return fmt.Sprintf("%s_ARENA_%s_%s", P, strings.ToUpper(a.Kind.String()), strings.ToUpper(a.Memory))
+	return fmt.Sprintf("%s_ARENA_%s_%s", P, strings.ToUpper(a.Role.String()), strings.ToUpper(a.Memory))
 }
 
 func TestCHeader(t *testing.T) {
@@ -177,7 +177,7 @@ func TestCHeader(t *testing.T) {
 		"DENSE_OUTPUT_COUNT": "2u",
 	}
 	for _, a := range p.Arenas {
-		want[fmt.Sprintf("DENSE_%s_%s_SIZE", strings.ToUpper(a.Kind.String()), a.Memory)] = fmt.Sprintf("%du", a.Size)
+		want[fmt.Sprintf("DENSE_%s_%s_SIZE", strings.ToUpper(a.Role.String()), a.Memory)] = fmt.Sprintf("%du", a.Size)
 	}
 	for i, ref := range []graph.TensorRef{{Tensor: 0}, {Tensor: 8}, {Tensor: 5}} {
 		role, n := "INPUT", i
@@ -187,7 +187,7 @@ func TestCHeader(t *testing.T) {
 		a, err := p.Allocation(ref)
 		require.NoError(t, err)
 		name := fmt.Sprintf("DENSE_%s_%d", role, n)
-		want[name+"_ARENA"] = arenaEnum("DENSE", p.Arenas[a.Arena])
+		want[name+"_ARENA"] = arenaEnum("DENSE", *p.Arena(a.Arena))
 		want[name+"_OFFSET"] = fmt.Sprintf("%du", a.Offset)
 		want[name+"_SIZE"] = fmt.Sprintf("%du", a.Size)
 		want[name+"_INDEX"] = fmt.Sprintf("%du", int(ref.Tensor)-countUnallocatedBefore(p, ref))
@@ -196,9 +196,9 @@ func TestCHeader(t *testing.T) {
 		assert.Equal(t, v, defs[k], k)
 	}
 	for _, a := range p.Arenas {
-		sym := "dense_" + a.Kind.String() + "_" + strings.ToLower(a.Memory)
-		assert.Contains(t, h, fmt.Sprintf("extern %suint8_t %s[", map[bool]string{true: "const "}[a.Kind == plan.ConstantArena], sym))
-		assert.Contains(t, c, fmt.Sprintf("_Alignas(16) %suint8_t %s[", map[bool]string{true: "const "}[a.Kind == plan.ConstantArena], sym))
+		sym := "dense_" + a.Role.String() + "_" + strings.ToLower(a.Memory)
+		assert.Contains(t, h, fmt.Sprintf("extern %suint8_t %s[", map[bool]string{true: "const "}[a.Role == liveness.Constant], sym))
+		assert.Contains(t, c, fmt.Sprintf("_Alignas(16) %suint8_t %s[", map[bool]string{true: "const "}[a.Role == liveness.Constant], sym))
 	}
 }
 
@@ -221,7 +221,7 @@ func TestCTableMatchesPlan(t *testing.T) {
 	rows := tableRows(c)
 	require.Len(t, rows, len(p.Allocs))
 	for i, a := range p.Allocs {
-		assert.Equal(t, tableRow{a.Ref, arenaEnum("DENSE", p.Arenas[a.Arena]), a.Offset, a.Size}, rows[i], "row %d", i)
+		assert.Equal(t, tableRow{a.Ref, arenaEnum("DENSE", *p.Arena(a.Arena)), a.Offset, a.Size}, rows[i], "row %d", i)
 	}
 }
 
@@ -231,7 +231,7 @@ func TestCConstantBytes(t *testing.T) {
 	_, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
 	var constants int
 	for _, a := range p.Arenas {
-		if a.Kind != plan.ConstantArena {
+		if a.Role != liveness.Constant {
 			continue
 		}
 		constants++
@@ -239,7 +239,7 @@ func TestCConstantBytes(t *testing.T) {
 		require.Len(t, img, int(a.Size), "the initializer spells out the whole arena")
 		covered := make([]bool, len(img))
 		for _, al := range p.Allocs {
-			if al.Arena < 0 || p.Arenas[al.Arena].Kind != plan.ConstantArena {
+			if p.Arena(al.Arena).Role != liveness.Constant {
 				continue
 			}
 			data := m.Buffers[m.Tensor(al.Ref.Subgraph, al.Ref.Tensor).Buffer].Data
@@ -377,8 +377,8 @@ func TestCStaged(t *testing.T) {
 	p.Arenas = append([]plan.Arena(nil), p.Arenas...)
 	staged := false
 	for i := range p.Arenas {
-		if a := &p.Arenas[i]; a.Kind == plan.ConstantArena {
-			a.Memory, a.SourceMemory, a.Staged = "DTCM", "FLASH", true
+		if a := &p.Arenas[i]; a.Role == liveness.Constant {
+			a.Memory, a.Source, a.Name = "DTCM", "FLASH", "constant_dtcm"
 			staged = true
 		}
 	}
@@ -393,27 +393,50 @@ func TestCStaged(t *testing.T) {
 
 func TestCErrors(t *testing.T) {
 	m := denseModel()
+	arena := func(id int, name string, role liveness.Class, size int64) plan.Arena {
+		return plan.Arena{ID: plan.ArenaID(id), Name: name, Role: role, Memory: "SRAM", Provider: plan.Owned, Size: size, Alignment: 16}
+	}
+	tensor := func(tn int, class liveness.Class, arena int, size, offset int64) plan.Alloc {
+		return plan.Alloc{Key: plan.TensorKey(graph.TensorRef{Tensor: graph.TensorID(tn)}), Class: class, Arena: plan.ArenaID(arena), Size: size, Offset: offset}
+	}
+	bound := arena(0, "scratch_sram", liveness.Scratch, 16)
+	bound.Provider = plan.Bound
+	misaligned := arena(0, "scratch_sram", liveness.Scratch, 16)
+	misaligned.Alignment = 24
 	for _, tc := range []struct {
 		name string
 		p    plan.Plan
 		err  string
 	}{
-		{"arena over 4 GiB", plan.Plan{Alignment: 16, Arenas: []plan.Arena{{Kind: plan.ScratchArena, Memory: "SRAM", Size: 1 << 33}}},
+		{"arena over 4 GiB", plan.Plan{Alignment: 16, Arenas: []plan.Arena{arena(0, "scratch_sram", liveness.Scratch, 1<<33)}},
 			"32-bit"},
 		{"tensor outside its arena", plan.Plan{Alignment: 16,
-			Arenas: []plan.Arena{{Kind: plan.ScratchArena, Memory: "SRAM", Size: 16}},
-			Allocs: []plan.Alloc{{Ref: graph.TensorRef{Tensor: 0}, Class: liveness.Scratch, Size: 4, Offset: 16}}},
+			Arenas: []plan.Arena{arena(0, "scratch_sram", liveness.Scratch, 16)},
+			Allocs: []plan.Alloc{tensor(0, liveness.Scratch, 0, 4, 16)}},
 			"outside"},
+		{"tensor in an unknown arena", plan.Plan{Alignment: 16,
+			Arenas: []plan.Arena{arena(0, "scratch_sram", liveness.Scratch, 16)},
+			Allocs: []plan.Alloc{tensor(0, liveness.Scratch, 3, 4, 0)}},
+			"in arena 3, which holds no bytes"},
 		{"two arenas with one name", plan.Plan{Alignment: 16,
-			Arenas: []plan.Arena{{Kind: plan.ScratchArena, Memory: "sram", Size: 16}, {Kind: plan.ScratchArena, Memory: "SRAM", Size: 16}}},
-			"both be named scratch_sram"},
+			Arenas: []plan.Arena{arena(0, "scratch_sram", liveness.Scratch, 16), arena(1, "scratch_sram", liveness.Scratch, 16)}},
+			"arenas 0 and 1 are both named scratch_sram"},
+		{"two arenas with one id", plan.Plan{Alignment: 16,
+			Arenas: []plan.Arena{arena(0, "scratch_sram", liveness.Scratch, 16), arena(0, "scratch_dtcm", liveness.Scratch, 16)}},
+			"two arenas have id 0"},
+		{"a name C cannot use", plan.Plan{Alignment: 16, Arenas: []plan.Arena{arena(0, "Scratch SRAM", liveness.Scratch, 16)}},
+			`name "Scratch SRAM" is not`},
+		{"an alignment C cannot use", plan.Plan{Alignment: 16, Arenas: []plan.Arena{misaligned}},
+			"alignment 24 is not a positive power of two"},
+		{"an arena the application binds", plan.Plan{Alignment: 16, Arenas: []plan.Arena{bound}},
+			"arena scratch_sram is bound; the C module defines only arenas heliac owns"},
 		{"constant with wrong size", plan.Plan{Alignment: 16,
-			Arenas: []plan.Arena{{Kind: plan.ConstantArena, Memory: "FLASH", Size: 32}},
-			Allocs: []plan.Alloc{{Ref: graph.TensorRef{Tensor: 1}, Class: liveness.Constant, Size: 8}}},
+			Arenas: []plan.Arena{arena(0, "constant_flash", liveness.Constant, 32)},
+			Allocs: []plan.Alloc{tensor(1, liveness.Constant, 0, 8, 0)}},
 			"buffer holds 16"},
 		{"constant without data", plan.Plan{Alignment: 16,
-			Arenas: []plan.Arena{{Kind: plan.ConstantArena, Memory: "FLASH", Size: 16}},
-			Allocs: []plan.Alloc{{Ref: graph.TensorRef{Tensor: 0}, Class: liveness.Constant, Size: 4}}},
+			Arenas: []plan.Arena{arena(0, "constant_flash", liveness.Constant, 16)},
+			Allocs: []plan.Alloc{tensor(0, liveness.Constant, 0, 4, 0)}},
 			"no data"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

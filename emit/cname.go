@@ -4,19 +4,21 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/heliac/heliac/plan"
 )
 
-// CPrefix derives the C prefix of generated names from a model name: it is
-// lower-cased, every character outside [a-z0-9_] becomes '_', runs of '_'
-// collapse to one and leading and trailing '_' are dropped (C reserves
-// leading underscores and C++ reserves "__"). A name that then starts with a
-// digit gets "m_" in front, and an empty one becomes "model".
+// CPrefix derives the C prefix of generated names from a model name as
+// plan.CIdent does: lower-cased, every character outside [a-z0-9_] becomes
+// '_', runs of '_' collapse to one and leading and trailing '_' are dropped
+// (C reserves leading underscores and C++ reserves "__"). A name that then
+// starts with a digit gets "m_" in front, and an empty one becomes "model".
 //
 //	CPrefix("hello_world_int8") == "hello_world_int8"
 //	CPrefix("MobileNet v2 (1.0)") == "mobilenet_v2_1_0"
 //	CPrefix("3dnet") == "m_3dnet"
 func CPrefix(modelName string) string {
-	s := identPart(modelName)
+	s := plan.CIdent(modelName)
 	switch {
 	case s == "":
 		return "model"
@@ -44,31 +46,6 @@ func checkPrefix(p string) error {
 		return fmt.Errorf("emit: prefix %q would give names containing \"__\", which C++ reserves", p)
 	}
 	return nil
-}
-
-// identPart lower-cases s, turns every character outside [a-z0-9_] into
-// '_', collapses runs of '_' and trims them at both ends. The result may be
-// empty or start with a digit; it names a part of an identifier, such as a
-// memory ("SRAM", "ext-psram").
-func identPart(s string) string {
-	var b strings.Builder
-	under := true // drops leading '_' and collapses runs
-	for _, r := range s {
-		switch {
-		case r >= 'A' && r <= 'Z':
-			r += 'a' - 'A'
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-		default:
-			if !under {
-				b.WriteByte('_')
-			}
-			under = true
-			continue
-		}
-		b.WriteRune(r)
-		under = false
-	}
-	return strings.TrimSuffix(b.String(), "_")
 }
 
 // commentText makes s safe inside a /* */ comment on one line: bytes outside

@@ -9,15 +9,17 @@ package emit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 )
 
 // SchemaVersion is the version of the plan.json format written by JSON
 // (docs/plan-format.md).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Meta describes the model a plan was made for.
 type Meta struct {
@@ -34,57 +36,98 @@ type jsonPlan struct {
 	Alignment        int64            `json:"alignment"`
 	Planner          string           `json:"planner"`
 	Platform         jsonPlatform     `json:"platform"`
-	Rules            []jsonRule       `json:"rules"`
+	Rules            []plan.Rule      `json:"rules"`
 	PlanHash         string           `json:"plan_hash"`
+	Arenas           []jsonArena      `json:"arenas"`
 	TensorAllocs     []jsonAlloc      `json:"tensor_allocs"`
 	ArenaUsages      []jsonScratch    `json:"arena_usages"`
 	PersistentArenas []jsonPersistent `json:"persistent_arenas"`
 	ConstantArenas   []jsonConstant   `json:"constant_arenas"`
 	TensorLifetimes  []jsonLifetime   `json:"tensor_lifetimes"`
 	Variables        []jsonVariable   `json:"resource_variables"`
+	KernelScratch    []jsonKernel     `json:"kernel_scratch"`
 	Skipped          []jsonSkipped    `json:"skipped_tensors"`
 	Spills           []jsonSpill      `json:"spills"`
+	Schedule         []jsonRun        `json:"schedule"`
 }
 
 type jsonPlatform struct {
-	Name         string     `json:"name"`
-	ConstantBank string     `json:"constant_bank"`
-	Banks        []jsonBank `json:"banks"`
+	Name         string      `json:"name"`
+	ConstantBank string      `json:"constant_bank"`
+	Banks        []plan.Bank `json:"banks"`
 }
 
-type jsonRule struct {
-	Class  string `json:"class,omitempty"`
-	Tensor string `json:"tensor,omitempty"`
-	Name   string `json:"name,omitempty"`
-	Memory string `json:"memory,omitempty"`
-	Source string `json:"source,omitempty"`
+// jsonKey names an allocation by the keys of its own list entry: subgraph
+// and tensor for a tensor, container and shared_name for a resource
+// variable, subgraph, operator and index for kernel scratch.
+type jsonKey struct {
+	Subgraph   *int    `json:"subgraph,omitempty"`
+	Tensor     *int    `json:"tensor,omitempty"`
+	Container  *string `json:"container,omitempty"`
+	SharedName *string `json:"shared_name,omitempty"`
+	Operator   *int    `json:"operator,omitempty"`
+	Index      *int    `json:"index,omitempty"`
 }
 
-type jsonBank struct {
-	Name      string `json:"name"`
-	Capacity  int64  `json:"capacity"`
-	Writable  bool   `json:"writable"`
-	BootInit  bool   `json:"boot_init"`
-	Alignment int64  `json:"alignment"`
-	Order     int    `json:"order"`
+func keyOf(k plan.Key) jsonKey {
+	n := func(i int) *int { return &i }
+	str := func(s string) *string { return &s }
+	switch k.Kind {
+	case plan.VariableAlloc:
+		return jsonKey{Container: str(k.Variable.Container), SharedName: str(k.Variable.SharedName)}
+	case plan.KernelScratchAlloc:
+		return jsonKey{Subgraph: n(int(k.Op.Subgraph)), Operator: n(int(k.Op.Op)), Index: n(k.Index)}
+	}
+	return jsonKey{Subgraph: n(int(k.Ref.Subgraph)), Tensor: n(int(k.Ref.Tensor))}
 }
 
 type jsonSpill struct {
-	Subgraph int    `json:"subgraph"`
-	Tensor   int    `json:"tensor"`
-	Name     string `json:"name"`
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Reason   string `json:"reason"`
+	jsonKey
+	Name   string `json:"name"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Reason string `json:"reason"`
+}
+
+type jsonArena struct {
+	ID        int     `json:"id"`
+	Name      string  `json:"name"`
+	Role      string  `json:"role"`
+	Memory    string  `json:"memory"`
+	Source    *string `json:"source_memory"`
+	Provider  string  `json:"provider"`
+	Size      int64   `json:"size"`
+	Used      int64   `json:"used"`
+	Alignment int64   `json:"alignment"`
 }
 
 type jsonVariable struct {
 	Container  string    `json:"container"`
 	SharedName string    `json:"shared_name"`
 	Size       int64     `json:"size"`
+	Arena      int       `json:"arena"`
 	Memory     string    `json:"memory"`
 	Offset     int64     `json:"offset"`
 	Handles    []jsonRef `json:"handles"`
+}
+
+type jsonKernel struct {
+	Subgraph int         `json:"subgraph"`
+	Operator int         `json:"operator"`
+	Index    int         `json:"index"`
+	Name     string      `json:"name"`
+	Size     int64       `json:"size"`
+	Binding  jsonBinding `json:"binding"`
+	StartOp  int         `json:"start_op"`
+	EndOp    int         `json:"end_op"`
+}
+
+type jsonRun struct {
+	Subgraph int    `json:"subgraph"`
+	Operator int    `json:"operator"`
+	Name     string `json:"name"`
+	StartOp  int    `json:"start_op"`
+	EndOp    int    `json:"end_op"`
 }
 
 type jsonSkipped struct {
@@ -113,6 +156,7 @@ type jsonAlloc struct {
 
 type jsonBinding struct {
 	Role         string  `json:"role"`
+	Arena        int     `json:"arena"`
 	Memory       string  `json:"memory"`
 	Offset       int64   `json:"offset"`
 	SourceMemory *string `json:"source_memory"`
@@ -124,6 +168,7 @@ type jsonRef struct {
 }
 
 type jsonScratch struct {
+	Arena       int       `json:"arena"`
 	Memory      string    `json:"memory"`
 	Capacity    int64     `json:"capacity"`
 	TotalSize   int64     `json:"total_size"`
@@ -132,16 +177,18 @@ type jsonScratch struct {
 	Unaliased   int64     `json:"lower_bound_without_aliases"`
 	Frag        float64   `json:"fragmentation"`
 	PeakStep    int       `json:"peak_step"`
-	PeakTensors []jsonRef `json:"peak_tensors"`
+	PeakTensors []jsonKey `json:"peak_tensors"`
 }
 
 type jsonPersistent struct {
+	Arena     int    `json:"arena"`
 	Memory    string `json:"memory"`
 	TotalSize int64  `json:"total_size"`
 	Used      int64  `json:"used"`
 }
 
 type jsonConstant struct {
+	Arena        int    `json:"arena"`
 	Memory       string `json:"memory"`
 	SourceMemory string `json:"source_memory"`
 	Mode         string `json:"mode"`
@@ -156,44 +203,70 @@ type jsonLifetime struct {
 	EndOp    int `json:"end_op"`
 }
 
-// JSON renders the plan as plan.json (docs/plan-format.md).
-func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
+// JSON renders the plan as plan.json (docs/plan-format.md). Allocations
+// and arenas are written once each, in the list of their kind and role.
+func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	out := jsonPlan{
 		SchemaVersion:    SchemaVersion,
 		Generator:        "heliac " + meta.Version,
-		Model:            jsonModel{Name: meta.ModelName, SHA256: meta.ModelSHA256, Subgraphs: meta.Subgraphs, Steps: p.Steps},
+		Model:            jsonModel{Name: meta.ModelName, SHA256: meta.ModelSHA256, Subgraphs: meta.Subgraphs, Steps: p.Schedule.Steps},
 		Alignment:        p.Alignment,
 		Planner:          p.Planner,
 		PlanHash:         p.Hash(),
+		Arenas:           []jsonArena{},
 		TensorAllocs:     []jsonAlloc{},
 		ArenaUsages:      []jsonScratch{},
 		PersistentArenas: []jsonPersistent{},
 		ConstantArenas:   []jsonConstant{},
 		TensorLifetimes:  []jsonLifetime{},
 		Variables:        []jsonVariable{},
+		KernelScratch:    []jsonKernel{},
 		Skipped:          []jsonSkipped{},
 		Spills:           []jsonSpill{},
-		Platform:         jsonPlatform{Name: p.Platform.Name, ConstantBank: constBank(p.Platform), Banks: []jsonBank{}},
-		Rules:            []jsonRule{},
+		Schedule:         []jsonRun{},
+		Platform:         jsonPlatform{Name: p.Platform.Name, ConstantBank: constBank(p.Platform), Banks: []plan.Bank{}},
+		Rules:            []plan.Rule{},
 	}
-	for _, r := range p.Rules {
-		out.Rules = append(out.Rules, jsonRule{Class: r.Class, Tensor: r.Tensor, Name: r.Name, Memory: r.Memory, Source: r.Source})
-	}
-	for _, b := range p.Platform.Banks {
-		out.Platform.Banks = append(out.Platform.Banks, jsonBank{Name: b.Name, Capacity: b.Capacity,
-			Writable: b.Writable, BootInit: b.BootInit, Alignment: b.Alignment, Order: b.Order})
-	}
+	out.Rules = append(out.Rules, p.Rules...)
+	out.Platform.Banks = append(out.Platform.Banks, p.Platform.Banks...)
 	for _, sp := range p.Spills {
-		out.Spills = append(out.Spills, jsonSpill{Subgraph: int(sp.Ref.Subgraph), Tensor: int(sp.Ref.Tensor),
-			Name: sp.Name, From: sp.From, To: sp.To, Reason: sp.Reason})
+		out.Spills = append(out.Spills, jsonSpill{jsonKey: keyOf(sp.Key), Name: sp.Name, From: sp.From, To: sp.To, Reason: sp.Reason})
 	}
 	for _, a := range p.Allocs {
-		ar := p.Arenas[a.Arena]
-		b := jsonBinding{Role: a.Class.String(), Memory: ar.Memory, Offset: a.Offset}
-		if ar.Staged {
-			src := ar.SourceMemory
-			b.SourceMemory = &src
+		if err := out.addAlloc(p, a); err != nil {
+			return nil, err
 		}
+	}
+	for _, ar := range p.Arenas {
+		out.addArena(ar)
+	}
+	for _, sk := range p.Skipped {
+		out.Skipped = append(out.Skipped, jsonSkipped{Subgraph: int(sk.Ref.Subgraph), Tensor: int(sk.Ref.Tensor),
+			Name: sk.Name, Reason: sk.Reason})
+	}
+	for _, r := range p.Schedule.Runs {
+		if r.Op.Subgraph < 0 || int(r.Op.Subgraph) >= len(m.Subgraphs) || r.Op.Op < 0 || int(r.Op.Op) >= len(m.Subgraphs[r.Op.Subgraph].Ops) {
+			return nil, fmt.Errorf("emit: the schedule runs operator %v, which the model does not have", r.Op)
+		}
+		out.Schedule = append(out.Schedule, jsonRun{Subgraph: int(r.Op.Subgraph), Operator: int(r.Op.Op),
+			Name: m.Subgraphs[r.Op.Subgraph].Ops[r.Op.Op].Name(), StartOp: int(r.Span.First), EndOp: int(r.Span.Last)})
+	}
+	return encodeJSON(out)
+}
+
+// addAlloc writes one allocation into the list of its kind.
+func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
+	ar := p.Arena(a.Arena)
+	if ar == nil {
+		return fmt.Errorf("emit: %v (%s) is in arena %d, which the plan does not have", a.Key, a.Name, a.Arena)
+	}
+	b := jsonBinding{Role: a.Class.String(), Arena: int(ar.ID), Memory: ar.Memory, Offset: a.Offset}
+	if ar.Staged() {
+		src := ar.Source
+		b.SourceMemory = &src
+	}
+	switch a.Kind {
+	case plan.TensorAlloc:
 		ja := jsonAlloc{Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), Name: a.Name, Size: a.Size,
 			Binding: b, Dynamic: a.Dynamic}
 		if a.AliasOf != nil {
@@ -205,41 +278,51 @@ func JSON(p *plan.Plan, meta Meta) ([]byte, error) {
 				Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), StartOp: int(a.Live.First), EndOp: int(a.Live.Last),
 			})
 		}
-	}
-	for _, ar := range p.Arenas {
-		switch ar.Kind {
-		case plan.ScratchArena:
-			s := jsonScratch{Memory: ar.Memory, Capacity: ar.Capacity, TotalSize: ar.Size, Used: ar.Used,
-				LowerBound: ar.LowerBound, Unaliased: ar.UnaliasedLowerBound, Frag: fragmentation(ar),
-				PeakStep: int(ar.PeakStep), PeakTensors: []jsonRef{}}
-			for _, r := range ar.PeakTensors {
-				s.PeakTensors = append(s.PeakTensors, jsonRef{int(r.Subgraph), int(r.Tensor)})
-			}
-			out.ArenaUsages = append(out.ArenaUsages, s)
-		case plan.PersistentArena:
-			out.PersistentArenas = append(out.PersistentArenas, jsonPersistent{Memory: ar.Memory, TotalSize: ar.Size, Used: ar.Used})
-		case plan.ConstantArena:
-			mode := "cold"
-			if ar.Staged {
-				mode = "staged"
-			}
-			out.ConstantArenas = append(out.ConstantArenas, jsonConstant{Memory: ar.Memory, SourceMemory: ar.SourceMemory,
-				Mode: mode, TotalSize: ar.Size, Used: ar.Used})
-		}
-	}
-	for _, v := range p.Variables {
-		jv := jsonVariable{Container: v.Name.Container, SharedName: v.Name.SharedName, Size: v.Size,
-			Memory: p.Arenas[v.Arena].Memory, Offset: v.Offset, Handles: []jsonRef{}}
-		for _, h := range v.Handles {
+	case plan.VariableAlloc:
+		jv := jsonVariable{Container: a.Variable.Container, SharedName: a.Variable.SharedName, Size: a.Size,
+			Arena: int(ar.ID), Memory: ar.Memory, Offset: a.Offset, Handles: []jsonRef{}}
+		for _, h := range a.Handles {
 			jv.Handles = append(jv.Handles, jsonRef{int(h.Subgraph), int(h.Tensor)})
 		}
 		out.Variables = append(out.Variables, jv)
+	case plan.KernelScratchAlloc:
+		out.KernelScratch = append(out.KernelScratch, jsonKernel{Subgraph: int(a.Op.Subgraph), Operator: int(a.Op.Op),
+			Index: a.Index, Name: a.Name, Size: a.Size, Binding: b, StartOp: int(a.Live.First), EndOp: int(a.Live.Last)})
+	default:
+		return fmt.Errorf("emit: %v (%s) has unknown kind %v", a.Key, a.Name, a.Kind)
 	}
-	for _, sk := range p.Skipped {
-		out.Skipped = append(out.Skipped, jsonSkipped{Subgraph: int(sk.Ref.Subgraph), Tensor: int(sk.Ref.Tensor),
-			Name: sk.Name, Reason: sk.Reason})
+	return nil
+}
+
+// addArena writes one arena into arenas and into the heliaAOT list of its
+// role.
+func (out *jsonPlan) addArena(ar plan.Arena) {
+	ja := jsonArena{ID: int(ar.ID), Name: ar.Name, Role: ar.Role.String(), Memory: ar.Memory, Provider: ar.Provider.String(),
+		Size: ar.Size, Used: ar.Used, Alignment: ar.Alignment}
+	if ar.Staged() {
+		src := ar.Source
+		ja.Source = &src
 	}
-	return encodeJSON(out)
+	out.Arenas = append(out.Arenas, ja)
+	switch ar.Role {
+	case liveness.Scratch:
+		s := jsonScratch{Arena: int(ar.ID), Memory: ar.Memory, Capacity: ar.Capacity, TotalSize: ar.Size, Used: ar.Used,
+			LowerBound: ar.LowerBound, Unaliased: ar.UnaliasedLowerBound, Frag: fragmentation(ar),
+			PeakStep: int(ar.PeakStep), PeakTensors: []jsonKey{}}
+		for _, k := range ar.Peak {
+			s.PeakTensors = append(s.PeakTensors, keyOf(k))
+		}
+		out.ArenaUsages = append(out.ArenaUsages, s)
+	case liveness.Persistent:
+		out.PersistentArenas = append(out.PersistentArenas, jsonPersistent{Arena: int(ar.ID), Memory: ar.Memory, TotalSize: ar.Size, Used: ar.Used})
+	case liveness.Constant:
+		mode, src := "cold", ar.Memory
+		if ar.Staged() {
+			mode, src = "staged", ar.Source
+		}
+		out.ConstantArenas = append(out.ConstantArenas, jsonConstant{Arena: int(ar.ID), Memory: ar.Memory, SourceMemory: src,
+			Mode: mode, TotalSize: ar.Size, Used: ar.Used})
+	}
 }
 
 // fragmentation is the share of a scratch arena above its lower bound, the

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -17,16 +18,16 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 	w := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "  arena\tmemory\tbytes\tlower bound\tover bound\tbank capacity\n")
 	for _, a := range p.Arenas {
-		kind := a.Kind.String()
-		if a.Kind == plan.ConstantArena {
-			if a.Staged {
-				kind += " (staged from " + a.SourceMemory + ")"
+		kind := a.Role.String()
+		if a.Role == liveness.Constant {
+			if a.Staged() {
+				kind += " (staged from " + a.Source + ")"
 			} else {
 				kind += " (cold)"
 			}
 		}
 		lb, over := "-", "-"
-		if a.Kind == plan.ScratchArena {
+		if a.Role == liveness.Scratch {
 			lb = fmt.Sprint(a.LowerBound)
 			if a.LowerBound > 0 {
 				over = fmt.Sprintf("%+.1f%%", 100*float64(a.Size-a.LowerBound)/float64(a.LowerBound))
@@ -40,20 +41,23 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 	}
 	w.Flush()
 	for _, a := range p.Arenas {
-		if a.Kind != plan.ScratchArena {
+		if a.Role != liveness.Scratch {
 			continue
 		}
-		fmt.Fprintf(&buf, "  %s %s peaks at step %d with %d live tensor(s):", a.Kind, a.Memory, a.PeakStep, len(a.PeakTensors))
-		for i, r := range a.PeakTensors {
+		fmt.Fprintf(&buf, "  %s %s peaks at step %d with %d live tensor(s):", a.Role, a.Memory, a.PeakStep, len(a.Peak))
+		for i, k := range a.Peak {
 			if i == 6 {
 				fmt.Fprintf(&buf, " …")
 				break
 			}
-			t := m.Tensor(r.Subgraph, r.Tensor)
-			if t.Name != "" {
-				fmt.Fprintf(&buf, " %s %q (%d B)", r, oneLine(t.Name), t.Size)
-			} else {
-				fmt.Fprintf(&buf, " %s (%d B)", r, t.Size)
+			al := p.Lookup(k)
+			switch {
+			case al == nil:
+				fmt.Fprintf(&buf, " %s", k)
+			case al.Name != "":
+				fmt.Fprintf(&buf, " %s %q (%d B)", k, oneLine(al.Name), al.Size)
+			default:
+				fmt.Fprintf(&buf, " %s (%d B)", k, al.Size)
 			}
 		}
 		buf.WriteByte('\n')
@@ -67,20 +71,23 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			fmt.Fprintf(&buf, "  … and %d more spilled tensor(s) (see plan.json spills)\n", len(p.Spills)-i)
 			break
 		}
-		fmt.Fprintf(&buf, "  spilled %s %q from %s to %s: %s\n", sp.Ref, oneLine(sp.Name), sp.From, sp.To, sp.Reason)
+		fmt.Fprintf(&buf, "  spilled %s %q from %s to %s: %s\n", sp.Key, oneLine(sp.Name), sp.From, sp.To, sp.Reason)
 	}
-	if len(p.Variables) > 0 {
-		var bytes int64
-		for _, v := range p.Variables {
-			bytes += v.Size
-		}
-		fmt.Fprintf(&buf, "  %d resource variable(s), %d B, in the persistent arena\n", len(p.Variables), bytes)
-	}
+	count := map[plan.AllocKind]int{}
+	size := map[plan.AllocKind]int64{}
 	dynamic := 0
 	for _, a := range p.Allocs {
+		count[a.Kind]++
+		size[a.Kind] += a.Size
 		if a.Dynamic {
 			dynamic++
 		}
+	}
+	if n := count[plan.VariableAlloc]; n > 0 {
+		fmt.Fprintf(&buf, "  %d resource variable(s), %d B, in the persistent arena\n", n, size[plan.VariableAlloc])
+	}
+	if n := count[plan.KernelScratchAlloc]; n > 0 {
+		fmt.Fprintf(&buf, "  %d kernel scratch buffer(s), %d B, in the scratch arena\n", n, size[plan.KernelScratchAlloc])
 	}
 	if dynamic > 0 {
 		fmt.Fprintf(&buf, "  note: %d tensor(s) have a dynamic dimension (shape_signature -1); planned with their concrete shapes\n", dynamic)

@@ -37,6 +37,9 @@ type Options struct {
 	TimeLimit time.Duration // search budget per arena; 0 means DefaultTimeLimit
 	Platform  *Platform     // nil means the generic platform
 	Rules     []Rule        // placement rules, see Rule
+	// KernelScratch are the scratch buffers kernels ask for, each planned
+	// as a KernelScratchAlloc live over its operator's span.
+	KernelScratch []ScratchRequest
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -129,8 +132,14 @@ func limited(p *Platform) bool {
 
 // build makes one plan; fit, when set, decides what fits each bank.
 func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Options, fit dsa.Strategy) (*Plan, error) {
-	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Steps: lt.Schedule.Steps, Platform: *opts.Platform,
-		Rules: append([]Rule(nil), opts.Rules...), index: map[graph.TensorRef]int{}}
+	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Schedule: lt.Schedule, Platform: *opts.Platform,
+		Rules: append([]Rule(nil), opts.Rules...), index: map[Key]int{}}
+	add := func(a Alloc) {
+		p.index[a.Key] = len(p.Allocs)
+		p.Allocs = append(p.Allocs, a)
+	}
+	// Persistent allocations hold their data at every step.
+	always := liveness.Interval{First: 0, Last: liveness.Step(lt.Schedule.Steps - 1)}
 	for _, t := range lt.Tensors {
 		if t.Class == liveness.Unallocated && t.Used {
 			p.Skipped = append(p.Skipped, Skipped{Ref: t.Ref, Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name, Reason: t.Note})
@@ -138,11 +147,33 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 		if t.Class != liveness.Scratch && t.Class != liveness.Persistent && t.Class != liveness.Constant {
 			continue
 		}
-		p.index[t.Ref] = len(p.Allocs)
-		p.Allocs = append(p.Allocs, Alloc{
-			Ref: t.Ref, Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name,
-			Class: t.Class, Size: t.Size, Live: t.Live, AliasOf: t.AliasOf, Dynamic: t.Dynamic,
-		})
+		live := t.Live
+		if t.Class == liveness.Persistent {
+			live = always
+		}
+		add(Alloc{Key: TensorKey(t.Ref), Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name,
+			Class: t.Class, Size: t.Size, Live: live, AliasOf: t.AliasOf, Dynamic: t.Dynamic})
+	}
+	for _, v := range lt.Variables {
+		if v.Size > 0 {
+			add(Alloc{Key: Key{Kind: VariableAlloc, Variable: v.Name}, Name: v.Name.SharedName, Class: liveness.Persistent,
+				Size: v.Size, Live: always, Handles: append([]graph.TensorRef(nil), v.Handles...)})
+		}
+	}
+	next := map[graph.OpRef]int{}
+	for i, r := range opts.KernelScratch {
+		span := lt.Schedule.Span(r.Op)
+		switch {
+		case span == (liveness.Interval{}):
+			return nil, fmt.Errorf("plan: kernel scratch request %d: operator %v does not exist", i, r.Op)
+		case r.Size <= 0:
+			return nil, fmt.Errorf("plan: kernel scratch request %d: operator %v asks for %d bytes", i, r.Op, r.Size)
+		}
+		k := Key{Kind: KernelScratchAlloc, Op: r.Op, Index: next[r.Op]}
+		next[r.Op]++
+		op := &m.Subgraphs[r.Op.Subgraph].Ops[r.Op.Op]
+		add(Alloc{Key: k, Name: fmt.Sprintf("%s scratch %d", op.Name(), k.Index), Class: liveness.Scratch,
+			Size: r.Size, Live: span})
 	}
 	pl := newPlacer(p, m, lt, opts)
 	pl.fit = fit

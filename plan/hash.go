@@ -4,29 +4,65 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
 )
 
-// Hash returns a hex SHA-256 over the plan's layout: every arena (kind,
-// memory, size, alignment, staging) and every allocation (tensor, arena,
-// offset, size). Two plans with the same hash put every tensor at the same
-// place, so firmware can check that generated sources match a plan.
+// Hash returns a hex SHA-256 over the plan's layout: every arena (role,
+// memory, size, alignment, staging, and its name and provider), every
+// allocation (what it is, its arena, offset and size) and the order
+// operators run in. Two plans with the same hash put every byte at the
+// same place on the same timeline, so firmware can check that generated
+// sources match a plan.
+//
+// A field still at the value a schema_version 1 plan implied (an arena
+// named <role>_<memory> and owned by heliac, the model's operator order)
+// adds nothing to the hashed text, so such plans keep the hash they had.
 func (p *Plan) Hash() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "heliac-plan-v1 align=%d\n", p.Alignment)
-	for i, a := range p.Arenas {
-		fmt.Fprintf(h, "arena %d %s %s size=%d align=%d src=%s staged=%t\n",
-			i, a.Kind, a.Memory, a.Size, a.Alignment, a.SourceMemory, a.Staged)
+	for _, a := range p.Arenas {
+		src := a.Source
+		if a.Role == liveness.Constant && !a.Staged() {
+			src = a.Memory // a cold arena is its own source
+		}
+		fmt.Fprintf(h, "arena %d %s %s size=%d align=%d src=%s staged=%t",
+			a.ID, a.Role, a.Memory, a.Size, a.Alignment, src, a.Staged())
+		if a.Name != DefaultArenaName(a.Role, a.Memory) || a.Provider != Owned {
+			fmt.Fprintf(h, " name=%s provider=%s", a.Name, a.Provider)
+		}
+		fmt.Fprintln(h)
 	}
 	for _, a := range p.Allocs {
-		fmt.Fprintf(h, "tensor %d:%d arena=%d offset=%d size=%d\n",
-			a.Ref.Subgraph, a.Ref.Tensor, a.Arena, a.Offset, a.Size)
-		if a.AliasOf != nil {
-			fmt.Fprintf(h, "alias %v\n", *a.AliasOf)
+		switch a.Kind {
+		case TensorAlloc:
+			fmt.Fprintf(h, "tensor %d:%d arena=%d offset=%d size=%d\n",
+				a.Ref.Subgraph, a.Ref.Tensor, a.Arena, a.Offset, a.Size)
+			if a.AliasOf != nil {
+				fmt.Fprintf(h, "alias %v\n", *a.AliasOf)
+			}
+		case VariableAlloc:
+			fmt.Fprintf(h, "variable %q %q arena=%d offset=%d size=%d\n",
+				a.Variable.Container, a.Variable.SharedName, a.Arena, a.Offset, a.Size)
+		default:
+			fmt.Fprintf(h, "%s %v/%d arena=%d offset=%d size=%d live=%d..%d\n",
+				a.Kind, a.Op, a.Index, a.Arena, a.Offset, a.Size, a.Live.First, a.Live.Last)
 		}
 	}
-	for _, v := range p.Variables {
-		fmt.Fprintf(h, "variable %q %q arena=%d offset=%d size=%d\n",
-			v.Name.Container, v.Name.SharedName, v.Arena, v.Offset, v.Size)
-	}
+	hashOrder(h, p.Schedule.Order)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// hashOrder writes each subgraph's operator order unless it is the model's.
+func hashOrder(h hash.Hash, order [][]graph.OpIndex) {
+	for s, ops := range order {
+		for i, o := range ops {
+			if int(o) != i {
+				fmt.Fprintf(h, "order %d %v\n", s, ops)
+				break
+			}
+		}
+	}
 }

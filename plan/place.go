@@ -6,22 +6,23 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan/dsa"
 )
 
-// CapacityError reports that tensors do not fit a bank and cannot spill to
-// another: Need bytes were wanted where Have were left. Tensors are the
-// ones live at the step that needs the most (scratch), or the ones placed
-// (persistent and constant).
+// CapacityError reports that allocations do not fit a bank and cannot
+// spill to another: Need bytes were wanted where Have were left. Tensors
+// names the allocations live at the step that needs the most (scratch), or
+// the ones placed (constant).
 type CapacityError struct {
 	Bank    string
 	Need    int64
 	Have    int64
 	Step    liveness.Step // for scratch: the step where Need is reached; -1 otherwise
-	Tensors []string      // "0:12 \"name\" (4096 B)", largest first, at most 8
+	Tensors []string      // `0:12 "name" (4096 B)`, largest first, at most 8
 }
 
 func (e *CapacityError) Error() string {
@@ -31,20 +32,9 @@ func (e *CapacityError) Error() string {
 	}
 	msg := fmt.Sprintf("plan: bank %q: need %d bytes%s, have %d", e.Bank, e.Need, where, e.Have)
 	if len(e.Tensors) > 0 {
-		msg += "; largest tensors there: " + joinComma(e.Tensors)
+		msg += "; largest tensors there: " + strings.Join(e.Tensors, ", ")
 	}
 	return msg
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
 }
 
 // placer assigns allocations to banks and arenas.
@@ -55,17 +45,18 @@ type placer struct {
 	opts     Options
 	writable []Bank           // by Order
 	reserved map[string]int64 // bytes already taken in each bank by other arenas
-	memory   []string         // per allocation: the bank it asked for
+	memory   []string         // per allocation: the bank it asked for, then the one it is in
 	pinned   []bool           // per allocation: named by a tensor or name rule
 	source   []string         // per constant allocation: staged from here, or ""
-	// fit, when set, decides which tensors fit a bank of limited capacity
-	// instead of the selected planner (see Build).
+	names    map[string]bool  // arena names taken
+	// fit, when set, decides which allocations fit a bank of limited
+	// capacity instead of the selected planner (see Build).
 	fit dsa.Strategy
 }
 
 func newPlacer(p *Plan, m *graph.Model, lt *liveness.Lifetimes, opts Options) *placer {
 	return &placer{p: p, m: m, lt: lt, opts: opts, writable: opts.Platform.WritableBanks(),
-		reserved: map[string]int64{}}
+		reserved: map[string]int64{}, names: map[string]bool{}}
 }
 
 func (pl *placer) run(ctx context.Context) error {
@@ -82,12 +73,12 @@ func (pl *placer) run(ctx context.Context) error {
 }
 
 // applyRules decides where each allocation asks to go. Defaults: scratch
-// and persistent tensors in the first writable bank, constants cold in the
-// platform's constant bank. A rule naming a tensor (by index or name) beats
-// one naming a class; among rules of equal rank the later one wins. A rule
-// naming a tensor pins it: it never spills. An alias member follows its
-// root. A rule that sends a tensor where its class cannot live (scratch or
-// state in read-only memory, a constant in plain RAM without a source to
+// and persistent allocations in the first writable bank, constants cold in
+// the platform's constant bank. A rule naming a tensor (by index or name)
+// beats one naming a class; among rules of equal rank the later one wins.
+// A rule naming a tensor pins it: it never spills. An alias member follows
+// its root. A rule that sends a tensor where its class cannot live (scratch
+// or state in read-only memory, a constant in plain RAM without a source to
 // stage from) is an error naming the rule and the tensor.
 func (pl *placer) applyRules() error {
 	n := len(pl.p.Allocs)
@@ -123,7 +114,7 @@ func (pl *placer) applyRules() error {
 	}
 	for i := range pl.p.Allocs {
 		if a := &pl.p.Allocs[i]; a.AliasOf != nil {
-			root := pl.p.index[*a.AliasOf]
+			root := pl.p.index[TensorKey(*a.AliasOf)]
 			pl.memory[i], pl.pinned[i] = pl.memory[root], pl.pinned[root]
 		}
 	}
@@ -138,14 +129,14 @@ func (pl *placer) checkRule(ri, i int) error {
 	cb, _ := pl.opts.Platform.ConstBank()
 	switch {
 	case a.Class != liveness.Constant && !b.Writable:
-		return fmt.Errorf("plan: rule %d: %s tensor %v %q cannot live in read-only %s", ri, a.Class, a.Ref, a.Name, r.Memory)
+		return fmt.Errorf("plan: rule %d: %s tensor %v %q cannot live in read-only %s", ri, a.Class, a.Key, a.Name, r.Memory)
 	case a.Class != liveness.Constant && r.Source != "":
-		return fmt.Errorf("plan: rule %d: source applies to constants only, but %v %q is %s", ri, a.Ref, a.Name, a.Class)
+		return fmt.Errorf("plan: rule %d: source applies to constants only, but %v %q is %s", ri, a.Key, a.Name, a.Class)
 	case a.Class == liveness.Constant && b.Writable && !b.BootInit && r.Source == "":
 		return fmt.Errorf("plan: rule %d: constant %v %q: %s is RAM; to place constants there, stage them: add source: %s",
-			ri, a.Ref, a.Name, r.Memory, cb.Name)
+			ri, a.Key, a.Name, r.Memory, cb.Name)
 	case a.Class == liveness.Constant && !b.Writable && r.Source != "":
-		return fmt.Errorf("plan: rule %d: constant %v %q: staging copies into RAM, but %s is read-only", ri, a.Ref, a.Name, r.Memory)
+		return fmt.Errorf("plan: rule %d: constant %v %q: staging copies into RAM, but %s is read-only", ri, a.Key, a.Name, r.Memory)
 	}
 	return nil
 }
@@ -167,15 +158,17 @@ func (pl *placer) checkStagingSources() error {
 	return nil
 }
 
-// ruleRank is 2 when r names tensor a, 1 when it names a's class, else 0.
+// ruleRank is 2 when r names tensor allocation a (by index or name), 1
+// when it names a's class, else 0. Resource variables and kernel scratch
+// are placed by class rules only.
 func ruleRank(r Rule, a *Alloc) int {
 	switch {
 	case r.Tensor != "":
-		if ref, err := ParseTensorRef(r.Tensor); err == nil && ref == a.Ref {
+		if ref, err := ParseTensorRef(r.Tensor); err == nil && a.Kind == TensorAlloc && ref == a.Ref {
 			return 2
 		}
 	case r.Name != "":
-		if ok, _ := path.Match(r.Name, a.Name); ok {
+		if ok, _ := path.Match(r.Name, a.Name); ok && a.Kind == TensorAlloc {
 			return 2
 		}
 	case r.Class != "":
@@ -202,6 +195,22 @@ func (pl *placer) fits(name string, n int64) bool {
 	return c == 0 || pl.reserved[name]+n <= c
 }
 
+// newArena appends an empty arena of the given role in bank memory, with
+// the next ID and a name of the form <role>_<memory> that no other arena
+// of the plan has, and returns its index.
+func (pl *placer) newArena(role liveness.Class, memory string) int {
+	base := DefaultArenaName(role, memory)
+	name := base
+	for n := 2; pl.names[name]; n++ {
+		name = fmt.Sprintf("%s_%d", base, n)
+	}
+	pl.names[name] = true
+	ai := len(pl.p.Arenas)
+	pl.p.Arenas = append(pl.p.Arenas, Arena{ID: ArenaID(ai), Name: name, Role: role, Memory: memory, Provider: Owned,
+		Alignment: pl.bankAlign(memory), Capacity: pl.capacity(memory), PeakStep: -1})
+	return ai
+}
+
 // placeConstants packs constants into one arena per (memory, source): cold
 // arenas in read-only banks, staged arenas in RAM with their source image.
 func (pl *placer) placeConstants() error {
@@ -219,11 +228,9 @@ func (pl *placer) placeConstants() error {
 		groups[k] = append(groups[k], i)
 	}
 	for _, k := range order {
-		ai := pl.sequential(ConstantArena, k.memory, groups[k], true)
-		a := &pl.p.Arenas[ai]
-		a.SourceMemory, a.Staged = k.memory, k.source != ""
-		if a.Staged {
-			a.SourceMemory = k.source
+		a := &pl.p.Arenas[pl.sequential(liveness.Constant, k.memory, groups[k], true)]
+		a.Source = k.source
+		if a.Staged() {
 			if err := pl.reserve(k.source, a.Size, groups[k]); err != nil {
 				return err
 			}
@@ -256,7 +263,7 @@ func (pl *placer) largest(ids []int) []string {
 			break
 		}
 		a := &pl.p.Allocs[id]
-		out = append(out, fmt.Sprintf("%v %q (%d B)", a.Ref, a.Name, a.Size))
+		out = append(out, fmt.Sprintf("%v %q (%d B)", a.Key, a.Name, a.Size))
 	}
 	return out
 }
@@ -264,28 +271,28 @@ func (pl *placer) largest(ids []int) []string {
 // sequential packs ids one after another at aligned offsets in a new arena
 // of bank memory and returns its index. With dedupe, constants over one
 // model buffer share an offset.
-func (pl *placer) sequential(kind ArenaKind, memory string, ids []int, dedupe bool) int {
-	align := pl.bankAlign(memory)
-	arena := Arena{Kind: kind, Memory: memory, Alignment: align, Capacity: pl.capacity(memory), PeakStep: -1}
-	ai := len(pl.p.Arenas)
+func (pl *placer) sequential(role liveness.Class, memory string, ids []int, dedupe bool) int {
+	ai := pl.newArena(role, memory)
+	arena := &pl.p.Arenas[ai]
 	seen := map[graph.BufferIndex]int64{}
 	var next int64
 	for _, id := range ids {
 		a := &pl.p.Allocs[id]
-		a.Arena = ai
-		buf := pl.m.Tensor(a.Ref.Subgraph, a.Ref.Tensor).Buffer
-		if off, ok := seen[buf]; ok && dedupe {
-			a.Offset = off
-			continue
+		a.Arena = arena.ID
+		if dedupe {
+			buf := pl.m.Tensor(a.Ref.Subgraph, a.Ref.Tensor).Buffer
+			if off, ok := seen[buf]; ok {
+				a.Offset = off
+				continue
+			}
+			seen[buf] = next
 		}
 		a.Offset = next
-		seen[buf] = next
-		next = alignTo(next+a.Size, align)
+		next = alignTo(next+a.Size, arena.Alignment)
 		arena.Used = max(arena.Used, a.Offset+a.Size)
 	}
-	arena.Size = alignTo(arena.Used, align)
+	arena.Size = alignTo(arena.Used, arena.Alignment)
 	arena.LowerBound = next
-	pl.p.Arenas = append(pl.p.Arenas, arena)
 	return ai
 }
 
@@ -301,93 +308,48 @@ func (pl *placer) next(name string) string {
 
 func (pl *placer) spill(id int, from, to, reason string) {
 	a := &pl.p.Allocs[id]
-	pl.p.Spills = append(pl.p.Spills, Spill{Ref: a.Ref, Name: a.Name, From: from, To: to, Reason: reason})
+	pl.p.Spills = append(pl.p.Spills, Spill{Key: a.Key, Name: a.Name, From: from, To: to, Reason: reason})
 	pl.memory[id] = to
 }
 
 // placePersistent puts is_variable tensors and resource variables in a
-// persistent arena per bank, spilling to the next writable bank when one
-// is full.
+// persistent arena per bank, in allocation order, spilling to the next
+// writable bank when one is full.
 func (pl *placer) placePersistent() error {
-	type item struct {
-		id   int // allocation, or -1 for a variable
-		v    int // variable index
-		size int64
-	}
-	byBank := map[string][]item{}
+	byBank := map[string][]int{}
 	var order []string
-	add := func(bank string, it item) {
+	for i := range pl.p.Allocs {
+		a := &pl.p.Allocs[i]
+		if a.Class != liveness.Persistent {
+			continue
+		}
+		bank := pl.memory[i]
+		need := alignTo(a.Size, pl.bankAlign(bank))
+		for !pl.fits(bank, need) {
+			nb := pl.next(bank)
+			if pl.pinned[i] || nb == "" {
+				return &CapacityError{Bank: bank, Need: pl.reserved[bank] + need, Have: pl.capacity(bank), Step: -1}
+			}
+			pl.spill(i, bank, nb, fmt.Sprintf("%s full: %d persistent bytes do not fit", bank, need))
+			bank = nb
+			need = alignTo(a.Size, pl.bankAlign(bank))
+		}
+		pl.reserved[bank] += need
 		if _, ok := byBank[bank]; !ok {
 			order = append(order, bank)
 		}
-		byBank[bank] = append(byBank[bank], it)
-	}
-	varBank := pl.writable[0].Name
-	for _, r := range pl.opts.Rules {
-		if r.Class == liveness.Persistent.String() {
-			varBank = r.Memory
-		}
-	}
-	var items []item
-	for i := range pl.p.Allocs {
-		if pl.p.Allocs[i].Class == liveness.Persistent {
-			items = append(items, item{id: i, size: pl.p.Allocs[i].Size})
-		}
-	}
-	for vi, v := range pl.lt.Variables {
-		if v.Size > 0 {
-			items = append(items, item{id: -1, v: vi, size: v.Size})
-		}
-	}
-	for _, it := range items {
-		bank, pinned := varBank, false
-		if it.id >= 0 {
-			bank, pinned = pl.memory[it.id], pl.pinned[it.id]
-		}
-		need := alignTo(it.size, pl.bankAlign(bank))
-		for !pl.fits(bank, need) {
-			nb := pl.next(bank)
-			if pinned || nb == "" {
-				return &CapacityError{Bank: bank, Need: pl.reserved[bank] + need, Have: pl.capacity(bank), Step: -1}
-			}
-			if it.id >= 0 {
-				pl.spill(it.id, bank, nb, fmt.Sprintf("%s full: %d persistent bytes do not fit", bank, need))
-			}
-			bank = nb
-			need = alignTo(it.size, pl.bankAlign(bank))
-		}
-		pl.reserved[bank] += need
-		add(bank, it)
+		byBank[bank] = append(byBank[bank], i)
 	}
 	for _, bank := range order {
-		var ids []int
-		for _, it := range byBank[bank] {
-			if it.id >= 0 {
-				ids = append(ids, it.id)
-			}
-		}
-		ai := pl.sequential(PersistentArena, bank, ids, false)
-		a := &pl.p.Arenas[ai]
-		for _, it := range byBank[bank] {
-			if it.id >= 0 {
-				continue
-			}
-			v := pl.lt.Variables[it.v]
-			off := a.Size
-			pl.p.Variables = append(pl.p.Variables, VariableAlloc{Name: v.Name, Size: v.Size, Arena: ai, Offset: off,
-				Handles: append([]graph.TensorRef(nil), v.Handles...)})
-			a.Used = off + v.Size
-			a.Size = alignTo(a.Used, a.Alignment)
-		}
-		a.LowerBound = a.Size
+		pl.sequential(liveness.Persistent, bank, byBank[bank], false)
 	}
 	return nil
 }
 
-// placeScratch gives each writable bank a scratch arena. Tensors start in
-// the bank they ask for; while a bank cannot hold its tensors, the largest
-// unpinned tensor live at its busiest step moves (with its alias group) to
-// the next bank.
+// placeScratch gives each writable bank a scratch arena. Allocations start
+// in the bank they ask for; while a bank cannot hold its allocations, the
+// largest unpinned one live at its busiest step moves (with its alias
+// group) to the next bank.
 func (pl *placer) placeScratch(ctx context.Context) error {
 	for _, b := range pl.writable {
 		var roots []int
@@ -406,9 +368,10 @@ func (pl *placer) placeScratch(ctx context.Context) error {
 	}
 	for i := range pl.p.Allocs {
 		if a := &pl.p.Allocs[i]; a.Class == liveness.Scratch && a.AliasOf != nil {
-			root := &pl.p.Allocs[pl.p.index[*a.AliasOf]]
+			ri := pl.p.index[TensorKey(*a.AliasOf)]
+			root := &pl.p.Allocs[ri]
 			a.Arena, a.Offset = root.Arena, root.Offset
-			pl.memory[i] = pl.memory[pl.p.index[*a.AliasOf]]
+			pl.memory[i] = pl.memory[ri]
 		}
 	}
 	return nil
@@ -445,7 +408,7 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 			sol = s
 		}
 		if fits {
-			pl.scratchArena(b, roots, prob, sol, align)
+			pl.scratchArena(b, roots, prob, sol)
 			return nil
 		}
 		victim, step := pl.victim(roots, prob, peak)
@@ -493,15 +456,19 @@ func (pl *placer) fitSolve(ctx context.Context, prob dsa.Problem) (dsa.Solution,
 	return s, nil
 }
 
-// problem turns scratch roots into allocator buffers, each live over its
-// alias group's lifetime. Lifetimes are inclusive [First, Last] steps, as
-// TFLM's first_created/last_used; dsa buffers are half-open, so End =
-// Last + 1. This is the only place the two conventions meet.
+// problem turns scratch roots into allocator buffers. A tensor's buffer is
+// live over its alias group's lifetime; kernel scratch over its operator's
+// span. Lifetimes are inclusive [First, Last] steps, as TFLM's
+// first_created/last_used; dsa buffers are half-open, so End = Last + 1.
+// This is the only place the two conventions meet.
 func (pl *placer) problem(roots []int, align int64) dsa.Problem {
 	prob := dsa.Problem{Buffers: make([]dsa.Buffer, len(roots))}
 	for i, id := range roots {
 		a := &pl.p.Allocs[id]
-		live := pl.lt.Lookup(a.Ref).Group
+		live := a.Live
+		if a.Kind == TensorAlloc {
+			live = pl.lt.Lookup(a.Ref).Group
+		}
 		prob.Buffers[i] = dsa.Buffer{Start: int64(live.First), End: int64(live.Last) + 1,
 			Size: alignTo(a.Size, align), Align: align}
 	}
@@ -509,7 +476,8 @@ func (pl *placer) problem(roots []int, align int64) dsa.Problem {
 }
 
 // victim picks the largest unpinned root live at step, the problem's
-// busiest (ties: the later tensor), or -1 when every one there is pinned.
+// busiest (ties: the later allocation), or -1 when every one there is
+// pinned.
 func (pl *placer) victim(roots []int, prob dsa.Problem, step int64) (int, liveness.Step) {
 	best := -1
 	for i, b := range prob.Buffers {
@@ -536,20 +504,19 @@ func (pl *placer) liveAt(roots []int, prob dsa.Problem, step liveness.Step) []in
 	return ids
 }
 
-// scratchArena records a solved scratch arena.
-func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol dsa.Solution, align int64) {
-	ai := len(pl.p.Arenas)
-	arena := Arena{Kind: ScratchArena, Memory: b.Name, Alignment: align, Capacity: b.Capacity}
+// scratchArena records a solved scratch arena in bank b.
+func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol dsa.Solution) {
+	arena := &pl.p.Arenas[pl.newArena(liveness.Scratch, b.Name)]
 	for i, id := range roots {
 		a := &pl.p.Allocs[id]
-		a.Arena, a.Offset = ai, sol.Offsets[i]
+		a.Arena, a.Offset = arena.ID, sol.Offsets[i]
 		arena.Used = max(arena.Used, a.Offset+a.Size)
 	}
-	arena.Size = alignTo(arena.Used, align)
+	arena.Size = alignTo(arena.Used, arena.Alignment)
 	lb, step := dsa.Peak(prob)
 	arena.LowerBound, arena.PeakStep = lb, liveness.Step(step)
 	for _, id := range pl.liveAt(roots, prob, liveness.Step(step)) {
-		arena.PeakTensors = append(arena.PeakTensors, pl.p.Allocs[id].Ref)
+		arena.Peak = append(arena.Peak, pl.p.Allocs[id].Key)
 	}
 	var all []dsa.Buffer
 	for i := range pl.p.Allocs {
@@ -559,12 +526,11 @@ func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol dsa.So
 		}
 		root := i
 		if a.AliasOf != nil {
-			root = pl.p.index[*a.AliasOf]
+			root = pl.p.index[TensorKey(*a.AliasOf)]
 		}
 		if pl.memory[root] == b.Name {
-			all = append(all, dsa.Buffer{Start: int64(a.Live.First), End: int64(a.Live.Last) + 1, Size: alignTo(a.Size, align)})
+			all = append(all, dsa.Buffer{Start: int64(a.Live.First), End: int64(a.Live.Last) + 1, Size: alignTo(a.Size, arena.Alignment)})
 		}
 	}
 	arena.UnaliasedLowerBound = dsa.LowerBound(dsa.Problem{Buffers: all})
-	pl.p.Arenas = append(pl.p.Arenas, arena)
 }

@@ -39,7 +39,7 @@ func place(t *testing.T, m *graph.Model, p plan.Platform, rules ...plan.Rule) *p
 	t.Helper()
 	pl, err := tryPlace(t, m, p, rules...)
 	require.NoError(t, err)
-	js, err := emit.JSON(pl, emit.Meta{ModelName: "test", Subgraphs: len(m.Subgraphs), Version: "test"})
+	js, err := emit.JSON(m, pl, emit.Meta{ModelName: "test", Subgraphs: len(m.Subgraphs), Version: "test"})
 	require.NoError(t, err)
 	assert.Empty(t, verify.Plan(m, js), "plan.json verifies clean")
 	return pl
@@ -50,14 +50,14 @@ func memoryOf(t *testing.T, p *plan.Plan, tn int) string {
 	t.Helper()
 	a, err := p.Allocation(graph.TensorRef{Tensor: graph.TensorID(tn)})
 	require.NoError(t, err)
-	return p.Arenas[a.Arena].Memory
+	return p.Arena(a.Arena).Memory
 }
 
 // arenaIn returns the arena of kind in memory.
-func arenaIn(t *testing.T, p *plan.Plan, kind plan.ArenaKind, memory string) plan.Arena {
+func arenaIn(t *testing.T, p *plan.Plan, kind liveness.Class, memory string) plan.Arena {
 	t.Helper()
 	for _, a := range p.Arenas {
-		if a.Kind == kind && a.Memory == memory {
+		if a.Role == kind && a.Memory == memory {
 			return a
 		}
 	}
@@ -84,10 +84,10 @@ func TestPlaceSpillsScratchToTheNextBank(t *testing.T) {
 	for _, tn := range []int{0, 2, 3, 4, 8} {
 		assert.Equal(t, "DTCM", memoryOf(t, p, tn), "tensor %d", tn)
 	}
-	d := arenaIn(t, p, plan.ScratchArena, "DTCM")
+	d := arenaIn(t, p, liveness.Scratch, "DTCM")
 	assert.Equal(t, int64(128), d.Capacity)
-	assert.LessOrEqual(t, d.Size+arenaIn(t, p, plan.PersistentArena, "DTCM").Size, int64(128))
-	assert.Equal(t, int64(0), arenaIn(t, p, plan.ScratchArena, "SRAM").Capacity)
+	assert.LessOrEqual(t, d.Size+arenaIn(t, p, liveness.Persistent, "DTCM").Size, int64(128))
+	assert.Equal(t, int64(0), arenaIn(t, p, liveness.Scratch, "SRAM").Capacity)
 }
 
 func TestPlaceUnlimitedBankNeverSpills(t *testing.T) {
@@ -137,14 +137,14 @@ func TestPlaceStagedConstants(t *testing.T) {
 	p := place(t, diamond(), board(0),
 		plan.Rule{Class: "constant", Memory: "SRAM", Source: "FLASH"},
 		plan.Rule{Name: "odd", Memory: "FLASH"})
-	staged := arenaIn(t, p, plan.ConstantArena, "SRAM")
-	assert.True(t, staged.Staged)
-	assert.Equal(t, "FLASH", staged.SourceMemory)
+	staged := arenaIn(t, p, liveness.Constant, "SRAM")
+	assert.True(t, staged.Staged())
+	assert.Equal(t, "FLASH", staged.Source)
 	assert.Equal(t, int64(12), staged.Used, "w and w_again share one copy")
 	assert.Equal(t, int64(16), staged.Size)
-	cold := arenaIn(t, p, plan.ConstantArena, "FLASH")
-	assert.False(t, cold.Staged)
-	assert.Equal(t, "FLASH", cold.SourceMemory)
+	cold := arenaIn(t, p, liveness.Constant, "FLASH")
+	assert.False(t, cold.Staged())
+	assert.Empty(t, cold.Source, "a cold arena is read where it lies")
 	assert.Equal(t, "SRAM", memoryOf(t, p, 5))
 	assert.Equal(t, "SRAM", memoryOf(t, p, 6))
 	assert.Equal(t, "FLASH", memoryOf(t, p, 7))
@@ -232,8 +232,8 @@ func TestPlacePersistentSpill(t *testing.T) {
 	assert.Equal(t, "DTCM", got.From)
 	assert.Equal(t, "SRAM", got.To)
 	assert.Contains(t, got.Reason, "persistent")
-	assert.Equal(t, int64(16), arenaIn(t, p, plan.PersistentArena, "DTCM").Size)
-	assert.Equal(t, int64(32), arenaIn(t, p, plan.PersistentArena, "SRAM").Size)
+	assert.Equal(t, int64(16), arenaIn(t, p, liveness.Persistent, "DTCM").Size)
+	assert.Equal(t, int64(32), arenaIn(t, p, liveness.Persistent, "SRAM").Size)
 
 	t.Run("pinned persistent tensor", func(t *testing.T) {
 		_, err := tryPlace(t, twoStates(), board(32), plan.Rule{Name: "state2", Memory: "DTCM"})
@@ -279,12 +279,19 @@ func TestPlaceResourceVariables(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := place(t, resourceModel(), board(tt.dtcm), tt.rules...)
-			require.Len(t, p.Variables, 1)
-			v := p.Variables[0]
-			assert.Equal(t, "state", v.Name.SharedName)
+			var vars []plan.Alloc
+			for _, a := range p.Allocs {
+				if a.Kind == plan.VariableAlloc {
+					vars = append(vars, a)
+				}
+			}
+			require.Len(t, vars, 1)
+			v := vars[0]
+			assert.Equal(t, "state", v.Variable.SharedName)
+			assert.Equal(t, liveness.Persistent, v.Class)
 			assert.Equal(t, int64(16), v.Size)
-			a := p.Arenas[v.Arena]
-			assert.Equal(t, plan.PersistentArena, a.Kind)
+			a := p.Arena(v.Arena)
+			assert.Equal(t, liveness.Persistent, a.Role)
 			assert.Equal(t, tt.want, a.Memory)
 			assert.GreaterOrEqual(t, a.Size, v.Offset+v.Size)
 		})

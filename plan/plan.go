@@ -1,12 +1,21 @@
-// Package plan places every tensor of a model in an arena: scratch tensors
-// in a scratch arena whose offsets are chosen by an allocator so that
-// tensors live at the same step never share bytes, is_variable state in a
-// persistent arena, and constant data in a constant arena.
+// Package plan places everything of a model that needs memory in arenas:
+// scratch tensors and kernel scratch in a scratch arena whose offsets are
+// chosen by an allocator so that allocations live at the same step never
+// share bytes, is_variable state and resource variables in a persistent
+// arena, and constant data in a constant arena.
 //
-// Input: *graph.Model and its *liveness.Lifetimes. Output: *Plan, a new
-// value; neither input is changed. Offsets come from plan/dsa, which knows
-// buffers rather than tensors; toBuffers is the one place lifetimes become
-// buffers. It must not import emit or verify.
+// Input: *graph.Model and its *liveness.Lifetimes (whose Schedule gives
+// every step). Output: *Plan, a new value; neither input is changed.
+// Offsets come from plan/dsa, which knows buffers rather than allocations;
+// placer.problem is the one place lifetimes become dsa buffers. It must
+// not import emit or verify.
+//
+// The plan is two lists of values. An Arena is one block of memory with an
+// identity (ID, and a Name usable in C), a role, a memory bank and a
+// provider. An Alloc is one thing that occupies bytes, of one of three
+// kinds (a tensor, a resource variable, a kernel's scratch buffer), with its
+// lifetime, arena, offset and size. A new kind of allocation is a new
+// AllocKind, not a new list.
 package plan
 
 import (
@@ -16,82 +25,168 @@ import (
 	"github.com/heliac/heliac/liveness"
 )
 
-// ArenaKind says what an arena holds.
-type ArenaKind uint8
+// ArenaID identifies an arena within a plan.
+type ArenaID int
 
-// Arena kinds. The zero ArenaKind is invalid.
+// Provider says who provides an arena's bytes.
+type Provider uint8
+
+// Providers. The zero Provider is invalid.
 const (
-	ScratchArena    ArenaKind = iota + 1 // activations; reused across steps
-	PersistentArena                      // state kept between invocations
-	ConstantArena                        // weights
+	// Owned arenas are defined by heliac's C module.
+	Owned Provider = iota + 1
+	// Bound arenas are buffers the application binds at run time.
+	Bound
+	// Shared arenas are one buffer shared between several models' plans,
+	// identified across them by the arena's Name.
+	Shared
 )
 
-var arenaKindNames = [...]string{ScratchArena: "scratch", PersistentArena: "persistent", ConstantArena: "constant"}
+var providerNames = [...]string{Owned: "owned", Bound: "bound", Shared: "shared"}
 
-// String returns the kind's lower-case name.
-func (k ArenaKind) String() string {
-	if k == 0 || int(k) >= len(arenaKindNames) {
-		return fmt.Sprintf("ArenaKind(%d)", int(k))
+// String returns the provider's lower-case name, as plan.json spells it.
+func (p Provider) String() string {
+	if p == 0 || int(p) >= len(providerNames) {
+		return fmt.Sprintf("Provider(%d)", int(p))
 	}
-	return arenaKindNames[k]
+	return providerNames[p]
 }
 
 // Arena is one contiguous block of memory. Sizes and offsets are bytes.
 type Arena struct {
-	Kind   ArenaKind
-	Memory string // the bank the arena lives in at run time
+	ID ArenaID
+	// Name is unique in the plan and a C identifier part (lower-case
+	// letters, digits and single underscores, such as "scratch_sram");
+	// emitted C names the arena <prefix>_<Name>.
+	Name string
+	// Role is the class of what the arena holds: Scratch (reused across
+	// steps), Persistent (kept between invocations) or Constant.
+	Role liveness.Class
+	// Memory is the bank the arena lives in at run time.
+	Memory string
+	// Source is, for a staged constant arena, the read-only bank its image
+	// is copied from into Memory before the first run; "" for every other
+	// arena (a cold constant arena is read where it lies).
+	Source   string
+	Provider Provider
 	// Size is the bytes reserved: Used rounded up to Alignment.
 	Size int64
-	// Used is the end of the highest tensor in the arena.
+	// Used is the end of the highest allocation in the arena.
 	Used      int64
 	Alignment int64
 	// Capacity is the bank's capacity (0: unlimited), shared by every
 	// arena in the bank.
 	Capacity int64
 	// LowerBound is, for a scratch arena, the peak over steps of live
-	// tensors' aligned sizes: no placement can use less. For other arenas
-	// it is the sum of their tensors' aligned sizes.
+	// allocations' aligned sizes: no placement can use less. For other
+	// arenas it is the sum of their allocations' aligned sizes.
 	LowerBound int64
 	// PeakStep is a step at which a scratch arena's LowerBound is reached,
-	// and PeakTensors the tensors live there.
-	PeakStep    liveness.Step
-	PeakTensors []graph.TensorRef
+	// and Peak the allocations live there (an alias group by its root).
+	PeakStep liveness.Step
+	Peak     []Key
 	// UnaliasedLowerBound is, for a scratch arena, the lower bound if no
 	// tensor shared its input's buffer; minus LowerBound, it is what
 	// aliasing saves.
 	UnaliasedLowerBound int64
-	// SourceMemory is, for a constant arena, where the data comes from;
-	// Staged says it is copied from there into Memory before the first run
-	// (otherwise the arena is cold and read in place).
-	SourceMemory string
-	Staged       bool
 }
 
-// Alloc is the placement of one tensor that occupies bytes.
+// Staged reports whether the arena is a constant arena copied from Source
+// into Memory before the first run.
+func (a *Arena) Staged() bool { return a.Role == liveness.Constant && a.Source != "" }
+
+// AllocKind says what an allocation holds.
+type AllocKind uint8
+
+// Allocation kinds. The zero AllocKind is invalid.
+const (
+	// TensorAlloc is a tensor of the model.
+	TensorAlloc AllocKind = iota + 1
+	// VariableAlloc is a resource variable: VAR_HANDLE operators with one
+	// container and shared_name, read and assigned through their handles.
+	VariableAlloc
+	// KernelScratchAlloc is a scratch buffer a kernel asks for, owned by
+	// one operator and live while it runs.
+	KernelScratchAlloc
+)
+
+var allocKindNames = [...]string{TensorAlloc: "tensor", VariableAlloc: "variable", KernelScratchAlloc: "kernel_scratch"}
+
+// String returns the kind's name, as plan.json spells it.
+func (k AllocKind) String() string {
+	if k == 0 || int(k) >= len(allocKindNames) {
+		return fmt.Sprintf("AllocKind(%d)", int(k))
+	}
+	return allocKindNames[k]
+}
+
+// Key identifies an allocation within a plan. Kind says which of the other
+// fields do.
+type Key struct {
+	Kind AllocKind
+	// Ref is the tensor of a TensorAlloc.
+	Ref graph.TensorRef
+	// Variable names the resource variable of a VariableAlloc.
+	Variable graph.ResourceName
+	// Op is the operator that owns a KernelScratchAlloc, and Index which
+	// of its requests it is.
+	Op    graph.OpRef
+	Index int
+}
+
+// String formats the key for messages: "0:12" for a tensor, `variable
+// "state"` for a resource variable, "op 0:3 scratch 1" for kernel scratch.
+func (k Key) String() string {
+	switch k.Kind {
+	case TensorAlloc:
+		return k.Ref.String()
+	case VariableAlloc:
+		if k.Variable.Container != "" {
+			return fmt.Sprintf("variable %q in container %q", k.Variable.SharedName, k.Variable.Container)
+		}
+		return fmt.Sprintf("variable %q", k.Variable.SharedName)
+	case KernelScratchAlloc:
+		return fmt.Sprintf("op %v scratch %d", k.Op, k.Index)
+	}
+	return fmt.Sprintf("%v allocation", k.Kind)
+}
+
+// TensorKey returns the key of a tensor's allocation.
+func TensorKey(ref graph.TensorRef) Key { return Key{Kind: TensorAlloc, Ref: ref} }
+
+// Alloc is one allocation: something that occupies bytes of an arena.
 type Alloc struct {
-	Ref    graph.TensorRef
-	Name   string
+	Key
+	// Name is the tensor's name, the variable's shared_name, or, for
+	// kernel scratch, the operator's name and the request's index.
+	Name string
+	// Class is the class of memory the allocation needs; it is the Role
+	// of its arena. Kernel scratch is Scratch; resource variables are
+	// Persistent.
 	Class  liveness.Class
-	Size   int64 // the tensor's bytes before alignment
-	Arena  int   // index into Plan.Arenas
+	Size   int64 // bytes, before alignment
+	Arena  ArenaID
 	Offset int64 // from the start of the arena
-	Live   liveness.Interval
-	// AliasOf names the tensor whose bytes this one shares (same arena,
-	// offset and size); nil when the tensor has a buffer of its own.
+	// Live is when the allocation holds data: a scratch tensor's
+	// lifetime, a kernel scratch buffer's operator span, every step for
+	// persistent allocations. Constants are read where their readers run.
+	Live liveness.Interval
+	// AliasOf names the tensor whose bytes this tensor shares (same arena,
+	// offset and size); nil when it has a buffer of its own.
 	AliasOf *graph.TensorRef
-	// Dynamic is set when the tensor's shape signature has an unknown
+	// Dynamic is set when a tensor's shape signature has an unknown
 	// dimension; it is planned with the model's concrete shape.
 	Dynamic bool
+	// Handles are, for a resource variable, the resource tensors that
+	// refer to it.
+	Handles []graph.TensorRef
 }
 
-// VariableAlloc is the placement of one resource variable in a persistent
-// arena.
-type VariableAlloc struct {
-	Name    graph.ResourceName
-	Size    int64
-	Arena   int
-	Offset  int64
-	Handles []graph.TensorRef
+// ScratchRequest is a kernel's request for scratch bytes while its operator
+// runs. Requests of one operator are numbered in the order given.
+type ScratchRequest struct {
+	Op   graph.OpRef
+	Size int64
 }
 
 // Skipped is a tensor that an operator uses but that has no bytes in the
@@ -102,32 +197,46 @@ type Skipped struct {
 	Reason string
 }
 
+// Spill records an allocation placed in a later bank than it asked for
+// because its bank was full.
+type Spill struct {
+	Key
+	Name   string
+	From   string
+	To     string
+	Reason string
+}
+
 // Plan is a complete memory plan. It is a new value built by Build and is
 // not changed afterwards.
 type Plan struct {
 	Planner   string
 	Alignment int64
-	Steps     int
-	Arenas    []Arena
-	Allocs    []Alloc // ordered by (subgraph, tensor)
-	Variables []VariableAlloc
+	// Schedule is the order operators run in and the steps it gives them;
+	// every lifetime in the plan is on its timeline.
+	Schedule liveness.Schedule
+	Arenas   []Arena
+	// Allocs lists tensors in (subgraph, tensor) order, then resource
+	// variables in order of first appearance, then kernel scratch in the
+	// order requested.
+	Allocs []Alloc
 	// Skipped lists used tensors that take no bytes and why (zero-size,
 	// resource handles, run-time strings), in (subgraph, tensor) order.
 	Skipped []Skipped
-	// Spills lists tensors placed in a later bank than they asked for.
+	// Spills lists allocations placed in a later bank than they asked for.
 	Spills []Spill
 	// Platform is the set of banks the plan was made for, and Rules the
 	// placement rules it honours.
 	Platform Platform
 	Rules    []Rule
-	index    map[graph.TensorRef]int
+	index    map[Key]int
 }
 
 // ScratchTotals returns the summed sizes and lower bounds of the plan's
 // scratch arenas.
 func (p *Plan) ScratchTotals() (size, lowerBound int64) {
 	for _, a := range p.Arenas {
-		if a.Kind == ScratchArena {
+		if a.Role == liveness.Scratch {
 			size += a.Size
 			lowerBound += a.LowerBound
 		}
@@ -135,22 +244,30 @@ func (p *Plan) ScratchTotals() (size, lowerBound int64) {
 	return size, lowerBound
 }
 
+// Arena returns the arena with the given ID, or nil when there is none.
+func (p *Plan) Arena(id ArenaID) *Arena {
+	for i := range p.Arenas {
+		if p.Arenas[i].ID == id {
+			return &p.Arenas[i]
+		}
+	}
+	return nil
+}
+
+// Lookup returns the allocation with the given key, or nil when nothing of
+// the plan has that key.
+func (p *Plan) Lookup(k Key) *Alloc {
+	if i, ok := p.index[k]; ok {
+		return &p.Allocs[i]
+	}
+	return nil
+}
+
 // Allocation returns the placement of a tensor, or an error when the tensor
 // is unknown or occupies no bytes.
 func (p *Plan) Allocation(ref graph.TensorRef) (*Alloc, error) {
-	i, ok := p.index[ref]
-	if !ok {
-		return nil, fmt.Errorf("plan: tensor %v has no allocation", ref)
+	if a := p.Lookup(TensorKey(ref)); a != nil {
+		return a, nil
 	}
-	return &p.Allocs[i], nil
-}
-
-// Spill records a tensor placed in a later bank than it asked for because
-// its bank was full.
-type Spill struct {
-	Ref    graph.TensorRef
-	Name   string
-	From   string
-	To     string
-	Reason string
+	return nil, fmt.Errorf("plan: tensor %v has no allocation", ref)
 }

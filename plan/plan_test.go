@@ -57,10 +57,10 @@ func build(t *testing.T, m *graph.Model, opts plan.Options) *plan.Plan {
 	return p
 }
 
-func arena(t *testing.T, p *plan.Plan, kind plan.ArenaKind) plan.Arena {
+func arena(t *testing.T, p *plan.Plan, kind liveness.Class) plan.Arena {
 	t.Helper()
 	for _, a := range p.Arenas {
-		if a.Kind == kind {
+		if a.Role == kind {
 			return a
 		}
 	}
@@ -72,14 +72,15 @@ func TestBuildDiamond(t *testing.T) {
 	p := build(t, diamond(), plan.Options{})
 	// Live sets (aligned): step 0 {in 48}; step 1 {in 48, a 112, b 32} = 192;
 	// step 2 {a, b, c 16} = 160; step 3 {b, c, out 16} = 64.
-	s := arena(t, p, plan.ScratchArena)
+	s := arena(t, p, liveness.Scratch)
 	assert.Equal(t, int64(192), s.LowerBound)
 	assert.Equal(t, liveness.Step(1), s.PeakStep)
-	assert.ElementsMatch(t, []graph.TensorRef{{Tensor: 0}, {Tensor: 1}, {Tensor: 2}}, s.PeakTensors)
+	assert.ElementsMatch(t, []plan.Key{plan.TensorKey(graph.TensorRef{Tensor: 0}), plan.TensorKey(graph.TensorRef{Tensor: 1}),
+		plan.TensorKey(graph.TensorRef{Tensor: 2})}, s.Peak)
 	assert.Equal(t, s.LowerBound, s.Size, "greedy reaches the bound on this graph")
 	assert.Equal(t, "SRAM", s.Memory)
 
-	c := arena(t, p, plan.ConstantArena)
+	c := arena(t, p, liveness.Constant)
 	w, err := p.Allocation(graph.TensorRef{Tensor: 5})
 	require.NoError(t, err)
 	w2, err := p.Allocation(graph.TensorRef{Tensor: 6})
@@ -91,9 +92,9 @@ func TestBuildDiamond(t *testing.T) {
 	assert.Equal(t, int64(21), c.Used)
 	assert.Equal(t, int64(32), c.Size)
 	assert.Equal(t, "FLASH", c.Memory)
-	assert.False(t, c.Staged)
+	assert.False(t, c.Staged())
 
-	pers := arena(t, p, plan.PersistentArena)
+	pers := arena(t, p, liveness.Persistent)
 	assert.Equal(t, int64(16), pers.Size)
 
 	_, err = p.Allocation(graph.TensorRef{Tensor: 42})
@@ -111,7 +112,7 @@ func TestBuildScratchPassesBlocksVerifier(t *testing.T) {
 					Size: a.Size, Offset: a.Offset, Align: align})
 			}
 		}
-		assert.Empty(t, verify.Blocks(blocks, arena(t, p, plan.ScratchArena).Size), "alignment %d", align)
+		assert.Empty(t, verify.Blocks(blocks, arena(t, p, liveness.Scratch).Size), "alignment %d", align)
 	}
 }
 
@@ -148,12 +149,12 @@ func TestBuildPlannerNames(t *testing.T) {
 		{"greedy", "tflm"},
 		{"linear", "linear"},
 	}
-	bestSize := arena(t, build(t, diamond(), plan.Options{}), plan.ScratchArena).Size
+	bestSize := arena(t, build(t, diamond(), plan.Options{}), liveness.Scratch).Size
 	for _, tt := range tests {
 		t.Run("planner="+tt.planner, func(t *testing.T) {
 			p := build(t, diamond(), plan.Options{Planner: tt.planner})
 			assert.Equal(t, tt.want, p.Planner)
-			assert.GreaterOrEqual(t, arena(t, p, plan.ScratchArena).Size, bestSize)
+			assert.GreaterOrEqual(t, arena(t, p, liveness.Scratch).Size, bestSize)
 		})
 	}
 }

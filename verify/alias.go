@@ -48,33 +48,39 @@ func (c *checker) aliasGraph() *aliasGraph {
 	return g
 }
 
-// checkAliases sets each allocation's group and checks every alias_of
-// (docs/plan-format.md): the member and its root are scratch tensors of
-// one size at one memory and offset, neither is an input or output of a
-// subgraph, the root is a root (its own alias_of is null), and a chain of
-// view operators leads from the root to the member, input 0 to output 0,
-// through members of the group.
-//
-// A member joins the group it declares even when the alias is bad: the
-// BadAlias names the fault once, and the overlap and peak checks then
-// agree with the plan's own bookkeeping instead of repeating it. Bytes the
-// member holds outside the root's are still checked against every tensor
-// of other groups.
+// indexGroups sets the group of each tensor allocation: the root its
+// alias_of leads to. A member joins the group it declares even when the
+// alias is bad: checkAliases names the fault once, and the overlap and peak
+// checks then agree with the plan's own bookkeeping instead of repeating
+// it. Bytes the member holds outside the root's are still checked against
+// every allocation of other groups.
+func (c *checker) indexGroups() {
+	for _, p := range c.members {
+		if p.key.kind != tensorKey || p.aliasOf == nil {
+			continue
+		}
+		if c.tensor(*p.aliasOf) == nil {
+			c.r.add(Malformed, "%s.alias_of: tensor %v does not exist", p.path, *p.aliasOf)
+			continue
+		}
+		p.group = tensorKeyOf(c.groupRoot(*p.aliasOf))
+	}
+}
+
+// checkAliases checks every alias_of (docs/plan-format.md): the member and
+// its root are scratch tensors of one size at one arena and offset, neither
+// is an input or output of a subgraph, the root is a root (its own
+// alias_of is null), and a chain of view operators leads from the root to
+// the member, input 0 to output 0, through members of the group.
 func (c *checker) checkAliases() {
 	g := c.aliasGraph()
-	for _, p := range c.order {
-		p.group = p.ref
-		if p.aliasOf == nil {
+	for _, p := range c.members {
+		if p.key.kind != tensorKey || p.aliasOf == nil || c.tensor(*p.aliasOf) == nil {
 			continue
 		}
 		root := *p.aliasOf
-		if c.tensor(root) == nil {
-			c.r.add(Malformed, "%s.alias_of: tensor %v does not exist", p.path, root)
-			continue
-		}
-		p.group = c.groupRoot(root)
 		if why := c.badAlias(g, p, root); why != "" {
-			c.r.add(BadAlias, "%s aliases %s, but %s", c.name(p.ref), c.name(root), why)
+			c.r.add(BadAlias, "%s aliases %s, but %s", p.what, c.name(root), why)
 		}
 	}
 }
@@ -96,10 +102,10 @@ func (c *checker) groupRoot(r graph.TensorRef) graph.TensorRef {
 }
 
 // badAlias returns why p may not alias root, or "" when it may.
-func (c *checker) badAlias(g *aliasGraph, p *placed, root graph.TensorRef) string {
+func (c *checker) badAlias(g *aliasGraph, p *member, root graph.TensorRef) string {
 	r := c.placed[root]
 	switch {
-	case root == p.ref:
+	case root == p.key.ref:
 		return "a tensor cannot alias itself"
 	case r == nil:
 		return "the root has no allocation"
@@ -107,23 +113,25 @@ func (c *checker) badAlias(g *aliasGraph, p *placed, root graph.TensorRef) strin
 		return "the root is not a group root: it aliases " + r.aliasOf.String()
 	case p.role != roleScratch || r.role != roleScratch:
 		return fmt.Sprintf("only scratch tensors alias, and they are %s and %s", p.role, r.role)
+	case p.arena != r.arena:
+		return fmt.Sprintf("it is in arena %d and the root in arena %d", p.arena, r.arena)
 	case p.memory != r.memory:
 		return fmt.Sprintf("it is in memory %q and the root in %q", p.memory, r.memory)
 	case p.offset != r.offset:
 		return fmt.Sprintf("it is at offset %d and the root at %d", p.offset, r.offset)
 	case p.size != r.size:
 		return fmt.Sprintf("it has %d bytes and the root %d", p.size, r.size)
-	case g.boundary[p.ref]:
+	case g.boundary[p.key.ref]:
 		return "it is an input or output of a subgraph"
 	case g.boundary[root]:
 		return "the root is an input or output of a subgraph"
-	case root.Subgraph != p.ref.Subgraph:
+	case root.Subgraph != p.key.ref.Subgraph:
 		return "they are in different subgraphs"
 	}
 	// Walk back from the member through view operators, staying inside
 	// the group, until the root is reached.
 	seen := map[graph.TensorRef]bool{}
-	for cur := p.ref; cur != root; {
+	for cur := p.key.ref; cur != root; {
 		seen[cur] = true
 		next, found := graph.TensorRef{}, false
 		for _, in := range g.views[cur] {
@@ -134,7 +142,7 @@ func (c *checker) badAlias(g *aliasGraph, p *placed, root graph.TensorRef) strin
 			}
 		}
 		if !found {
-			if cur == p.ref {
+			if cur == p.key.ref {
 				return "no view operator (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST) turns a member of the group into it"
 			}
 			return "the chain of view operators back from it stops at " + c.name(cur)

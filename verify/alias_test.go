@@ -27,7 +27,8 @@ func TestPlanAliases(t *testing.T) {
 			mod: func(m *graph.Model) {
 				m.Subgraphs[0].Ops[1] = op("ADD", ids(1, 6), ids(2))
 			},
-			want: []Kind{BadAlias},
+			edits: []edit{set("schedule.1.name", "ADD")},
+			want:  []Kind{BadAlias},
 		},
 		{
 			name: "alias at a different offset", model: "alias",

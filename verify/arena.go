@@ -4,113 +4,195 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/heliac/heliac/graph"
 )
 
-// checkArenas puts each allocation in the arena its role and memory name,
-// and each resource variable in the persistent arena of its memory, then
-// checks every arena.
-func (c *checker) checkArenas() {
-	members := map[*arena][]*placed{}
-	vars := map[*arena][]*varEntry{}
-	lookup := map[string]map[string]*arena{}
-	for _, list := range [][]arena{c.doc.scratch, c.doc.persistent, c.doc.constant} {
-		for i := range list {
-			a := &list[i]
-			if lookup[a.role] == nil {
-				lookup[a.role] = map[string]*arena{}
-			}
-			if first := lookup[a.role][a.memory]; first != nil {
-				c.r.add(Malformed, "%s: second %s arena in memory %q (the first is %s)", a.path, a.role, a.memory, first.path)
-				continue
-			}
-			lookup[a.role][a.memory] = a
-			members[a] = nil
-			if a.total < 0 || a.used < 0 {
-				c.r.add(Malformed, "%s: total_size %d and used %d must not be negative", a.path, a.total, a.used)
-			}
+// Providers of an arena's bytes, as plan.json spells them.
+var providers = []string{"owned", "bound", "shared"}
+
+// indexArenas maps each arena id to its arenas entry. A second entry with
+// an id, or with a name, is Malformed: ids and names identify arenas.
+func (c *checker) indexArenas() {
+	c.arenas = map[int64]*arenaRec{}
+	names := map[string]*arenaRec{}
+	for i := range c.doc.arenas {
+		a := &c.doc.arenas[i]
+		if first := c.arenas[a.id]; first != nil {
+			c.r.add(Malformed, "%s: id %d is already %s's; two arenas cannot share an id", a.path, a.id, first.path)
+			continue
+		}
+		c.arenas[a.id] = a
+		if first := names[a.name]; first != nil {
+			c.r.add(Malformed, "%s: name %q is already %s's", a.path, a.name, first.path)
+		}
+		names[a.name] = a
+	}
+}
+
+// arenaList returns the arenas entries that index kept, in file order.
+func (c *checker) arenaList() []*arenaRec {
+	var out []*arenaRec
+	for i := range c.doc.arenas {
+		if a := &c.doc.arenas[i]; c.arenas[a.id] == a {
+			out = append(out, a)
 		}
 	}
-	for _, p := range c.order {
-		switch p.role {
-		case roleScratch, rolePersistent, roleConstant:
-		default:
-			continue // reported already
+	return out
+}
+
+// checkArenas checks every arena on its own and against its heliaAOT view
+// (arena_usages, persistent_arenas or constant_arenas), puts each
+// allocation in the arena its binding names, and checks each arena's
+// allocations.
+func (c *checker) checkArenas() {
+	for _, a := range c.arenaList() {
+		c.checkArenaEntry(a)
+	}
+	views := c.checkViews()
+	members := map[*arenaRec][]*member{}
+	for _, p := range c.members {
+		if !knownRole(p.role) {
+			continue // reported with the allocation
 		}
-		a := lookup[p.role][p.memory]
-		if a == nil {
-			c.r.add(Malformed, "%s: %s has no %s arena in memory %q", p.path, c.name(p.ref), p.role, p.memory)
+		a := c.arenas[p.arena]
+		switch {
+		case a == nil:
+			c.r.add(Malformed, "%s: %s is in arena %d, which arenas does not list", p.path, p.what, p.arena)
 			continue
+		case a.role != p.role:
+			c.r.add(Malformed, "%s: %s is a %s allocation in %s arena %q", p.path, p.what, p.role, a.role, a.name)
+			continue
+		case a.memory != p.memory:
+			c.r.add(Malformed, "%s: %s names memory %q, but arena %q is in %q", p.path, p.what, p.memory, a.name, a.memory)
+			continue
+		}
+		if p.key.kind != variableKey && (p.source == nil) != (a.source == nil) || p.source != nil && a.source != nil && *p.source != *a.source {
+			c.r.add(Malformed, "%s: binding.source_memory is %s, but arena %q has %s", p.path, strOrNull(p.source), a.name, strOrNull(a.source))
 		}
 		members[a] = append(members[a], p)
 	}
-	for i := range c.doc.variables {
-		v := &c.doc.variables[i]
-		a := lookup[rolePersistent][v.memory]
-		switch {
-		case v.size < 0:
-			c.r.add(Malformed, "%s: size %d is negative", v.path, v.size)
-		case a == nil:
-			c.r.add(Malformed, "%s: %s has no persistent arena in memory %q", v.path, v.key(), v.memory)
-		default:
-			vars[a] = append(vars[a], v)
-		}
-	}
-	for _, list := range [][]arena{c.doc.scratch, c.doc.persistent, c.doc.constant} {
-		for i := range list {
-			if ps, ok := members[&list[i]]; ok {
-				c.checkArena(&list[i], ps, vars[&list[i]])
-			}
+	for _, a := range c.arenaList() {
+		if knownRole(a.role) {
+			c.checkArena(a, members[a], views[a])
 		}
 	}
 }
 
+// checkArenaEntry checks one arenas entry on its own.
+func (c *checker) checkArenaEntry(a *arenaRec) {
+	if !knownRole(a.role) {
+		c.r.add(Malformed, "%s.role: unknown role %q", a.path, a.role)
+	}
+	if !validName(a.name) {
+		c.r.add(Malformed, "%s.name: %q is not a C identifier part (lower-case letters and digits, joined by single '_')", a.path, a.name)
+	}
+	if !slices.Contains(providers, a.provider) {
+		c.r.add(Malformed, "%s.provider: %q is not one of %s", a.path, a.provider, strings.Join(providers, ", "))
+	}
+	if a.source != nil && a.role != roleConstant {
+		c.r.add(Malformed, "%s: a %s arena has source_memory %q; only staged constant arenas have one", a.path, a.role, *a.source)
+	}
+	if a.size < 0 || a.used < 0 {
+		c.r.add(Malformed, "%s: size %d and used %d must not be negative", a.path, a.size, a.used)
+	}
+	if want := c.alignOf(a.memory); a.alignment != want {
+		c.r.add(Malformed, "%s: alignment %d, but the plan's and bank %q's alignments make %d", a.path, a.alignment, a.memory, want)
+	} else if a.size%want != 0 {
+		c.r.add(HeightMismatch, "%s: size %d is not a multiple of the alignment %d", a.path, a.size, want)
+	}
+}
+
+// validName reports whether name can follow a C prefix and '_' as it is:
+// lower-case letters and digits, joined by single underscores.
+func validName(name string) bool {
+	if name == "" || name[0] == '_' || name[len(name)-1] == '_' || strings.Contains(name, "__") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if ch := name[i]; !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkViews checks the heliaAOT lists of arenas: every entry names an
+// arena of its list's role by id, once, and repeats its memory, size and
+// used; every arena has an entry. It returns the entry of each arena.
+func (c *checker) checkViews() map[*arenaRec]*usage {
+	views := map[*arenaRec]*usage{}
+	for _, list := range []struct {
+		key  string
+		role string
+		us   []usage
+	}{{"arena_usages", roleScratch, c.doc.scratch}, {"persistent_arenas", rolePersistent, c.doc.persistent},
+		{"constant_arenas", roleConstant, c.doc.constant}} {
+		for i := range list.us {
+			u := &list.us[i]
+			a := c.arenas[u.arena]
+			switch {
+			case a == nil:
+				c.r.add(Malformed, "%s.arena: arena %d is not in arenas", u.path, u.arena)
+				continue
+			case a.role != list.role:
+				c.r.add(Malformed, "%s: arena %d (%s) is a %s arena, not %s", u.path, u.arena, a.name, a.role, list.role)
+				continue
+			case views[a] != nil:
+				c.r.add(Malformed, "%s: arena %d (%s) is already %s", u.path, u.arena, a.name, views[a].path)
+				continue
+			}
+			views[a] = u
+			if u.memory != a.memory || u.total != a.size || u.used != a.used {
+				c.r.add(Malformed, "%s: memory %q, total_size %d and used %d, but arena %q has %q, %d and %d",
+					u.path, u.memory, u.total, u.used, a.name, a.memory, a.size, a.used)
+			}
+		}
+	}
+	for _, a := range c.arenaList() {
+		if views[a] == nil && knownRole(a.role) {
+			c.r.add(Malformed, "%s: %s arena %q has no entry in the list of %s arenas", a.path, a.role, a.name, a.role)
+		}
+	}
+	return views
+}
+
 // checkArena checks the allocations of one arena: bounds, alignment, every
-// pair for overlap, and the arena's recorded sizes. vs are the resource
-// variables of a persistent arena.
-func (c *checker) checkArena(a *arena, ps []*placed, vs []*varEntry) {
-	desc := fmt.Sprintf("%s arena %q", a.role, a.memory)
+// pair for overlap, and the arena's recorded sizes; with view, its
+// heliaAOT entry's figures.
+func (c *checker) checkArena(a *arenaRec, ps []*member, view *usage) {
+	desc := fmt.Sprintf("%s arena %q", a.role, a.name)
 	var top int64
 	for _, p := range ps {
-		top = max(top, c.checkRange(a, desc, c.name(p.ref), p.offset, p.size))
-	}
-	for _, v := range vs {
-		top = max(top, c.checkRange(a, desc, v.key().String(), v.offset, v.size))
+		top = max(top, c.checkRange(a, desc, p.what, p.offset, p.size))
 	}
 	for i, p := range ps {
 		for _, q := range ps[i+1:] {
-			c.checkPair(desc, p, q)
-		}
-	}
-	for i, v := range vs {
-		for _, p := range ps {
-			c.checkBytes(desc, v.key().String(), v.offset, v.size, c.name(p.ref), p.offset, p.size)
-		}
-		for _, w := range vs[i+1:] {
-			c.checkBytes(desc, v.key().String(), v.offset, v.size, w.key().String(), w.offset, w.size)
+			c.checkPair(desc, a.role, p, q)
 		}
 	}
 	if a.used != top {
 		c.r.add(HeightMismatch, "%s: used is %d, but its highest allocation ends at %d", desc, a.used, top)
 	}
-	if a.total < a.used {
-		c.r.add(HeightMismatch, "%s: total_size %d is less than used %d", desc, a.total, a.used)
+	if a.size < a.used {
+		c.r.add(HeightMismatch, "%s: size %d is less than used %d", desc, a.size, a.used)
+	}
+	if view == nil {
+		return
 	}
 	switch a.role {
 	case roleScratch:
-		c.checkPeak(a, desc, ps)
+		c.checkUsage(view, a)
+		c.checkPeak(view, a, desc, ps)
 	case roleConstant:
-		c.checkStaging(a, desc, ps)
+		c.checkStaging(view, a)
 	}
 }
 
 // checkRange reports bytes [offset, offset+size) of what that lie outside
 // the arena or start off the alignment, and returns where they end.
-func (c *checker) checkRange(a *arena, desc, what string, offset, size int64) int64 {
+func (c *checker) checkRange(a *arenaRec, desc, what string, offset, size int64) int64 {
 	end := addSat(offset, size)
-	if offset < 0 || end > a.total {
-		c.r.add(OutOfBounds, "%s at [%d, %d) lies outside [0, %d) of %s", what, offset, end, a.total, desc)
+	if offset < 0 || end > a.size {
+		c.r.add(OutOfBounds, "%s at [%d, %d) lies outside [0, %d) of %s", what, offset, end, a.size, desc)
 	}
 	if align := c.alignOf(a.memory); offset%align != 0 {
 		c.r.add(Misaligned, "%s at offset %d in %s is not a multiple of %d", what, offset, desc, align)
@@ -118,28 +200,18 @@ func (c *checker) checkRange(a *arena, desc, what string, offset, size int64) in
 	return end
 }
 
-// checkBytes reports two persistent allocations, which are live at every
-// step, that share a byte.
-func (c *checker) checkBytes(desc, p string, pOff, pSize int64, q string, qOff, qSize int64) {
-	pEnd, qEnd := addSat(pOff, pSize), addSat(qOff, qSize)
-	if lo, hi := max(pOff, qOff), min(pEnd, qEnd); lo < hi {
-		c.r.add(Overlap, "%s at [%d, %d) and %s at [%d, %d) share bytes [%d, %d) of %s",
-			p, pOff, pEnd, q, qOff, qEnd, lo, hi, desc)
-	}
-}
-
 // checkPair reports two allocations of one arena that share a byte while
-// both hold data: scratch tensors of different alias groups when their
-// lifetimes share a step, persistent tensors always, constants unless they
-// are one model buffer at one offset.
-func (c *checker) checkPair(desc string, p, q *placed) {
+// both hold data: in a scratch arena, allocations of different alias
+// groups whose lifetimes share a step; in a persistent arena, any two; in
+// a constant arena, any two but tensors of one model buffer at one offset.
+func (c *checker) checkPair(desc, role string, p, q *member) {
 	pEnd, qEnd := addSat(p.offset, p.size), addSat(q.offset, q.size)
 	lo, hi := max(p.offset, q.offset), min(pEnd, qEnd)
 	if lo >= hi {
 		return
 	}
 	when := ""
-	switch p.role {
+	switch role {
 	case roleScratch:
 		if p.group == q.group {
 			return // one buffer; checkAliases checks the group
@@ -149,20 +221,20 @@ func (c *checker) checkPair(desc string, p, q *placed) {
 		}
 		when = fmt.Sprintf(", both live at steps %d..%d", max(p.live.start, q.live.start), min(p.live.end, q.live.end))
 	case roleConstant:
-		if p.t.Buffer == q.t.Buffer && p.offset == q.offset {
+		if p.t != nil && q.t != nil && p.t.Buffer == q.t.Buffer && p.offset == q.offset {
 			return
 		}
 	}
 	c.r.add(Overlap, "%s at [%d, %d) and %s at [%d, %d) share bytes [%d, %d) of %s%s",
-		c.name(p.ref), p.offset, pEnd, c.name(q.ref), q.offset, qEnd, lo, hi, desc, when)
+		p.what, p.offset, pEnd, q.what, q.offset, qEnd, lo, hi, desc, when)
 }
 
 // buffer is one alias group of a scratch arena: its members share one
 // offset, and it holds bytes at every step where one of them is live.
 type buffer struct {
-	root    graph.TensorRef
+	root    key
 	size    int64 // rounded up to the alignment
-	members []*placed
+	members []*member
 }
 
 func (b *buffer) liveAt(step int64) bool {
@@ -190,9 +262,9 @@ func peakOf(bufs []*buffer) int64 {
 }
 
 // liveSum returns the bytes of the buffers live at step, and their roots.
-func liveSum(bufs []*buffer, step int64) (int64, []graph.TensorRef) {
+func liveSum(bufs []*buffer, step int64) (int64, []key) {
 	var sum int64
-	var roots []graph.TensorRef
+	var roots []key
 	for _, b := range bufs {
 		if b.liveAt(step) {
 			sum = addSat(sum, b.size)
@@ -205,20 +277,17 @@ func liveSum(bufs []*buffer, step int64) (int64, []graph.TensorRef) {
 // checkPeak recomputes a scratch arena's lower bounds, the largest sum over
 // steps of its live buffers' sizes rounded up to the arena's alignment (the
 // plan's and its bank's): with each alias group one buffer, live over the
-// union of its members' lifetimes (lower_bound), and with every tensor a
-// buffer of its own (lower_bound_without_aliases). It checks total_size,
-// both bounds, peak_step and peak_tensors, which must name the root of
-// every group live at peak_step.
-func (c *checker) checkPeak(a *arena, desc string, ps []*placed) {
+// union of its members' lifetimes (lower_bound), and with every allocation
+// a buffer of its own (lower_bound_without_aliases). It checks both bounds,
+// peak_step and peak_tensors, which must name the root of every group live
+// at peak_step.
+func (c *checker) checkPeak(u *usage, a *arenaRec, desc string, ps []*member) {
 	align := c.alignOf(a.memory)
-	if a.total%align != 0 {
-		c.r.add(HeightMismatch, "%s: total_size %d is not a multiple of the alignment %d", desc, a.total, align)
-	}
 	aligned := func(n int64) int64 { return addSat(n, align-1) / align * align }
 	var alone, grouped []*buffer
-	byRoot := map[graph.TensorRef]*buffer{}
+	byRoot := map[key]*buffer{}
 	for _, p := range ps {
-		alone = append(alone, &buffer{root: p.ref, size: aligned(p.size), members: []*placed{p}})
+		alone = append(alone, &buffer{root: p.key, size: aligned(p.size), members: []*member{p}})
 		b := byRoot[p.group]
 		if b == nil {
 			b = &buffer{root: p.group}
@@ -228,59 +297,67 @@ func (c *checker) checkPeak(a *arena, desc string, ps []*placed) {
 		b.size = max(b.size, aligned(p.size))
 		b.members = append(b.members, p)
 	}
-	if bound := peakOf(grouped); a.lowerBound != bound {
-		c.r.add(HeightMismatch, "%s: lower_bound is %d, but its buffers' peak is %d", desc, a.lowerBound, bound)
+	if bound := peakOf(grouped); u.lowerBound != bound {
+		c.r.add(HeightMismatch, "%s: lower_bound is %d, but its buffers' peak is %d", desc, u.lowerBound, bound)
 	}
-	if bound := peakOf(alone); a.noAliases != bound {
-		c.r.add(HeightMismatch, "%s: lower_bound_without_aliases is %d, but its tensors' peak is %d", desc, a.noAliases, bound)
+	if bound := peakOf(alone); u.noAliases != bound {
+		c.r.add(HeightMismatch, "%s: lower_bound_without_aliases is %d, but its allocations' peak is %d", desc, u.noAliases, bound)
 	}
-	if a.peakStep < 0 || a.peakStep >= c.tl.steps {
-		c.r.add(Malformed, "%s.peak_step: %d is not a step of the timeline 0..%d", a.path, a.peakStep, c.tl.steps-1)
+	if u.peakStep < 0 || u.peakStep >= c.tl.steps {
+		c.r.add(Malformed, "%s.peak_step: %d is not a step of the timeline 0..%d", u.path, u.peakStep, c.tl.steps-1)
 		return
 	}
-	sum, live := liveSum(grouped, a.peakStep)
-	if sum != a.lowerBound {
-		c.r.add(HeightMismatch, "%s: buffers live at peak_step %d take %d bytes, not lower_bound %d", desc, a.peakStep, sum, a.lowerBound)
+	sum, live := liveSum(grouped, u.peakStep)
+	if sum != u.lowerBound {
+		c.r.add(HeightMismatch, "%s: buffers live at peak_step %d take %d bytes, not lower_bound %d", desc, u.peakStep, sum, u.lowerBound)
 	}
-	if !sameRefs(live, a.peakTensors) {
+	if !sameKeys(live, u.peakTensors) {
 		c.r.add(HeightMismatch, "%s: peak_tensors are %s, but the buffers live at peak_step %d are %s",
-			desc, refList(a.peakTensors), a.peakStep, refList(live))
+			desc, keyList(u.peakTensors), u.peakStep, keyList(live))
 	}
 }
 
-func sameRefs(a, b []graph.TensorRef) bool {
-	sorted := func(rs []graph.TensorRef) []graph.TensorRef {
-		rs = slices.Clone(rs)
-		slices.SortFunc(rs, cmpRef)
-		return rs
+func sameKeys(a, b []key) bool {
+	count := map[key]int{}
+	for _, k := range a {
+		count[k]++
 	}
-	return slices.Equal(sorted(a), sorted(b))
+	for _, k := range b {
+		count[k]--
+	}
+	for _, n := range count {
+		if n != 0 {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }
 
-func refList(rs []graph.TensorRef) string {
-	s := make([]string, len(rs))
-	for i, r := range rs {
-		s[i] = r.String()
+func keyList(ks []key) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = k.String()
 	}
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-// checkStaging checks a constant arena's mode and that its tensors name the
-// memory their data is staged from.
-func (c *checker) checkStaging(a *arena, desc string, ps []*placed) {
-	var want *string
-	switch a.mode {
-	case "cold":
-	case "staged":
-		want = &a.source
-	default:
-		c.r.add(Malformed, "%s.mode: %q, want \"cold\" or \"staged\"", a.path, a.mode)
-		return
-	}
-	for _, p := range ps {
-		if (p.source == nil) != (want == nil) || (want != nil && *p.source != *want) {
-			c.r.add(Malformed, "%s: binding.source_memory is %s, but %s is %s", p.path, strOrNull(p.source), desc, a.mode)
+// checkStaging checks a constant arena's mode and source against its
+// arenas entry: a cold arena is read where it lies (its source_memory is
+// its memory, and the arena has none); a staged one is copied from the
+// arena's source_memory.
+func (c *checker) checkStaging(u *usage, a *arenaRec) {
+	switch u.mode {
+	case modeCold:
+		if u.source != a.memory || a.source != nil {
+			c.r.add(Malformed, "%s: a cold constant arena in %q has source_memory %q, and arena %q has %s; a cold arena is read where it lies",
+				u.path, a.memory, u.source, a.name, strOrNull(a.source))
 		}
+	case modeStaged:
+		if a.source == nil || u.source != *a.source {
+			c.r.add(Malformed, "%s: a staged constant arena from %q, but arena %q has source_memory %s", u.path, u.source, a.name, strOrNull(a.source))
+		}
+	default:
+		c.r.add(Malformed, "%s.mode: %q, want \"cold\" or \"staged\"", u.path, u.mode)
 	}
 }
 

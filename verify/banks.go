@@ -13,12 +13,12 @@ const (
 	modeStaged = "staged"
 )
 
-// checkPlatform checks the platform's banks: names present and unique,
+// indexBanks checks the platform's banks (names present and unique,
 // capacities not negative, alignments 0 or a power of two, some bank
-// writable, and constant_bank, when given, a read-only bank. It indexes the
-// banks for the checks that follow; a bank with a bad alignment is indexed
-// with none, so that its arenas are not reported twice.
-func (c *checker) checkPlatform() {
+// writable, and constant_bank, when given, a read-only bank) and indexes
+// them; a bank with a bad capacity or alignment is indexed with none, so
+// that its arenas are not reported twice.
+func (c *checker) indexBanks() {
 	c.banks = map[string]*bank{}
 	for i := range c.doc.platform.banks {
 		b := &c.doc.platform.banks[i]
@@ -109,7 +109,7 @@ func (c *checker) bankNames() string {
 // alignOf returns the alignment of every offset in an arena of memory:
 // the plan's alignment and the bank's, when it sets one, together.
 func (c *checker) alignOf(memory string) int64 {
-	a := c.doc.alignment
+	a := c.align
 	if b := c.banks[memory]; b != nil && b.alignment > 0 {
 		a = lcm(a, b.alignment)
 	}
@@ -131,13 +131,12 @@ func lcm(a, b int64) int64 {
 }
 
 // checkBanks checks every arena against the platform: its memory (and a
-// constant arena's source) is a bank (Malformed); scratch and persistent
+// staged arena's source) is a bank (Malformed); scratch and persistent
 // arenas and staged copies are in writable banks, cold constants and the
 // sources of staged ones in read-only banks (WrongClass; a bank with
-// boot_init may hold cold constants); a scratch arena's capacity is its
-// bank's and its fragmentation agrees with its sizes; and the arenas of
-// each bank with a capacity fit it together (OverCapacity). Bindings and
-// resource variables must name banks as well.
+// boot_init may hold cold constants); and the arenas of each bank with a
+// capacity fit it together (OverCapacity). Every allocation's memory must
+// name a bank as well.
 func (c *checker) checkBanks() {
 	taken := map[string]int64{}
 	parts := map[string][]string{}
@@ -145,31 +144,28 @@ func (c *checker) checkBanks() {
 		taken[memory] = addSat(taken[memory], n)
 		parts[memory] = append(parts[memory], fmt.Sprintf("%s %d", what, n))
 	}
-	for _, list := range [][]arena{c.doc.scratch, c.doc.persistent, c.doc.constant} {
-		for i := range list {
-			a := &list[i]
-			if !c.knownBank(a.path, "memory", a.memory) {
-				continue
-			}
-			b := c.banks[a.memory]
-			what := a.role
-			switch a.role {
-			case roleScratch, rolePersistent:
-				if !b.writable {
-					c.r.add(WrongClass, "%s: %s arena in read-only bank %q", a.path, a.role, a.memory)
-				}
-				if a.role == roleScratch {
-					c.checkUsage(a, b)
-				}
-			case roleConstant:
-				what = a.mode + " constant"
-				c.checkConstantBanks(a, b)
-				if a.mode == modeStaged && a.source != a.memory && c.banks[a.source] != nil {
-					take(a.source, "staged constant source", a.total)
-				}
-			}
-			take(a.memory, what, a.total)
+	for _, a := range c.arenaList() {
+		if !c.knownBank(a.path, "memory", a.memory) {
+			continue
 		}
+		b := c.banks[a.memory]
+		what := a.role
+		switch a.role {
+		case roleScratch, rolePersistent:
+			if !b.writable {
+				c.r.add(WrongClass, "%s: %s arena in read-only bank %q", a.path, a.role, a.memory)
+			}
+		case roleConstant:
+			what = modeCold + " constant"
+			if a.source != nil {
+				what = modeStaged + " constant"
+			}
+			c.checkConstantBanks(a, b)
+			if a.source != nil && *a.source != a.memory && c.banks[*a.source] != nil {
+				take(*a.source, "staged constant source", a.size)
+			}
+		}
+		take(a.memory, what, a.size)
 	}
 	for i := range c.doc.platform.banks {
 		b := &c.doc.platform.banks[i]
@@ -179,50 +175,43 @@ func (c *checker) checkBanks() {
 		c.r.add(OverCapacity, "bank %q: its arenas take %d bytes (%s), but its capacity is %d",
 			b.name, taken[b.name], strings.Join(parts[b.name], " + "), b.capacity)
 	}
-	for _, p := range c.order {
-		c.knownBank(p.path, "binding.memory", p.memory)
+	for _, p := range c.members {
+		c.knownBank(p.path, "memory", p.memory)
 		if p.source != nil {
-			c.knownBank(p.path, "binding.source_memory", *p.source)
+			c.knownBank(p.path, "source_memory", *p.source)
 		}
-	}
-	for _, v := range c.doc.variables {
-		c.knownBank(v.path, "memory", v.memory)
 	}
 }
 
 // checkConstantBanks checks where a constant arena and its source lie.
-func (c *checker) checkConstantBanks(a *arena, b *bank) {
-	switch a.mode {
-	case modeCold:
-		if a.source != a.memory {
-			c.r.add(Malformed, "%s: cold constant arena in %q has source_memory %q; a cold arena is read where it lies", a.path, a.memory, a.source)
-		}
+func (c *checker) checkConstantBanks(a *arenaRec, b *bank) {
+	if a.source == nil {
 		if b.writable && !b.bootInit {
 			c.r.add(WrongClass, "%s: cold constant arena in writable bank %q, which nothing fills at start-up; stage it from a read-only bank", a.path, a.memory)
 		}
-	case modeStaged:
-		if !b.writable {
-			c.r.add(WrongClass, "%s: staged constant arena copied into read-only bank %q", a.path, a.memory)
-		}
-		if !c.knownBank(a.path, "source_memory", a.source) {
-			return
-		}
-		if c.banks[a.source].writable {
-			c.r.add(WrongClass, "%s: staged constant arena copied from writable bank %q; the source must be read-only", a.path, a.source)
-		}
+		return
+	}
+	if !b.writable {
+		c.r.add(WrongClass, "%s: staged constant arena copied into read-only bank %q", a.path, a.memory)
+	}
+	if !c.knownBank(a.path, "source_memory", *a.source) {
+		return
+	}
+	if c.banks[*a.source].writable {
+		c.r.add(WrongClass, "%s: staged constant arena copied from writable bank %q; the source must be read-only", a.path, *a.source)
 	}
 }
 
 // checkUsage checks a scratch arena's capacity and fragmentation.
-func (c *checker) checkUsage(a *arena, b *bank) {
-	if a.capacity != b.capacity {
-		c.r.add(Malformed, "%s: capacity %d, but bank %q has capacity %d", a.path, a.capacity, b.name, b.capacity)
+func (c *checker) checkUsage(u *usage, a *arenaRec) {
+	if b := c.banks[a.memory]; b != nil && u.capacity != b.capacity {
+		c.r.add(Malformed, "%s: capacity %d, but bank %q has capacity %d", u.path, u.capacity, b.name, b.capacity)
 	}
 	var want float64
-	if a.total > 0 {
-		want = math.Round(10000*float64(a.total-a.lowerBound)/float64(a.total)) / 10000
+	if a.size > 0 {
+		want = math.Round(10000*float64(a.size-u.lowerBound)/float64(a.size)) / 10000
 	}
-	if math.Abs(a.frag-want) > 0.00005 {
-		c.r.add(HeightMismatch, "%s: fragmentation %v, but (total_size - lower_bound) / total_size is %v", a.path, a.frag, want)
+	if math.Abs(u.frag-want) > 0.00005 {
+		c.r.add(HeightMismatch, "%s: fragmentation %v, but (size - lower_bound) / size is %v", u.path, u.frag, want)
 	}
 }

@@ -22,6 +22,10 @@ func spillJSON(tensor int, name, from, to string) map[string]any {
 	return map[string]any{"subgraph": 0, "tensor": tensor, "name": name, "from": from, "to": to, "reason": "full"}
 }
 
+func variableSpillJSON(shared, from, to string) map[string]any {
+	return map[string]any{"container": "", "shared_name": shared, "name": shared, "from": from, "to": to, "reason": "full"}
+}
+
 // In testdata/banks.json, tensor_allocs are in, weights, bias, a, state, b,
 // out (0..6); arena_usages are DTCM then SRAM; constant_arenas are the
 // staged weights in SRAM, then the cold bias in MRAM; platform.banks are
@@ -29,16 +33,19 @@ func spillJSON(tensor int, name, from, to string) map[string]any {
 // from MRAM, name bias → MRAM, tensor 0:6 → SRAM; spills.0 moves a from
 // DTCM to SRAM.
 func TestPlanBanks(t *testing.T) {
-	// everyBinding moves each allocation of the chain plan to memory.
+	// chainTo moves the chain plan's scratch arena and every allocation
+	// in it to memory.
 	chainTo := func(memory string) []edit {
-		es := []edit{set("arena_usages.0.memory", memory)}
+		es := arenaSet("arena_usages.0", 0, "memory", memory)
 		for _, i := range []string{"0", "1", "2", "3"} {
 			es = append(es, set("tensor_allocs."+i+".binding.memory", memory))
 		}
 		return es
 	}
+	// constantsTo moves the constant plan's cold constant arena and every
+	// allocation in it to memory.
 	constantsTo := func(memory string) []edit {
-		es := []edit{set("constant_arenas.0.memory", memory), set("constant_arenas.0.source_memory", memory)}
+		es := append(arenaSet("constant_arenas.0", 1, "memory", memory), set("constant_arenas.0.source_memory", memory))
 		for _, i := range []string{"1", "2", "4"} {
 			es = append(es, set("tensor_allocs."+i+".binding.memory", memory))
 		}
@@ -111,8 +118,8 @@ func TestPlanBanks(t *testing.T) {
 		},
 		{
 			name: "persistent in a read-only bank", model: "variable",
-			edits: []edit{set("persistent_arenas.0.memory", "FLASH"), set("tensor_allocs.1.binding.memory", "FLASH"),
-				set("tensor_allocs.3.binding.memory", "FLASH"), set("rules", []any{ruleJSON("class", "persistent", "memory", "FLASH")})},
+			edits: join(arenaSet("persistent_arenas.0", 1, "memory", "FLASH"), []edit{set("tensor_allocs.1.binding.memory", "FLASH"),
+				set("tensor_allocs.3.binding.memory", "FLASH"), set("rules", []any{ruleJSON("class", "persistent", "memory", "FLASH")})}),
 			want: []Kind{WrongClass},
 		},
 		{
@@ -132,26 +139,26 @@ func TestPlanBanks(t *testing.T) {
 		},
 		{
 			name: "staged from a writable bank", model: "banks",
-			edits: []edit{set("constant_arenas.0.source_memory", "DTCM"), set("tensor_allocs.1.binding.source_memory", "DTCM"),
-				set("rules.1.source", "DTCM")},
+			edits: []edit{set("arenas.3.source_memory", "DTCM"), set("constant_arenas.0.source_memory", "DTCM"),
+				set("tensor_allocs.1.binding.source_memory", "DTCM"), set("rules.1.source", "DTCM")},
 			want: []Kind{WrongClass},
 		},
 
 		// bank alignment
 		{
 			name: "offset off the bank's alignment", model: "banks",
-			edits: []edit{set("tensor_allocs.5.binding.offset", 16), set("arena_usages.0.used", 48),
-				set("arena_usages.0.total_size", 64), set("arena_usages.0.fragmentation", 0.5)},
+			edits: join([]edit{set("tensor_allocs.5.binding.offset", 16), set("arena_usages.0.fragmentation", 0.5)},
+				arenaSet("arena_usages.0", 0, "used", 48), arenaSet("arena_usages.0", 0, "total_size", 64)),
 			want: []Kind{Misaligned},
 		},
 		{
 			name: "persistent offset off the bank's alignment", model: "banks",
-			edits: []edit{set("tensor_allocs.4.binding.offset", 16), set("persistent_arenas.0.used", 32)},
+			edits: join([]edit{set("tensor_allocs.4.binding.offset", 16)}, arenaSet("persistent_arenas.0", 2, "used", 32)),
 			want:  []Kind{Misaligned},
 		},
 		{
 			name: "total_size off the bank's alignment", model: "banks",
-			edits: []edit{set("arena_usages.0.total_size", 48), set("arena_usages.0.fragmentation", 0.3333)},
+			edits: join(arenaSet("arena_usages.0", 0, "total_size", 48), []edit{set("arena_usages.0.fragmentation", 0.3333)}),
 			want:  []Kind{HeightMismatch},
 		},
 
@@ -255,9 +262,16 @@ func TestPlanBanks(t *testing.T) {
 			want: []Kind{RuleViolated},
 		},
 		{
-			name: "variables in a later bank than their rule's", model: "resource",
+			name: "variables in a later bank than their rule's, spilled", model: "resource",
+			edits: []edit{insert("platform.banks.0", bankJSON("DTCM", 0, true, -1)),
+				set("rules", []any{ruleJSON("class", "scratch", "memory", "SRAM"), ruleJSON("tensor", "0:8", "memory", "SRAM")}),
+				set("spills", []any{variableSpillJSON("state", "DTCM", "SRAM"), variableSpillJSON("#0:1", "DTCM", "SRAM")})},
+		},
+		{
+			name: "variables in a later bank than their rule's without a spill", model: "resource",
 			edits: []edit{insert("platform.banks.0", bankJSON("DTCM", 0, true, -1)),
 				set("rules", []any{ruleJSON("class", "scratch", "memory", "SRAM"), ruleJSON("tensor", "0:8", "memory", "SRAM")})},
+			want: []Kind{RuleViolated},
 		},
 
 		// spills
@@ -376,7 +390,7 @@ func TestPlanBankMessages(t *testing.T) {
 			name: "scratch in flash", model: "chain",
 			edits: []edit{set("platform.banks.1.writable", true), set("platform.banks.0.writable", false)},
 			want: []Violation{
-				{WrongClass, `arena_usages[0]: scratch arena in read-only bank "SRAM"`},
+				{WrongClass, `arenas[0]: scratch arena in read-only bank "SRAM"`},
 				{RuleViolated, `0:0 (input) is in "SRAM", but asks for "FLASH" (default), and spills records no move`},
 				{RuleViolated, `0:1 (a) is in "SRAM", but asks for "FLASH" (default), and spills records no move`},
 				{RuleViolated, `0:2 (b) is in "SRAM", but asks for "FLASH" (default), and spills records no move`},
@@ -388,8 +402,8 @@ func TestPlanBankMessages(t *testing.T) {
 			edits: []edit{insert("platform.banks.2", bankJSON("PSRAM", 0, true, 2)),
 				set("rules", []any{ruleJSON("class", "persistent", "memory", "PSRAM"), ruleJSON("name", "acc", "memory", "SRAM")})},
 			want: []Violation{
-				{RuleViolated, `resource variable "state" is in "SRAM", but rules[0] puts it in "PSRAM" or a later writable bank`},
-				{RuleViolated, `resource variable "#0:1" is in "SRAM", but rules[0] puts it in "PSRAM" or a later writable bank`},
+				{RuleViolated, `resource variable "state" is in "SRAM", but asks for "PSRAM" (rules[0]), and spills records no move`},
+				{RuleViolated, `resource variable "#0:1" is in "SRAM", but asks for "PSRAM" (rules[0]), and spills records no move`},
 			},
 		},
 		{

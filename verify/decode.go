@@ -11,7 +11,7 @@ import (
 )
 
 // schemaVersion is the plan.json version this package reads.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // planDoc is plan.json as the verifier reads it: the fields it checks, each
 // entry with its JSON path for messages.
@@ -19,16 +19,19 @@ type planDoc struct {
 	alignment  int64
 	steps      int64 // model.steps
 	subgraphs  int64 // model.subgraphs
-	allocs     []alloc
-	scratch    []arena // arena_usages
-	persistent []arena
-	constant   []arena
+	arenas     []arenaRec
+	allocs     []alloc // tensor_allocs
+	scratch    []usage // arena_usages
+	persistent []usage
+	constant   []usage
 	lifetimes  []lifetime
-	variables  []varEntry // resource_variables
-	skipped    []skipped  // skipped_tensors
+	variables  []varEntry    // resource_variables
+	kernel     []kernelEntry // kernel_scratch
+	skipped    []skipped     // skipped_tensors
 	platform   platform
 	rules      []rule
 	spills     []spill
+	schedule   []run
 }
 
 // platform is the platform object: the banks the plan was made for.
@@ -64,21 +67,41 @@ type rule struct {
 // spill is one spills entry.
 type spill struct {
 	path     string
-	ref      graph.TensorRef
+	key      key
 	name     string
 	from, to string
 }
 
-// alloc is one tensor_allocs entry.
-type alloc struct {
-	path   string
-	ref    graph.TensorRef
-	name   string
-	size   int64
+// arenaRec is one arenas entry.
+type arenaRec struct {
+	path      string
+	id        int64
+	name      string
+	role      string
+	memory    string
+	source    *string // source_memory; nil for null
+	provider  string
+	size      int64
+	used      int64
+	alignment int64
+}
+
+// binding is where an allocation lies: its arena and the offset in it.
+type binding struct {
 	role   string
+	arena  int64
 	memory string
 	offset int64
-	source *string // binding.source_memory; nil for null
+	source *string // source_memory; nil for null
+}
+
+// alloc is one tensor_allocs entry.
+type alloc struct {
+	path string
+	ref  graph.TensorRef
+	name string
+	size int64
+	binding
 	// aliasOf is the root of the alias group the tensor belongs to; nil
 	// for null.
 	aliasOf *graph.TensorRef
@@ -86,10 +109,12 @@ type alloc struct {
 	dynamic *bool
 }
 
-// arena is one entry of arena_usages, persistent_arenas or constant_arenas.
-type arena struct {
+// usage is one entry of arena_usages, persistent_arenas or constant_arenas:
+// the heliaAOT view of an arena, which names it by id.
+type usage struct {
 	path   string
-	role   string // the role of the tensors it holds
+	role   string // the list it is in
+	arena  int64
 	memory string
 	total  int64
 	used   int64
@@ -99,7 +124,7 @@ type arena struct {
 	lowerBound  int64
 	noAliases   int64 // lower_bound_without_aliases
 	peakStep    int64
-	peakTensors []graph.TensorRef
+	peakTensors []key
 	// Constant arenas only.
 	source string
 	mode   string
@@ -118,9 +143,30 @@ type varEntry struct {
 	container string
 	shared    string // shared_name
 	size      int64
+	arena     int64
 	memory    string
 	offset    int64
 	handles   []graph.TensorRef
+}
+
+// kernelEntry is one kernel_scratch entry.
+type kernelEntry struct {
+	path  string
+	op    graph.OpRef
+	index int64
+	name  string
+	size  int64
+	binding
+	start, end int64
+}
+
+// run is one schedule entry: an operator run over the inclusive steps
+// [start, end].
+type run struct {
+	path       string
+	op         graph.OpRef
+	name       string
+	start, end int64
 }
 
 // skipped is one skipped_tensors entry.
@@ -166,67 +212,80 @@ func decode(data []byte) (*planDoc, []Violation) {
 	doc.subgraphs = model.int("subgraphs")
 	doc.steps = model.int("steps")
 	doc.alignment = top.int("alignment")
-	allocs := top.list("tensor_allocs")
-	scratch := top.list("arena_usages")
-	persistent := top.list("persistent_arenas")
-	constant := top.list("constant_arenas")
-	lifetimes := top.list("tensor_lifetimes")
-	variables := top.list("resource_variables")
-	skips := top.list("skipped_tensors")
+	lists := map[string][]any{}
+	for _, k := range []string{"arenas", "tensor_allocs", "arena_usages", "persistent_arenas", "constant_arenas",
+		"tensor_lifetimes", "resource_variables", "kernel_scratch", "skipped_tensors", "rules", "spills", "schedule"} {
+		lists[k] = top.list(k)
+	}
 	plat := top.object("platform")
 	doc.platform.name = plat.str("name")
 	doc.platform.constBank = plat.optStr("constant_bank")
 	banks := plat.list("banks")
-	rules := top.list("rules")
-	spills := top.list("spills")
 	if !*top.ok {
 		return nil, r
 	}
-
-	for i, v := range allocs {
-		doc.allocs = append(doc.allocs, decodeAlloc(&r, v, fmt.Sprintf("tensor_allocs[%d]", i)))
+	each := func(list string, f func(o *object)) {
+		for i, v := range lists[list] {
+			f(newObject(&r, v, fmt.Sprintf("%s[%d]", list, i)))
+		}
 	}
-	for i, v := range scratch {
-		o := newObject(&r, v, fmt.Sprintf("arena_usages[%d]", i))
-		a := arena{path: o.path, role: roleScratch, memory: o.str("memory"), capacity: o.int("capacity"),
+	each("arenas", func(o *object) {
+		doc.arenas = append(doc.arenas, arenaRec{path: o.path, id: o.int("id"), name: o.str("name"), role: o.str("role"),
+			memory: o.str("memory"), source: o.strOrNull("source_memory"), provider: o.str("provider"),
+			size: o.int("size"), used: o.int("used"), alignment: o.int("alignment")})
+	})
+	each("tensor_allocs", func(o *object) {
+		doc.allocs = append(doc.allocs, alloc{path: o.path, ref: o.ref(), name: o.str("name"), size: o.int("size"),
+			binding: o.binding(), aliasOf: o.refOrNull("alias_of"), dynamic: o.optBool("dynamic_shape")})
+	})
+	each("arena_usages", func(o *object) {
+		a := usage{path: o.path, role: roleScratch, arena: o.int("arena"), memory: o.str("memory"), capacity: o.int("capacity"),
 			total: o.int("total_size"), used: o.int("used"), frag: o.number("fragmentation"), lowerBound: o.int("lower_bound"),
 			noAliases: o.int("lower_bound_without_aliases"), peakStep: o.int("peak_step")}
 		for j, p := range o.list("peak_tensors") {
-			po := newObject(&r, p, fmt.Sprintf("%s.peak_tensors[%d]", o.path, j))
-			a.peakTensors = append(a.peakTensors, po.ref())
+			a.peakTensors = append(a.peakTensors, newObject(&r, p, fmt.Sprintf("%s.peak_tensors[%d]", o.path, j)).key())
 		}
 		doc.scratch = append(doc.scratch, a)
-	}
-	for i, v := range persistent {
-		o := newObject(&r, v, fmt.Sprintf("persistent_arenas[%d]", i))
-		a := arena{path: o.path, role: rolePersistent, memory: o.str("memory"), total: o.int("total_size"), used: o.int("used")}
-		doc.persistent = append(doc.persistent, a)
-	}
-	for i, v := range constant {
-		o := newObject(&r, v, fmt.Sprintf("constant_arenas[%d]", i))
-		a := arena{path: o.path, role: roleConstant, memory: o.str("memory"), source: o.str("source_memory"),
-			mode: o.str("mode"), total: o.int("total_size"), used: o.int("used")}
-		doc.constant = append(doc.constant, a)
-	}
-	for i, v := range lifetimes {
-		o := newObject(&r, v, fmt.Sprintf("tensor_lifetimes[%d]", i))
-		l := lifetime{path: o.path, ref: o.ref(), start: o.int("start_op"), end: o.int("end_op")}
-		doc.lifetimes = append(doc.lifetimes, l)
-	}
-	for i, v := range variables {
-		o := newObject(&r, v, fmt.Sprintf("resource_variables[%d]", i))
+	})
+	each("persistent_arenas", func(o *object) {
+		doc.persistent = append(doc.persistent, usage{path: o.path, role: rolePersistent, arena: o.int("arena"),
+			memory: o.str("memory"), total: o.int("total_size"), used: o.int("used")})
+	})
+	each("constant_arenas", func(o *object) {
+		doc.constant = append(doc.constant, usage{path: o.path, role: roleConstant, arena: o.int("arena"), memory: o.str("memory"),
+			source: o.str("source_memory"), mode: o.str("mode"), total: o.int("total_size"), used: o.int("used")})
+	})
+	each("tensor_lifetimes", func(o *object) {
+		doc.lifetimes = append(doc.lifetimes, lifetime{path: o.path, ref: o.ref(), start: o.int("start_op"), end: o.int("end_op")})
+	})
+	each("resource_variables", func(o *object) {
 		rv := varEntry{path: o.path, container: o.str("container"), shared: o.str("shared_name"),
-			size: o.int("size"), memory: o.str("memory"), offset: o.int("offset")}
+			size: o.int("size"), arena: o.int("arena"), memory: o.str("memory"), offset: o.int("offset")}
 		for j, h := range o.list("handles") {
-			ho := newObject(&r, h, fmt.Sprintf("%s.handles[%d]", o.path, j))
-			rv.handles = append(rv.handles, ho.ref())
+			rv.handles = append(rv.handles, newObject(&r, h, fmt.Sprintf("%s.handles[%d]", o.path, j)).ref())
 		}
 		doc.variables = append(doc.variables, rv)
-	}
-	for i, v := range skips {
-		o := newObject(&r, v, fmt.Sprintf("skipped_tensors[%d]", i))
+	})
+	each("kernel_scratch", func(o *object) {
+		doc.kernel = append(doc.kernel, kernelEntry{path: o.path, op: o.opRef(), index: o.int("index"), name: o.str("name"),
+			size: o.int("size"), binding: o.binding(), start: o.int("start_op"), end: o.int("end_op")})
+	})
+	each("skipped_tensors", func(o *object) {
 		doc.skipped = append(doc.skipped, skipped{path: o.path, ref: o.ref(), name: o.str("name"), reason: o.str("reason")})
-	}
+	})
+	each("rules", func(o *object) {
+		doc.rules = append(doc.rules, rule{path: o.path, class: o.optString("class"), tensor: o.optString("tensor"),
+			name: o.optString("name"), memory: o.str("memory"), source: o.optString("source")})
+	})
+	each("spills", func(o *object) {
+		sp := spill{path: o.path, key: o.key(), name: o.str("name"), from: o.str("from"), to: o.str("to")}
+		o.str("reason")
+		doc.spills = append(doc.spills, sp)
+	})
+	each("schedule", func(o *object) {
+		doc.schedule = append(doc.schedule, run{path: o.path, op: o.opRef(), name: o.str("name"),
+			start: o.int("start_op"), end: o.int("end_op")})
+	})
 	for i, v := range banks {
 		o := newObject(&r, v, fmt.Sprintf("platform.banks[%d]", i))
 		b := bank{path: o.path, name: o.str("name"), capacity: o.int("capacity"), writable: o.bool("writable"),
@@ -236,36 +295,40 @@ func decode(data []byte) (*planDoc, []Violation) {
 		}
 		doc.platform.banks = append(doc.platform.banks, b)
 	}
-	for i, v := range rules {
-		o := newObject(&r, v, fmt.Sprintf("rules[%d]", i))
-		doc.rules = append(doc.rules, rule{path: o.path, class: o.optString("class"), tensor: o.optString("tensor"),
-			name: o.optString("name"), memory: o.str("memory"), source: o.optString("source")})
-	}
-	for i, v := range spills {
-		o := newObject(&r, v, fmt.Sprintf("spills[%d]", i))
-		sp := spill{path: o.path, ref: o.ref(), name: o.str("name"), from: o.str("from"), to: o.str("to")}
-		o.str("reason")
-		doc.spills = append(doc.spills, sp)
-	}
 	if len(r) > 0 {
 		return nil, r
 	}
 	return doc, nil
 }
 
-func decodeAlloc(r *report, v any, path string) alloc {
-	o := newObject(r, v, path)
-	a := alloc{path: path, ref: o.ref()}
-	a.name = o.str("name")
-	a.size = o.int("size")
+// binding reads the binding object of a tensor or kernel scratch entry.
+func (o *object) binding() binding {
 	b := o.object("binding")
-	a.role = b.str("role")
-	a.memory = b.str("memory")
-	a.offset = b.int("offset")
-	a.source = b.strOrNull("source_memory")
-	a.aliasOf = o.refOrNull("alias_of")
-	a.dynamic = o.optBool("dynamic_shape")
-	return a
+	return binding{role: b.str("role"), arena: b.int("arena"), memory: b.str("memory"), offset: b.int("offset"),
+		source: b.strOrNull("source_memory")}
+}
+
+// key reads an allocation reference by the keys it has: tensor for a
+// tensor, operator and index for kernel scratch, shared_name (with
+// container) for a resource variable.
+func (o *object) key() key {
+	if o.m == nil {
+		return key{}
+	}
+	_, isTensor := o.m["tensor"]
+	_, isOp := o.m["operator"]
+	_, isVar := o.m["shared_name"]
+	switch {
+	case isTensor && !isOp && !isVar:
+		return key{kind: tensorKey, ref: o.ref()}
+	case isOp && !isTensor && !isVar:
+		return key{kind: scratchKey, op: o.opRef(), index: o.int("index")}
+	case isVar && !isTensor && !isOp:
+		return key{kind: variableKey, variable: varKey{o.str("container"), o.str("shared_name")}}
+	}
+	o.r.add(Malformed, "%s: want one of tensor, operator or shared_name to name an allocation", o.name())
+	*o.ok = false
+	return key{}
 }
 
 // object reads the keys of one JSON object. Every missing or mistyped key
@@ -355,6 +418,10 @@ func (o *object) index(key string) int {
 
 func (o *object) ref() graph.TensorRef {
 	return graph.TensorRef{Subgraph: graph.SubgraphIndex(o.index("subgraph")), Tensor: graph.TensorID(o.index("tensor"))}
+}
+
+func (o *object) opRef() graph.OpRef {
+	return graph.OpRef{Subgraph: graph.SubgraphIndex(o.index("subgraph")), Op: graph.OpIndex(o.index("operator"))}
 }
 
 // refOrNull reads a {"subgraph", "tensor"} object or null.

@@ -19,11 +19,12 @@ func _() {
 	_ = x[BadAlias-9]
 	_ = x[OverCapacity-10]
 	_ = x[RuleViolated-11]
+	_ = x[BadSchedule-12]
 }
 
-const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolated"
+const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolatedBadSchedule"
 
-var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119}
+var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119, 130}
 
 func (i Kind) String() string {
 	idx := int(i) - 1

@@ -347,3 +347,7 @@ func mustModel(name string) *graph.Model {
 	}
 	return f()
 }
+
+func ref(s, t int) graph.TensorRef {
+	return graph.TensorRef{Subgraph: graph.SubgraphIndex(s), Tensor: graph.TensorID(t)}
+}

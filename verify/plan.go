@@ -6,7 +6,7 @@ import (
 	"github.com/heliac/heliac/graph"
 )
 
-// Roles of a tensor allocation, as plan.json spells them.
+// Roles of an allocation and its arena, as plan.json spells them.
 const (
 	roleScratch    = "scratch"
 	rolePersistent = "persistent"
@@ -17,75 +17,114 @@ const (
 // it was made for, and returns every violation found, or nil when the plan
 // is clean. See the package doc for the rules.
 func Plan(m *graph.Model, planJSON []byte) []Violation {
-	c := &checker{m: m}
+	var r report
 	if m == nil {
-		c.r.add(Malformed, "model is nil")
-		return c.r
-	}
-	tl, err := walk(m)
-	if err != nil {
-		c.r.add(Malformed, "%v", err)
-		return c.r
+		r.add(Malformed, "model is nil")
+		return r
 	}
 	doc, bad := decode(planJSON)
-	c.r = append(c.r, bad...)
+	r = append(r, bad...)
 	if doc == nil {
-		return c.r
+		return r
 	}
-	c.doc, c.tl = doc, tl
-	c.checkHeader()
-	c.checkPlatform()
-	c.placeTensors()
-	c.checkSkipped()
-	c.checkUnplaced()
-	c.attachLifetimes()
-	c.checkUses()
-	c.checkAliases()
-	c.checkVariables()
-	c.checkArenas()
-	c.checkBanks()
-	c.checkRules()
-	c.checkSpills()
-	if len(c.r) == 0 {
+	tl, stop := walk(m, doc.schedule)
+	r = append(r, stop...)
+	if tl == nil {
+		return r
+	}
+	c := index(m, doc, tl, &r)
+	for _, check := range []func(){
+		c.checkSchedule,
+		c.checkTensors,
+		c.checkSkipped,
+		c.checkUnplaced,
+		c.checkUses,
+		c.checkAliases,
+		c.checkVariables,
+		c.checkKernelScratch,
+		c.checkArenas,
+		c.checkBanks,
+		c.checkRules,
+		c.checkSpills,
+	} {
+		check()
+	}
+	if len(r) == 0 {
 		return nil
 	}
-	return c.r
+	return r
 }
 
-// checker holds one run of Plan.
+// checker holds one run of Plan: the model, the document, the timeline the
+// schedule gives, and the indexes that index builds over them. The checks
+// only read it and add to r, so they may run in any order.
 type checker struct {
 	m   *graph.Model
 	doc *planDoc
 	tl  *timeline
-	r   report
-	// placed maps each tensor to its allocation, for allocations that
-	// name an existing tensor once.
-	placed map[graph.TensorRef]*placed
-	order  []*placed // placed, in file order
-	// skips maps each tensor skipped_tensors names once to its entry.
-	skips map[graph.TensorRef]*skipped
+	r   *report
+
 	// banks maps each bank name to its platform entry (the first, when
 	// a name is given twice); writable lists the writable banks in
-	// allocation order.
+	// allocation order; align is the plan's alignment (1 when the plan's
+	// is not positive).
 	banks    map[string]*bank
 	writable []*bank
-	rulesOK  bool // every rule is well formed; set by checkRules
+	align    int64
+	// members lists every allocation of every kind in file order:
+	// tensor_allocs, resource_variables, kernel_scratch. byKey finds one
+	// by its key (the first, when a key is given twice).
+	members []*member
+	byKey   map[key]*member
+	// placed maps each tensor to its allocation, for tensor_allocs
+	// entries that name an existing tensor once.
+	placed map[graph.TensorRef]*member
+	// skips maps each tensor skipped_tensors names once to its entry.
+	skips map[graph.TensorRef]*skipped
+	// arenas maps each arena id to its arenas entry (the first, when an
+	// id is given twice).
+	arenas map[int64]*arenaRec
+	// vars are the model's resource variables, resolved from its
+	// operators.
+	vars []*resVar
+	// rulesOK says every rule is well formed, so that where the rules put
+	// an allocation can be worked out.
+	rulesOK bool
 }
 
-// placed is an allocation of an existing tensor.
-type placed struct {
-	alloc
-	t    *graph.Tensor
-	size int64     // the tensor's real byte size, used for every range check
-	live *lifetime // scratch only; nil when plan.json gives none
-	// group is the root of the tensor's alias group: alias_of, or the
-	// tensor itself. Set by checkAliases.
-	group graph.TensorRef
+// member is one allocation of any kind, as the checks of arenas, banks,
+// rules and spills see it.
+type member struct {
+	path string
+	key  key
+	what string // "0:3 (conv)", `resource variable "state"`, "op 0:2 (CONV_2D) scratch 0"
+	binding
+	// size is the bytes every range check uses: a tensor's real size, an
+	// entry's size for the other kinds; declared is the size the entry
+	// gives.
+	size, declared int64
+	// live is when a scratch allocation holds bytes (a tensor's
+	// tensor_lifetimes entry, a kernel scratch entry's own steps); nil for
+	// persistent and constant ones, and for a scratch tensor without one.
+	live *lifetime
+	// group is the key of the alias group's root: alias_of, or the
+	// allocation itself.
+	group key
+	// Tensors only.
+	t       *graph.Tensor
+	aliasOf *graph.TensorRef
+	dynamic *bool
+	name    string
 }
 
 // name formats a tensor as "subgraph:tensor (name)".
 func (c *checker) name(r graph.TensorRef) string {
 	return fmt.Sprintf("%d:%d (%s)", r.Subgraph, r.Tensor, c.m.Subgraphs[r.Subgraph].Tensors[r.Tensor].Name)
+}
+
+// opName formats an operator as "op subgraph:index (NAME)".
+func (c *checker) opName(o graph.OpRef) string {
+	return fmt.Sprintf("op %d:%d (%s)", o.Subgraph, o.Op, c.m.Subgraphs[o.Subgraph].Ops[o.Op].Name())
 }
 
 // tensor returns the tensor r names, or nil when there is none.
@@ -100,17 +139,59 @@ func (c *checker) tensor(r graph.TensorRef) *graph.Tensor {
 	return &ts[r.Tensor]
 }
 
+// operator returns the operator o names, or nil when there is none.
+func (c *checker) operator(o graph.OpRef) *graph.Op {
+	if o.Subgraph < 0 || int(o.Subgraph) >= len(c.m.Subgraphs) {
+		return nil
+	}
+	ops := c.m.Subgraphs[o.Subgraph].Ops
+	if o.Op < 0 || int(o.Op) >= len(ops) {
+		return nil
+	}
+	return &ops[o.Op]
+}
+
+// index builds the checker's indexes, reporting what makes an entry
+// unusable for them (a tensor that does not exist or is allocated twice, a
+// second arena with one id, a bad bank) as it goes. It runs before every
+// check, in this order, and nothing changes the indexes afterwards.
+func index(m *graph.Model, doc *planDoc, tl *timeline, r *report) *checker {
+	c := &checker{m: m, doc: doc, tl: tl, r: r, align: doc.alignment}
+	c.checkHeader()
+	c.indexBanks()
+	c.indexArenas()
+	c.indexTensors()
+	c.indexLifetimes()
+	c.indexVariables()
+	c.indexKernelScratch()
+	c.indexGroups()
+	c.indexSkipped()
+	c.rulesOK = c.checkRuleList()
+	return c
+}
+
 func (c *checker) checkHeader() {
 	if c.doc.subgraphs != int64(len(c.m.Subgraphs)) {
 		c.r.add(Malformed, "plan.json: model.subgraphs is %d, the model has %d", c.doc.subgraphs, len(c.m.Subgraphs))
 	}
 	if c.doc.steps != c.tl.steps {
-		c.r.add(Malformed, "plan.json: model.steps is %d, the model's timeline has %d", c.doc.steps, c.tl.steps)
+		c.r.add(Malformed, "plan.json: model.steps is %d, the schedule's timeline has %d", c.doc.steps, c.tl.steps)
 	}
 	if c.doc.alignment < 1 {
 		c.r.add(Malformed, "plan.json: alignment %d is not positive", c.doc.alignment)
-		c.doc.alignment = 1
+		c.align = 1
 	}
+}
+
+// addMember records a member under its key; a second member with one key
+// is reported and takes no further part.
+func (c *checker) addMember(mb *member) {
+	if first := c.byKey[mb.key]; first != nil {
+		c.r.add(Malformed, "%s: %s is allocated twice (first at %s)", mb.path, mb.what, first.path)
+		return
+	}
+	c.members = append(c.members, mb)
+	c.byKey[mb.key] = mb
 }
 
 // used reports the tensors the timeline uses.
@@ -149,156 +230,4 @@ func (c *checker) size(t *graph.Tensor) int64 {
 
 func less(a, b graph.TensorRef) bool {
 	return a.Subgraph < b.Subgraph || (a.Subgraph == b.Subgraph && a.Tensor < b.Tensor)
-}
-
-// placeTensors checks each allocation against its tensor.
-func (c *checker) placeTensors() {
-	c.placed = map[graph.TensorRef]*placed{}
-	used := c.used()
-	var prev *alloc
-	for i := range c.doc.allocs {
-		a := &c.doc.allocs[i]
-		if prev != nil && !less(prev.ref, a.ref) && prev.ref != a.ref {
-			c.r.add(Malformed, "%s: tensor %v comes after %v; allocations must be ordered by (subgraph, tensor)", a.path, a.ref, prev.ref)
-		}
-		prev = a
-		t := c.tensor(a.ref)
-		if t == nil {
-			c.r.add(Malformed, "%s: tensor %v does not exist", a.path, a.ref)
-			continue
-		}
-		if c.placed[a.ref] != nil {
-			c.r.add(Malformed, "%s: %s is allocated twice", a.path, c.name(a.ref))
-			continue
-		}
-		p := &placed{alloc: *a, t: t, size: c.size(t)}
-		c.placed[a.ref] = p
-		c.order = append(c.order, p)
-		if a.name != t.Name {
-			c.r.add(Malformed, "%s: name %q, but %v is named %q", a.path, a.name, a.ref, t.Name)
-		}
-		if a.size != p.size {
-			c.r.add(Malformed, "%s: %s has size %d in the plan, but %d bytes", a.path, c.name(a.ref), a.size, p.size)
-		}
-		c.checkDynamic(a, t)
-		switch a.role {
-		case roleScratch, rolePersistent, roleConstant:
-		default:
-			c.r.add(Malformed, "%s: unknown role %q", a.path, a.role)
-			continue
-		}
-		if a.source != nil && a.role != roleConstant {
-			c.r.add(Malformed, "%s: %s tensor %s has source_memory %q", a.path, a.role, c.name(a.ref), *a.source)
-		}
-		want := c.role(t)
-		if !used[a.ref] {
-			want = ""
-		}
-		switch {
-		case want == "":
-			c.r.add(WrongClass, "%s is placed as %s, but needs no bytes (unused, empty or a resource)", c.name(a.ref), a.role)
-		case want != a.role:
-			c.r.add(WrongClass, "%s is placed as %s, but is %s", c.name(a.ref), a.role, want)
-		}
-	}
-}
-
-// checkDynamic checks dynamic_shape: present, and true, exactly when the
-// tensor's shape_signature has an unknown dimension.
-func (c *checker) checkDynamic(a *alloc, t *graph.Tensor) {
-	switch {
-	case a.dynamic != nil && !*a.dynamic:
-		c.r.add(Malformed, "%s.dynamic_shape: false; the key is present only when true", a.path)
-	case a.dynamic != nil && !t.IsDynamic():
-		c.r.add(Malformed, "%s: %s has dynamic_shape, but its shape_signature %v has no unknown dimension", a.path, c.name(a.ref), t.ShapeSignature)
-	case a.dynamic == nil && t.IsDynamic():
-		c.r.add(Malformed, "%s: %s has shape_signature %v, but no dynamic_shape", a.path, c.name(a.ref), t.ShapeSignature)
-	}
-}
-
-// checkUnplaced reports every used tensor that needs bytes and has no
-// allocation, whether or not skipped_tensors lists it.
-func (c *checker) checkUnplaced() {
-	seen := map[graph.TensorRef]bool{}
-	for _, x := range c.tl.uses {
-		if seen[x.ref] {
-			continue
-		}
-		seen[x.ref] = true
-		t := c.tensor(x.ref)
-		if c.role(t) == "" || c.placed[x.ref] != nil {
-			continue
-		}
-		if s := c.skips[x.ref]; s != nil {
-			c.r.add(Unplaced, "%s (%s, %d bytes), used by %s, is skipped as %q, but needs bytes", c.name(x.ref), c.role(t), c.size(t), x.where, s.reason)
-			continue
-		}
-		c.r.add(Unplaced, "%s (%s, %d bytes), used by %s, has no allocation", c.name(x.ref), c.role(t), c.size(t), x.where)
-	}
-}
-
-// attachLifetimes pairs each scratch allocation with its lifetime.
-func (c *checker) attachLifetimes() {
-	var prev *lifetime
-	for i := range c.doc.lifetimes {
-		l := &c.doc.lifetimes[i]
-		if prev != nil && !less(prev.ref, l.ref) && prev.ref != l.ref {
-			c.r.add(Malformed, "%s: tensor %v comes after %v; lifetimes must be ordered by (subgraph, tensor)", l.path, l.ref, prev.ref)
-		}
-		prev = l
-		p := c.placed[l.ref]
-		switch {
-		case c.tensor(l.ref) == nil:
-			c.r.add(Malformed, "%s: tensor %v does not exist", l.path, l.ref)
-		case p == nil || p.role != roleScratch:
-			c.r.add(Malformed, "%s: %s has a lifetime but no scratch allocation", l.path, c.name(l.ref))
-		case p.live != nil:
-			c.r.add(Malformed, "%s: %s has a second lifetime", l.path, c.name(l.ref))
-		case l.start < 0 || l.start > l.end || l.end >= c.tl.steps:
-			c.r.add(Malformed, "%s: %s lives over steps %d..%d, not inside the timeline 0..%d",
-				l.path, c.name(l.ref), l.start, l.end, c.tl.steps-1)
-		default:
-			p.live = l
-		}
-	}
-	for _, p := range c.order {
-		if p.role == roleScratch && p.live == nil && !c.hasLifetimeEntry(p.ref) {
-			c.r.add(Malformed, "%s: scratch tensor %s has no tensor_lifetimes entry", p.path, c.name(p.ref))
-		}
-	}
-}
-
-func (c *checker) hasLifetimeEntry(r graph.TensorRef) bool {
-	for _, l := range c.doc.lifetimes {
-		if l.ref == r {
-			return true
-		}
-	}
-	return false
-}
-
-// checkUses reports every use of a scratch tensor outside its lifetime,
-// once per tensor and user.
-func (c *checker) checkUses() {
-	type key struct {
-		ref   graph.TensorRef
-		where string
-	}
-	seen := map[key]bool{}
-	for _, x := range c.tl.uses {
-		p := c.placed[x.ref]
-		if p == nil || p.role != roleScratch || p.live == nil {
-			continue
-		}
-		if p.live.start <= x.first && x.last <= p.live.end {
-			continue
-		}
-		k := key{x.ref, x.where}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		c.r.add(UseOutsideLifetime, "%s is used by %s at steps %d..%d, outside its lifetime %d..%d",
-			c.name(x.ref), x.where, x.first, x.last, p.live.start, p.live.end)
-	}
 }

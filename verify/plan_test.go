@@ -2,6 +2,7 @@ package verify
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,8 +138,25 @@ func applyEdits(t *testing.T, data []byte, edits []edit) []byte {
 
 func scratchAlloc(s, tn int, name string, size, offset int) map[string]any {
 	return map[string]any{"subgraph": s, "tensor": tn, "name": name, "size": size,
-		"binding":  map[string]any{"role": "scratch", "memory": "SRAM", "offset": offset, "source_memory": nil},
+		"binding":  map[string]any{"role": "scratch", "arena": 0, "memory": "SRAM", "offset": offset, "source_memory": nil},
 		"alias_of": nil}
+}
+
+// arenaSet sets a figure of arena id both in arenas and in its heliaAOT
+// entry view ("arena_usages.0"), which repeats it: field is the view's key
+// (total_size, used or memory).
+func arenaSet(view string, id int, field string, v any) []edit {
+	key := map[string]string{"total_size": "size", "used": "used", "memory": "memory"}[field]
+	return []edit{set(fmt.Sprintf("arenas.%d.%s", id, key), v), set(view+"."+field, v)}
+}
+
+// join concatenates edit lists.
+func join(lists ...[]edit) []edit {
+	var out []edit
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
 }
 
 func TestPlanClean(t *testing.T) {
@@ -208,8 +226,13 @@ func TestPlanViolations(t *testing.T) {
 		},
 		{
 			name: "total_size below used", model: "chain",
-			edits: []edit{set("arena_usages.0.total_size", 48)},
+			edits: arenaSet("arena_usages.0", 0, "total_size", 48),
 			want:  []Kind{OutOfBounds, HeightMismatch},
+		},
+		{
+			name: "arena_usages disagrees with arenas", model: "chain",
+			edits: []edit{set("arena_usages.0.total_size", 48)},
+			want:  []Kind{Malformed},
 		},
 		{
 			name: "misaligned offset", model: "chain",
@@ -243,12 +266,12 @@ func TestPlanViolations(t *testing.T) {
 		},
 		{
 			name: "used mismatch", model: "chain",
-			edits: []edit{set("arena_usages.0.used", 48)},
+			edits: arenaSet("arena_usages.0", 0, "used", 48),
 			want:  []Kind{HeightMismatch},
 		},
 		{
 			name: "total_size not a multiple of the alignment", model: "chain",
-			edits: []edit{set("arena_usages.0.total_size", 72)},
+			edits: join(arenaSet("arena_usages.0", 0, "total_size", 72), []edit{set("arena_usages.0.fragmentation", 0.1111)}),
 			want:  []Kind{HeightMismatch},
 		},
 		{
@@ -326,8 +349,8 @@ func TestPlanViolations(t *testing.T) {
 			want:  []Kind{Malformed},
 		},
 		{
-			name: "schema_version 2", model: "chain",
-			edits: []edit{set("schema_version", 2)},
+			name: "schema_version 1", model: "chain",
+			edits: []edit{set("schema_version", 1)},
 			want:  []Kind{Malformed},
 		},
 		{
@@ -381,19 +404,19 @@ func TestPlanViolations(t *testing.T) {
 		},
 		{
 			name: "persistent arena too small", model: "variable",
-			edits: []edit{set("persistent_arenas.0.total_size", 32)},
+			edits: arenaSet("persistent_arenas.0", 1, "total_size", 32),
 			want:  []Kind{OutOfBounds, HeightMismatch},
 		},
 		{
 			name: "persistent used mismatch", model: "variable",
-			edits: []edit{set("persistent_arenas.0.used", 32)},
+			edits: arenaSet("persistent_arenas.0", 1, "used", 32),
 			want:  []Kind{HeightMismatch},
 		},
 		{
 			name: "persistent offset misaligned", model: "variable",
 			// state at [40, 56) above state2 at [0, 32), heights to match
-			edits: []edit{set("tensor_allocs.1.binding.offset", 40), set("tensor_allocs.3.binding.offset", 0),
-				set("persistent_arenas.0.used", 56), set("persistent_arenas.0.total_size", 64)},
+			edits: join([]edit{set("tensor_allocs.1.binding.offset", 40), set("tensor_allocs.3.binding.offset", 0)},
+				arenaSet("persistent_arenas.0", 1, "used", 56), arenaSet("persistent_arenas.0", 1, "total_size", 64)),
 			want: []Kind{Misaligned},
 		},
 		{
@@ -427,7 +450,7 @@ func TestPlanViolations(t *testing.T) {
 			name: "unused constant placed", model: "constant",
 			edits: []edit{insert("tensor_allocs.6", map[string]any{
 				"subgraph": 0, "tensor": 6, "name": "dead", "size": 64,
-				"binding":  map[string]any{"role": "constant", "memory": "FLASH", "offset": 16, "source_memory": nil},
+				"binding":  map[string]any{"role": "constant", "arena": 1, "memory": "FLASH", "offset": 16, "source_memory": nil},
 				"alias_of": nil,
 			})},
 			want: []Kind{WrongClass},
@@ -447,7 +470,7 @@ func TestPlanViolations(t *testing.T) {
 		{
 			name: "staged arena without source_memory", model: "constant",
 			edits: []edit{set("constant_arenas.0.mode", "staged")},
-			want:  []Kind{Malformed, WrongClass}, // and it is staged into read-only FLASH
+			want:  []Kind{Malformed}, // arenas says it is cold
 		},
 	})
 }
@@ -463,8 +486,8 @@ func TestPlanMessages(t *testing.T) {
 			name: "overlap", model: "chain",
 			edits: []edit{set("tensor_allocs.2.binding.offset", 32)},
 			want: []Violation{
-				{Overlap, `0:1 (a) at [32, 64) and 0:2 (b) at [32, 64) share bytes [32, 64) of scratch arena "SRAM", both live at steps 2..2`},
-				{Overlap, `0:2 (b) at [32, 64) and 0:3 (output) at [32, 48) share bytes [32, 48) of scratch arena "SRAM", both live at steps 3..3`},
+				{Overlap, `0:1 (a) at [32, 64) and 0:2 (b) at [32, 64) share bytes [32, 64) of scratch arena "scratch_sram", both live at steps 2..2`},
+				{Overlap, `0:2 (b) at [32, 64) and 0:3 (output) at [32, 48) share bytes [32, 48) of scratch arena "scratch_sram", both live at steps 3..3`},
 			},
 		},
 		{
@@ -499,7 +522,7 @@ func TestPlanMessages(t *testing.T) {
 			name: "variable overlaps a persistent tensor", model: "resource",
 			edits: []edit{set("resource_variables.0.offset", 0)},
 			want: []Violation{
-				{Overlap, `resource variable "state" at [0, 48) and 0:8 (acc) at [0, 16) share bytes [0, 16) of persistent arena "SRAM"`},
+				{Overlap, `0:8 (acc) at [0, 16) and resource variable "state" at [0, 48) share bytes [0, 16) of persistent arena "persistent_sram"`},
 			},
 		},
 		{
@@ -562,6 +585,7 @@ func TestKindString(t *testing.T) {
 	assert.Equal(t, "BadAlias", BadAlias.String())
 	assert.Equal(t, "OverCapacity", OverCapacity.String())
 	assert.Equal(t, "RuleViolated", RuleViolated.String())
-	assert.Equal(t, "Kind(12)", Kind(12).String())
+	assert.Equal(t, "BadSchedule", BadSchedule.String())
+	assert.Equal(t, "Kind(13)", Kind(13).String())
 	assert.Equal(t, "Unplaced: 0:1 (a) has no allocation", Violation{Unplaced, "0:1 (a) has no allocation"}.String())
 }

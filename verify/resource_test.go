@@ -36,7 +36,7 @@ func TestResolveVariables(t *testing.T) {
 // persistent arena; state's handles are 0:1, 0:4, 1:1, 2:1, 3:0, 4:0, and
 // skipped_tensors are h, h2, h_out, name, c_h, b_h, t_h, e_h.
 func TestPlanResourceVariables(t *testing.T) {
-	unnamed := map[string]any{"container": "", "shared_name": "#0:1", "size": 16, "memory": "SRAM", "offset": 64,
+	unnamed := map[string]any{"container": "", "shared_name": "#0:1", "size": 16, "arena": 1, "memory": "SRAM", "offset": 64,
 		"handles": []any{refJSON(0, 2)}}
 	runViolationCases(t, []violationCase{
 		{
@@ -46,7 +46,7 @@ func TestPlanResourceVariables(t *testing.T) {
 		},
 		{
 			name: "variables overlap", model: "resource",
-			edits: []edit{set("resource_variables.1.offset", 48), set("persistent_arenas.0.used", 64)},
+			edits: join([]edit{set("resource_variables.1.offset", 48)}, arenaSet("persistent_arenas.0", 1, "used", 64)),
 			want:  []Kind{Overlap},
 		},
 		{
@@ -56,8 +56,8 @@ func TestPlanResourceVariables(t *testing.T) {
 		},
 		{
 			name: "variable larger than its largest value", model: "resource",
-			edits: []edit{set("resource_variables.1.size", 32),
-				set("persistent_arenas.0.used", 96), set("persistent_arenas.0.total_size", 96)},
+			edits: join([]edit{set("resource_variables.1.size", 32)},
+				arenaSet("persistent_arenas.0", 1, "used", 96), arenaSet("persistent_arenas.0", 1, "total_size", 96)),
 			want: []Kind{Malformed},
 		},
 		{
@@ -73,7 +73,7 @@ func TestPlanResourceVariables(t *testing.T) {
 		{
 			name: "variable listed twice", model: "resource",
 			edits: []edit{insert("resource_variables.2", unnamed)},
-			want:  []Kind{Malformed, Overlap}, // and the copy overlaps the first
+			want:  []Kind{Malformed}, // allocated twice; the copy takes no further part
 		},
 		{
 			name: "WHILE result left out of the handles", model: "resource",
@@ -102,13 +102,13 @@ func TestPlanResourceVariables(t *testing.T) {
 		},
 		{
 			name: "variable misaligned", model: "resource",
-			edits: []edit{set("resource_variables.1.offset", 72),
-				set("persistent_arenas.0.used", 88), set("persistent_arenas.0.total_size", 96)},
+			edits: join([]edit{set("resource_variables.1.offset", 72)},
+				arenaSet("persistent_arenas.0", 1, "used", 88), arenaSet("persistent_arenas.0", 1, "total_size", 96)),
 			want: []Kind{Misaligned},
 		},
 		{
 			name: "persistent used leaves out the variables", model: "resource",
-			edits: []edit{set("persistent_arenas.0.used", 16)},
+			edits: arenaSet("persistent_arenas.0", 1, "used", 16),
 			want:  []Kind{HeightMismatch},
 		},
 		{

@@ -89,17 +89,20 @@ func (c *checker) checkRuleList() bool {
 	return ok
 }
 
-// rank is 2 when r names tensor p (by index or name), 1 when it names p's
-// class, 0 otherwise.
-func rank(r *rule, p *placed) int {
+// rank is 2 when r names tensor allocation p (by index or name), 1 when
+// it names p's class, 0 otherwise. Resource variables and kernel scratch
+// are placed by class rules only.
+func rank(r *rule, p *member) int {
 	switch {
 	case r.tensor != "":
-		if ref, ok := parseRef(r.tensor); ok && ref == p.ref {
+		if ref, ok := parseRef(r.tensor); ok && p.key.kind == tensorKey && ref == p.key.ref {
 			return 2
 		}
 	case r.name != "":
-		if ok, _ := path.Match(r.name, p.t.Name); ok {
-			return 2
+		if p.key.kind == tensorKey {
+			if ok, _ := path.Match(r.name, p.t.Name); ok {
+				return 2
+			}
 		}
 	case r.class != "":
 		if r.class == p.role {
@@ -110,10 +113,10 @@ func rank(r *rule, p *placed) int {
 }
 
 // wantOf returns where the rules put p. By default scratch and persistent
-// tensors go to the first writable bank and constants, cold, to the
+// allocations go to the first writable bank and constants, cold, to the
 // constant bank. A rule naming the tensor beats one naming its class;
 // among rules of one rank the later wins.
-func (c *checker) wantOf(p *placed) want {
+func (c *checker) wantOf(p *member) want {
 	w := want{by: "default"}
 	if p.role == roleConstant {
 		w.memory = c.constBank()
@@ -136,22 +139,21 @@ func (c *checker) wantOf(p *placed) want {
 	return w
 }
 
-// checkRules checks that every tensor is where the rules put it (an alias
-// group as its root): a tensor a tensor or name rule names is in exactly
-// that memory; any other is in the memory its class rule or the default
-// asks for, or spills records its moves (checkSpills checks those); a
-// constant is staged from exactly the source its rule gives. A resource
-// variable is in the bank of the last persistent class rule (by default the
-// first writable bank) or a later writable bank.
+// checkRules checks that every allocation is where the rules put it (an
+// alias group as its root): a tensor a tensor or name rule names is in
+// exactly that memory; any other allocation is in the memory its class
+// rule or the default asks for, or spills records its moves (checkSpills
+// checks those); a constant is staged from exactly the source its rule
+// gives.
 func (c *checker) checkRules() {
-	if c.rulesOK = c.checkRuleList(); !c.rulesOK {
+	if !c.rulesOK {
 		return
 	}
-	spilled := map[graph.TensorRef]bool{}
+	spilled := map[key]bool{}
 	for _, s := range c.doc.spills {
-		spilled[s.ref] = true
+		spilled[s.key] = true
 	}
-	for _, p := range c.order {
+	for _, p := range c.members {
 		if !c.ruleChecked(p) || c.banks[p.memory] == nil {
 			continue // an unknown memory is Malformed already
 		}
@@ -159,46 +161,36 @@ func (c *checker) checkRules() {
 		moved := p.memory != w.memory
 		switch {
 		case moved && w.pinned:
-			c.r.add(RuleViolated, "%s is in %q, but %s pins it to %q", c.name(p.ref), p.memory, w.by, w.memory)
+			c.r.add(RuleViolated, "%s is in %q, but %s pins it to %q", p.what, p.memory, w.by, w.memory)
 			continue
-		case moved && !spilled[p.ref]:
-			c.r.add(RuleViolated, "%s is in %q, but asks for %s, and spills records no move", c.name(p.ref), p.memory, w)
+		case moved && !spilled[p.key]:
+			c.r.add(RuleViolated, "%s is in %q, but asks for %s, and spills records no move", p.what, p.memory, w)
 			continue
 		}
 		// The source is checked once the memory is right; an unknown
 		// one is Malformed already.
 		if src := deref(p.source); p.role == roleConstant && src != w.source && (src == "" || c.banks[src] != nil) {
-			c.r.add(RuleViolated, "%s has source_memory %s, but asks for %s", c.name(p.ref), strOrNull(p.source), w)
-		}
-	}
-	varBank, by := "", "default"
-	if len(c.writable) > 0 {
-		varBank = c.writable[0].name
-	}
-	for _, r := range c.doc.rules {
-		if r.class == rolePersistent {
-			varBank, by = r.memory, r.path
-		}
-	}
-	for _, v := range c.doc.variables {
-		if c.banks[v.memory] == nil {
-			continue
-		}
-		if at, from := c.writableRank(v.memory), c.writableRank(varBank); at < 0 || at < from {
-			c.r.add(RuleViolated, "%s is in %q, but %s puts it in %q or a later writable bank", v.key(), v.memory, by, varBank)
+			c.r.add(RuleViolated, "%s has source_memory %s, but asks for %s", p.what, strOrNull(p.source), w)
 		}
 	}
 }
 
-// ruleChecked reports whether the rules apply to p itself: it has its
-// tensor's role (else WrongClass says so already) and is not a member of
-// an alias group with a placed root (members follow their root, and
-// checkAliases checks they share its memory).
-func (c *checker) ruleChecked(p *placed) bool {
-	if p.role != c.role(p.t) {
-		return false
+// ruleChecked reports whether the rules apply to p itself: it has the role
+// its kind and tensor give (else WrongClass says so already) and is not a
+// member of an alias group with a placed root (members follow their root,
+// and checkAliases checks they share its memory).
+func (c *checker) ruleChecked(p *member) bool {
+	switch p.key.kind {
+	case tensorKey:
+		if p.role != c.role(p.t) {
+			return false
+		}
+	case variableKey:
+		return p.role == rolePersistent
+	case scratchKey:
+		return p.role == roleScratch
 	}
-	return p.group == p.ref || c.placed[p.group] == nil
+	return p.group == p.key || c.byKey[p.group] == nil
 }
 
 func deref(s *string) string {
@@ -208,30 +200,30 @@ func deref(s *string) string {
 	return *s
 }
 
-// checkSpills checks every spills entry: it names a placed tensor (the
-// root, for an alias group) by its name, and moves it from a writable bank
-// to a later one; and the entries of one tensor, in file order, lead from
+// checkSpills checks every spills entry: it names an allocation (the root,
+// for an alias group) by its name, and moves it from a writable bank to a
+// later one; and the entries of one allocation, in file order, lead from
 // the memory its rules ask for to the memory it is in, each starting where
 // the one before ended. A tensor a rule pins never spills.
 func (c *checker) checkSpills() {
-	byRef := map[graph.TensorRef][]*spill{}
+	byKey := map[key][]*spill{}
 	for i := range c.doc.spills {
 		s := &c.doc.spills[i]
-		t := c.tensor(s.ref)
-		if t == nil {
-			c.r.add(Malformed, "%s: tensor %v does not exist", s.path, s.ref)
+		if s.key.kind == tensorKey && c.tensor(s.key.ref) == nil {
+			c.r.add(Malformed, "%s: tensor %v does not exist", s.path, s.key.ref)
 			continue
 		}
-		if s.name != t.Name {
-			c.r.add(Malformed, "%s: name %q, but %v is named %q", s.path, s.name, s.ref, t.Name)
-		}
-		p := c.placed[s.ref]
+		p := c.byKey[s.key]
 		switch {
 		case p == nil:
-			c.r.add(Malformed, "%s: %s has no allocation", s.path, c.name(s.ref))
+			c.r.add(Malformed, "%s: %s has no allocation", s.path, c.describe(s.key))
 			continue
-		case p.group != p.ref && c.placed[p.group] != nil:
-			c.r.add(Malformed, "%s: %s is a member of the alias group of %s, which spills in its place", s.path, c.name(s.ref), c.name(p.group))
+		case s.name != c.spillName(p):
+			c.r.add(Malformed, "%s: name %q, but %s is named %q", s.path, s.name, p.what, c.spillName(p))
+		}
+		switch {
+		case p.group != p.key && c.byKey[p.group] != nil:
+			c.r.add(Malformed, "%s: %s is a member of the alias group of %s, which spills in its place", s.path, p.what, c.byKey[p.group].what)
 			continue
 		case !c.ruleChecked(p):
 			continue // its role is wrong, and reported
@@ -239,36 +231,56 @@ func (c *checker) checkSpills() {
 		from, to := c.writableRank(s.from), c.writableRank(s.to)
 		switch {
 		case from < 0 || to < 0:
-			c.r.add(Malformed, "%s: %s moves from %q to %q, but spills move between writable banks", s.path, c.name(s.ref), s.from, s.to)
+			c.r.add(Malformed, "%s: %s moves from %q to %q, but spills move between writable banks", s.path, p.what, s.from, s.to)
 			continue
 		case to <= from:
-			c.r.add(Malformed, "%s: %s moves from %q to %q, which does not come after it in allocation order", s.path, c.name(s.ref), s.from, s.to)
+			c.r.add(Malformed, "%s: %s moves from %q to %q, which does not come after it in allocation order", s.path, p.what, s.from, s.to)
 			continue
 		}
-		byRef[s.ref] = append(byRef[s.ref], s)
+		byKey[s.key] = append(byKey[s.key], s)
 	}
-	for _, p := range c.order {
-		chain := byRef[p.ref]
-		if len(chain) == 0 {
-			continue
-		}
-		if !c.rulesOK {
+	if !c.rulesOK {
+		return
+	}
+	for _, p := range c.members {
+		chain := byKey[p.key]
+		if len(chain) == 0 || c.byKey[p.key] != p {
 			continue
 		}
 		w := c.wantOf(p)
 		if w.pinned {
-			c.r.add(Malformed, "%s: %s spills, but %s pins it to %q", chain[0].path, c.name(p.ref), w.by, w.memory)
+			c.r.add(Malformed, "%s: %s spills, but %s pins it to %q", chain[0].path, p.what, w.by, w.memory)
 			continue
 		}
 		at := w.memory
 		for _, s := range chain {
 			if s.from != at {
-				c.r.add(Malformed, "%s: %s moves from %q, but it was in %q (it asks for %s)", s.path, c.name(p.ref), s.from, at, w)
+				c.r.add(Malformed, "%s: %s moves from %q, but it was in %q (it asks for %s)", s.path, p.what, s.from, at, w)
 			}
 			at = s.to
 		}
 		if at != p.memory {
-			c.r.add(Malformed, "%s: %s ends in %q after its spills, but is in %q", chain[len(chain)-1].path, c.name(p.ref), at, p.memory)
+			c.r.add(Malformed, "%s: %s ends in %q after its spills, but is in %q", chain[len(chain)-1].path, p.what, at, p.memory)
 		}
 	}
+}
+
+// spillName is the name a spills entry gives an allocation: the tensor's
+// name, the variable's shared_name, the kernel scratch entry's name.
+func (c *checker) spillName(p *member) string {
+	switch p.key.kind {
+	case tensorKey:
+		return p.t.Name
+	case variableKey:
+		return p.key.variable.shared
+	}
+	return p.name
+}
+
+// describe names an allocation key that may not resolve.
+func (c *checker) describe(k key) string {
+	if k.kind == tensorKey {
+		return c.name(k.ref)
+	}
+	return k.String()
 }

@@ -30,14 +30,10 @@ func (c *checker) noBytes(t *graph.Tensor) []string {
 	return why
 }
 
-// checkSkipped checks skipped_tensors: each entry names a tensor once, in
-// (subgraph, tensor) order, that the timeline uses, that has no allocation,
-// and that takes no bytes for the reason given. A skipped tensor that does
-// need bytes is left to checkUnplaced. Conversely, every used tensor that
-// takes no bytes for one of the three reasons must be listed.
-func (c *checker) checkSkipped() {
+// indexSkipped maps each tensor that skipped_tensors names once, in
+// (subgraph, tensor) order, to its entry.
+func (c *checker) indexSkipped() {
 	c.skips = map[graph.TensorRef]*skipped{}
-	used := c.used()
 	var prev *skipped
 	for i := range c.doc.skipped {
 		s := &c.doc.skipped[i]
@@ -45,16 +41,30 @@ func (c *checker) checkSkipped() {
 			c.r.add(Malformed, "%s: tensor %v comes after %v; skipped tensors must be ordered by (subgraph, tensor)", s.path, s.ref, prev.ref)
 		}
 		prev = s
-		t := c.tensor(s.ref)
 		switch {
-		case t == nil:
+		case c.tensor(s.ref) == nil:
 			c.r.add(Malformed, "%s: tensor %v does not exist", s.path, s.ref)
-			continue
 		case c.skips[s.ref] != nil:
 			c.r.add(Malformed, "%s: %s is skipped twice", s.path, c.name(s.ref))
-			continue
+		default:
+			c.skips[s.ref] = s
 		}
-		c.skips[s.ref] = s
+	}
+}
+
+// checkSkipped checks skipped_tensors: each entry names a tensor that the
+// timeline uses, that has no allocation, and that takes no bytes for the
+// reason given. A skipped tensor that does need bytes is left to
+// checkUnplaced. Conversely, every used tensor that takes no bytes for one
+// of the three reasons must be listed.
+func (c *checker) checkSkipped() {
+	used := c.used()
+	for i := range c.doc.skipped {
+		s := &c.doc.skipped[i]
+		if c.skips[s.ref] != s {
+			continue // reported by indexSkipped
+		}
+		t := c.tensor(s.ref)
 		if s.name != t.Name {
 			c.r.add(Malformed, "%s: name %q, but %v is named %q", s.path, s.name, s.ref, t.Name)
 		}
@@ -84,7 +94,7 @@ func (c *checker) checkSkipped() {
 		}
 		seen[x.ref] = true
 		if why := c.noBytes(t); len(why) > 0 {
-			c.r.add(Malformed, "%s, used by %s, takes no bytes (%s) but is not in skipped_tensors", c.name(x.ref), x.where, why[0])
+			c.r.add(Malformed, "%s, used by %s, takes no bytes (%s) but is not in skipped_tensors", c.name(x.ref), c.where(x), why[0])
 		}
 	}
 }

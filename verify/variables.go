@@ -23,12 +23,13 @@ func (e *varEntry) key() varKey { return varKey{e.container, e.shared} }
 
 // resVar is a resource variable as the verifier resolves it from the model.
 type resVar struct {
-	key     varKey
-	handles map[graph.TensorRef]bool // every tensor that carries it
-	need    int64                    // the largest value assigned or read
-	needBy  string                   // "op 0:3 (ASSIGN_VARIABLE) writes", the operator that needs the most
-	needVia graph.TensorRef          // the handle it uses
-	entry   *varEntry                // its resource_variables entry, if any
+	key       varKey
+	order     int                      // its place in the order of first VAR_HANDLE
+	handles   map[graph.TensorRef]bool // every tensor that carries it
+	accessors []graph.OpRef            // the READ_VARIABLE and ASSIGN_VARIABLE operators through its handles
+	need      int64                    // the largest value assigned or read
+	needBy    string                   // "op 0:3 (ASSIGN_VARIABLE) writes", the operator that needs the most
+	needVia   graph.TensorRef          // the handle it uses
 }
 
 // carriers maps each tensor to the variables it may be a handle of.
@@ -83,7 +84,7 @@ func (c *checker) resolveVariables() []*resVar {
 			}
 			v := byKey[k]
 			if v == nil {
-				v = &resVar{key: k, handles: map[graph.TensorRef]bool{}}
+				v = &resVar{key: k, order: len(vars), handles: map[graph.TensorRef]bool{}}
 				byKey[k] = v
 				vars = append(vars, v)
 			}
@@ -157,6 +158,7 @@ func (c *checker) measureValues(cs carriers) {
 			size := c.m.Subgraphs[si].Tensors[value].Size
 			h := tref(s, op.Inputs[0])
 			for v := range cs[h] {
+				v.accessors = append(v.accessors, graph.OpRef{Subgraph: s, Op: graph.OpIndex(oi)})
 				if size > v.need {
 					v.needVia = h
 					v.need, v.needBy = size, fmt.Sprintf("op %d:%d (%s) %s", si, oi, op.Name(), verb)
@@ -166,17 +168,28 @@ func (c *checker) measureValues(cs carriers) {
 	}
 }
 
+// indexVariables makes a member of each resource_variables entry.
+func (c *checker) indexVariables() {
+	c.vars = c.resolveVariables()
+	for i := range c.doc.variables {
+		e := &c.doc.variables[i]
+		c.addMember(&member{path: e.path, key: key{kind: variableKey, variable: e.key()}, what: e.key().String(),
+			binding: binding{role: rolePersistent, arena: e.arena, memory: e.memory, offset: e.offset},
+			size:    e.size, declared: e.size})
+	}
+}
+
 // checkVariables matches resource_variables against the variables of the
 // model: each entry names a variable once, lists exactly its handles, and
 // has the size of its largest value; every variable with a value of
 // non-zero size has an entry. Placement in the persistent arena is checked
-// with the arena (checkArena).
+// with the arena (checkArenas).
 func (c *checker) checkVariables() {
-	vars := c.resolveVariables()
 	byKey := map[varKey]*resVar{}
-	for _, v := range vars {
+	for _, v := range c.vars {
 		byKey[v.key] = v
 	}
+	entry := map[*resVar]*varEntry{}
 	for i := range c.doc.variables {
 		e := &c.doc.variables[i]
 		k := e.key()
@@ -185,11 +198,10 @@ func (c *checker) checkVariables() {
 		case v == nil:
 			c.r.add(Malformed, "%s: no VAR_HANDLE names %s", e.path, k)
 			continue
-		case v.entry != nil:
-			c.r.add(Malformed, "%s: %s is listed twice (first at %s)", e.path, k, v.entry.path)
-			continue
+		case entry[v] != nil:
+			continue // allocated twice: reported by index
 		}
-		v.entry = e
+		entry[v] = e
 		switch {
 		case e.size < v.need:
 			c.r.add(OutOfBounds, "%s holds %d bytes, but %s %d bytes through %s", k, e.size, v.needBy, v.need, c.name(v.needVia))
@@ -198,8 +210,8 @@ func (c *checker) checkVariables() {
 		}
 		c.checkHandles(e, v)
 	}
-	for _, v := range vars {
-		if v.entry == nil && v.need > 0 {
+	for _, v := range c.vars {
+		if entry[v] == nil && v.need > 0 {
 			c.r.add(Unplaced, "%s, which %s %d bytes through %s, has no resource_variables entry", v.key, v.needBy, v.need, c.name(v.needVia))
 		}
 	}

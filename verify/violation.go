@@ -21,11 +21,13 @@ const (
 	Malformed               // the plan cannot be read or does not fit the model
 	BadAlias                // an alias_of is not a chain of view operators to its group's root
 	OverCapacity            // the arenas of a bank together exceed its capacity
-	RuleViolated            // a tensor or variable is not where the plan's rules put it
+	RuleViolated            // an allocation is not where the plan's rules put it
+	BadSchedule             // the schedule does not run every operator once, nested and in dependency order
 )
 
 // Violation is one broken rule. Msg names tensors as
-// "subgraph:tensor (name)" and operators as "op subgraph:index (NAME)".
+// "subgraph:tensor (name)", operators as "op subgraph:index (NAME)" and
+// plan.json entries by their path, "tensor_allocs[3]".
 type Violation struct {
 	Kind Kind
 	Msg  string

@@ -71,7 +71,7 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 		return nil
 	}
 	fmt.Fprintf(opts.stdout, "heliac %s: %d subgraph(s), %d step(s), %d tensor(s) placed\n",
-		opts.model, len(out.Model.Subgraphs), out.Plan.Steps, len(out.Plan.Allocs))
+		opts.model, len(out.Model.Subgraphs), out.Plan.Schedule.Steps, len(out.Plan.Allocs))
 	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
 	names := make([]string, len(files))
 	for i, f := range files {

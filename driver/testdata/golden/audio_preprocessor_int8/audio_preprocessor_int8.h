@@ -63,6 +63,8 @@ extern const audio_preprocessor_int8_tensor_t audio_preprocessor_int8_tensors[AU
 
 #define AUDIO_PREPROCESSOR_INT8_VARIABLE_COUNT 0u
 
+#define AUDIO_PREPROCESSOR_INT8_KERNEL_SCRATCH_COUNT 0u
+
 /* Returns the bytes of tensors[index], or NULL for an index out of range. */
 static inline const uint8_t *audio_preprocessor_int8_tensor_data(size_t index)
 {

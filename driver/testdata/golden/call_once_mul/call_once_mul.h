@@ -71,6 +71,8 @@ extern const call_once_mul_tensor_t call_once_mul_tensors[CALL_ONCE_MUL_TENSOR_C
 #define CALL_ONCE_MUL_VARIABLE_0_SIZE 4u
 #define CALL_ONCE_MUL_VARIABLE_0_DATA (&call_once_mul_persistent_sram[CALL_ONCE_MUL_VARIABLE_0_OFFSET])
 
+#define CALL_ONCE_MUL_KERNEL_SCRATCH_COUNT 0u
+
 /* Returns the bytes of tensors[index], or NULL for an index out of range. */
 static inline const uint8_t *call_once_mul_tensor_data(size_t index)
 {

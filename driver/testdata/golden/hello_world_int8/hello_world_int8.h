@@ -63,6 +63,8 @@ extern const hello_world_int8_tensor_t hello_world_int8_tensors[HELLO_WORLD_INT8
 
 #define HELLO_WORLD_INT8_VARIABLE_COUNT 0u
 
+#define HELLO_WORLD_INT8_KERNEL_SCRATCH_COUNT 0u
+
 /* Returns the bytes of tensors[index], or NULL for an index out of range. */
 static inline const uint8_t *hello_world_int8_tensor_data(size_t index)
 {

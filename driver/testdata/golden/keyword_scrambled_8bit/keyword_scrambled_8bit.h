@@ -66,6 +66,8 @@ extern const keyword_scrambled_8bit_tensor_t keyword_scrambled_8bit_tensors[KEYW
 
 #define KEYWORD_SCRAMBLED_8BIT_VARIABLE_COUNT 0u
 
+#define KEYWORD_SCRAMBLED_8BIT_KERNEL_SCRATCH_COUNT 0u
+
 /* Returns the bytes of tensors[index], or NULL for an index out of range. */
 static inline const uint8_t *keyword_scrambled_8bit_tensor_data(size_t index)
 {

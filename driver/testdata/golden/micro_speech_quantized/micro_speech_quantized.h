@@ -63,6 +63,8 @@ extern const micro_speech_quantized_tensor_t micro_speech_quantized_tensors[MICR
 
 #define MICRO_SPEECH_QUANTIZED_VARIABLE_COUNT 0u
 
+#define MICRO_SPEECH_QUANTIZED_KERNEL_SCRATCH_COUNT 0u
+
 /* Returns the bytes of tensors[index], or NULL for an index out of range. */
 static inline const uint8_t *micro_speech_quantized_tensor_data(size_t index)
 {

@@ -69,6 +69,8 @@ extern const multi_subgraphs_while_tensor_t multi_subgraphs_while_tensors[MULTI_
 
 #define MULTI_SUBGRAPHS_WHILE_VARIABLE_COUNT 0u
 
+#define MULTI_SUBGRAPHS_WHILE_KERNEL_SCRATCH_COUNT 0u
+
 /* Returns the bytes of tensors[index], or NULL for an index out of range. */
 static inline const uint8_t *multi_subgraphs_while_tensor_data(size_t index)
 {

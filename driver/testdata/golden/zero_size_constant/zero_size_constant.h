@@ -60,6 +60,8 @@ extern const zero_size_constant_tensor_t zero_size_constant_tensors[ZERO_SIZE_CO
 
 #define ZERO_SIZE_CONSTANT_VARIABLE_COUNT 0u
 
+#define ZERO_SIZE_CONSTANT_KERNEL_SCRATCH_COUNT 0u
+
 /* Returns the bytes of tensors[index], or NULL for an index out of range. */
 static inline const uint8_t *zero_size_constant_tensor_data(size_t index)
 {

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,9 +10,8 @@ import (
 	"github.com/heliac/heliac/graph"
 )
 
-// span is the hull of a tensor's uses: the least lifetime that covers them.
-type span struct{ first, last int64 }
-
+// spans returns the hull of each tensor's uses: the least lifetime that
+// covers them.
 func spans(tl *timeline) map[graph.TensorRef]span {
 	out := map[graph.TensorRef]span{}
 	for _, u := range tl.uses {
@@ -24,8 +24,40 @@ func spans(tl *timeline) map[graph.TensorRef]span {
 	return out
 }
 
-func ref(s, t int) graph.TensorRef {
-	return graph.TensorRef{Subgraph: graph.SubgraphIndex(s), Tensor: graph.TensorID(t)}
+// inModelOrder is the schedule that runs m's operators in the order the
+// model lists them, each callee right after its caller.
+func inModelOrder(m *graph.Model) []run {
+	var runs []run
+	next := int64(0)
+	called := map[graph.SubgraphIndex]bool{}
+	for _, sg := range m.Subgraphs {
+		for _, o := range sg.Ops {
+			for _, c := range o.Called {
+				called[c] = true
+			}
+		}
+	}
+	var sub func(s graph.SubgraphIndex)
+	sub = func(s graph.SubgraphIndex) {
+		next++ // the inputs' step
+		for oi, o := range m.Subgraphs[s].Ops {
+			i := len(runs)
+			runs = append(runs, run{path: fmt.Sprintf("schedule[%d]", i), op: graph.OpRef{Subgraph: s, Op: graph.OpIndex(oi)},
+				name: o.Name(), start: next})
+			next++
+			for _, c := range o.Called {
+				sub(c)
+			}
+			runs[i].end = next - 1
+		}
+	}
+	sub(0)
+	for s := 1; s < len(m.Subgraphs); s++ {
+		if !called[graph.SubgraphIndex(s)] {
+			sub(graph.SubgraphIndex(s))
+		}
+	}
+	return runs
 }
 
 // callTwiceModel calls subgraph 1 from two operators and never calls
@@ -97,8 +129,8 @@ func TestWalk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tl, err := walk(tt.model)
-			require.NoError(t, err)
+			tl, bad := walk(tt.model, inModelOrder(tt.model))
+			require.Empty(t, bad)
 			assert.Equal(t, tt.steps, tl.steps)
 			assert.Equal(t, tt.want, spans(tl))
 		})
@@ -120,15 +152,17 @@ func TestWalkErrors(t *testing.T) {
 		want  string
 	}{
 		{"no subgraphs", &graph.Model{}, "model has no subgraphs"},
-		{"call cycle", cycle, "model: subgraph 1 is nested 3 calls deep, so the calls form a cycle"},
-		{"subgraph calls itself", self, "model: subgraph 0 is nested 1 calls deep, so the calls form a cycle"},
+		{"call cycle", cycle, "model: the calls form a cycle: subgraph 0 calls 1 calls 0"},
+		{"subgraph calls itself", self, "model: the calls form a cycle: subgraph 0 calls 0"},
 		{"called subgraph out of range", badCall, "model: op 0:0 (FULLY_CONNECTED) calls subgraph 3, which does not exist"},
 		{"tensor out of range", badTensor, "model: output of subgraph 0 refers to tensor 0:4, which does not exist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := walk(tt.model)
-			assert.EqualError(t, err, tt.want)
+			// The model is checked before the schedule, which may be anything.
+			tl, bad := walk(tt.model, inModelOrder(chainModel()))
+			assert.Nil(t, tl)
+			assert.Equal(t, []Violation{{Malformed, tt.want}}, bad)
 		})
 	}
 }
