@@ -9,8 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heliac/heliac/graph"
-	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -350,19 +348,19 @@ func TestParseConfigErrors(t *testing.T) {
 		{
 			name: "invalid platform",
 			in:   "platform:\n  banks:\n    - {name: FLASH, capacity: -1}\n",
-			err: "plan: config: bank \"FLASH\": capacity -1 is negative\n" +
-				"plan: config: the platform has no writable bank",
+			err: "plan: bank \"FLASH\": capacity -1 is negative\n" +
+				"plan: the platform has no writable bank",
 		},
 		{
 			name: "rule naming no bank of the platform",
 			in:   "platform: apollo510\nrules:\n  - {class: scratch, memory: PSRAM}\n",
-			err:  `plan: config: rule 0: memory "PSRAM" is not a bank of platform "apollo510" ` + banks510,
+			err:  `plan: rule 0: memory "PSRAM" is not a bank of platform "apollo510" ` + banks510,
 		},
 		{
 			name: "rules are checked without a platform",
 			in:   "rules:\n  - {class: scratch, tensor: \"0:1\", memory: X}\n  - {class: weights, memory: X}\n",
-			err: "plan: config: rule 0: give only one of class, tensor or name, not class and tensor\n" +
-				`plan: config: rule 1: class "weights" is not scratch, persistent or constant`,
+			err: "plan: rule 0: give only one of class, tensor or name, not class and tensor\n" +
+				`plan: rule 1: class "weights" is not scratch, persistent or constant`,
 		},
 	}
 	for _, tt := range tests {
@@ -389,182 +387,11 @@ func TestParsePlatform(t *testing.T) {
 		"platform: apollo510\n":                `plan: config: line 1: unknown key "platform" in platform (known: base, name, constant_bank, banks)`,
 		"base: generic\nrules:\n":              `plan: config: line 2: unknown key "rules" in platform (known: base, name, constant_bank, banks)`,
 		"[generic]\n":                          `plan: config: line 1: platform: want a built-in platform name or a mapping, got a list`,
-		"base: generic\nconstant_bank: SRAM\n": `plan: config: constant_bank "SRAM" is writable; cold constants need a read-only bank`,
+		"base: generic\nconstant_bank: SRAM\n": `plan: constant_bank "SRAM" is writable; cold constants need a read-only bank`,
 	} {
 		_, err := plan.ParsePlatform([]byte(in))
 		assert.EqualError(t, err, want, "%q", in)
 	}
-}
-
-func TestValidate(t *testing.T) {
-	ok := plan.Bank{Name: "SRAM", Writable: true}
-	tests := []struct {
-		name string
-		p    plan.Platform
-		err  string
-	}{
-		{"one writable bank", plan.Platform{Banks: []plan.Bank{ok}}, ""},
-		{"alignments", plan.Platform{Banks: []plan.Bank{
-			{Name: "A", Writable: true, Alignment: 0},
-			{Name: "B", Writable: true, Alignment: 1},
-			{Name: "C", Writable: true, Alignment: 64},
-		}}, ""},
-		{"empty name", plan.Platform{Banks: []plan.Bank{ok, {Writable: true}}},
-			`plan: config: bank 1: name is empty`},
-		{"duplicate name", plan.Platform{Banks: []plan.Bank{ok, {Name: "FLASH"}, ok}},
-			`plan: config: bank "SRAM": defined twice (banks 0 and 2)`},
-		{"negative capacity", plan.Platform{Banks: []plan.Bank{{Name: "SRAM", Writable: true, Capacity: -4}}},
-			`plan: config: bank "SRAM": capacity -4 is negative`},
-		{"alignment not a power of two", plan.Platform{Banks: []plan.Bank{{Name: "SRAM", Writable: true, Alignment: 24}}},
-			`plan: config: bank "SRAM": alignment 24 is not 0 or a power of two`},
-		{"negative alignment", plan.Platform{Banks: []plan.Bank{{Name: "SRAM", Writable: true, Alignment: -8}}},
-			`plan: config: bank "SRAM": alignment -8 is not 0 or a power of two`},
-		{"no writable bank", plan.Platform{Name: "rom-only", Banks: []plan.Bank{{Name: "FLASH"}}},
-			`plan: config: platform "rom-only" has no writable bank`},
-		{"no banks", plan.Platform{}, `plan: config: the platform has no writable bank`},
-		{"constant bank unknown", plan.Platform{Name: "b", Banks: []plan.Bank{ok, {Name: "FLASH"}}, ConstantBank: "MRAM"},
-			`plan: config: constant_bank "MRAM" is not a bank of platform "b" (banks: SRAM, FLASH)`},
-		{"constant bank writable", plan.Platform{Banks: []plan.Bank{ok}, ConstantBank: "SRAM"},
-			`plan: config: constant_bank "SRAM" is writable; cold constants need a read-only bank`},
-		{"every problem, one a line", plan.Platform{Banks: []plan.Bank{
-			{Name: "X", Capacity: -1, Alignment: 3},
-			{Name: "X"},
-		}, ConstantBank: "Y"},
-			"plan: config: bank \"X\": capacity -1 is negative\n" +
-				"plan: config: bank \"X\": alignment 3 is not 0 or a power of two\n" +
-				"plan: config: bank \"X\": defined twice (banks 0 and 1)\n" +
-				"plan: config: the platform has no writable bank\n" +
-				"plan: config: constant_bank \"Y\" is not a bank of the platform (banks: X, X)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.p.Validate()
-			if tt.err == "" {
-				assert.NoError(t, err)
-			} else {
-				assert.EqualError(t, err, tt.err)
-			}
-		})
-	}
-}
-
-func TestValidateRules(t *testing.T) {
-	ap510 := builtin(t, "apollo510")
-	const banks = `platform "apollo510" (banks: DTCM, SRAM, MRAM)`
-	tests := []struct {
-		name string
-		rule plan.Rule
-		p    plan.Platform // zero means apollo510
-		err  string
-	}{
-		{"class scratch", plan.Rule{Class: "scratch", Memory: "DTCM"}, plan.Platform{}, ""},
-		{"class persistent", plan.Rule{Class: "persistent", Memory: "SRAM"}, plan.Platform{}, ""},
-		{"cold constants in MRAM", plan.Rule{Class: "constant", Memory: "MRAM"}, plan.Platform{}, ""},
-		{"staged constants", plan.Rule{Class: "constant", Memory: "SRAM", Source: "MRAM"}, plan.Platform{}, ""},
-		{"tensor", plan.Rule{Tensor: "2:140", Memory: "SRAM"}, plan.Platform{}, ""},
-		{"staged tensor", plan.Rule{Tensor: "0:7", Memory: "DTCM", Source: "MRAM"}, plan.Platform{}, ""},
-		{"name glob", plan.Rule{Name: "model/conv2d_[0-9]*/*", Memory: "SRAM"}, plan.Platform{}, ""},
-		{"name in read-only bank (cold constants by name)", plan.Rule{Name: "*weights", Memory: "MRAM"}, plan.Platform{}, ""},
-
-		{"no selector", plan.Rule{Memory: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: give one of class, tensor or name`},
-		{"two selectors", plan.Rule{Class: "scratch", Name: "x", Memory: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: give only one of class, tensor or name, not class and name`},
-		{"three selectors", plan.Rule{Class: "scratch", Tensor: "0:1", Name: "x", Memory: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: give only one of class, tensor or name, not class and tensor and name`},
-		{"unknown class", plan.Rule{Class: "Scratch", Memory: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: class "Scratch" is not scratch, persistent or constant`},
-		{"class unallocated", plan.Rule{Class: "unallocated", Memory: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: class "unallocated" is not scratch, persistent or constant`},
-		{"tensor without colon", plan.Rule{Tensor: "12", Memory: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: tensor "12" is not subgraph:tensor, e.g. "0:12"`},
-		{"tensor negative", plan.Rule{Tensor: "0:-1", Memory: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: tensor "0:-1" is not subgraph:tensor, e.g. "0:12"`},
-		{"tensor with spaces", plan.Rule{Tensor: "0: 1", Memory: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: tensor "0: 1" is not subgraph:tensor, e.g. "0:12"`},
-		{"bad glob", plan.Rule{Name: "conv[", Memory: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: name "conv[" is not a valid glob: syntax error in pattern`},
-		{"bad glob past the first mismatch", plan.Rule{Name: "y[", Memory: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: name "y[" is not a valid glob: syntax error in pattern`},
-		{"memory missing", plan.Rule{Class: "scratch"}, plan.Platform{},
-			`plan: config: rule 0: memory is missing`},
-		{"memory unknown", plan.Rule{Class: "scratch", Memory: "dtcm"}, plan.Platform{},
-			`plan: config: rule 0: memory "dtcm" is not a bank of ` + banks},
-		{"source for scratch", plan.Rule{Class: "scratch", Memory: "DTCM", Source: "MRAM"}, plan.Platform{},
-			`plan: config: rule 0: source is only for constants, not class scratch`},
-		{"source for persistent", plan.Rule{Class: "persistent", Memory: "DTCM", Source: "MRAM"}, plan.Platform{},
-			`plan: config: rule 0: source is only for constants, not class persistent`},
-		{"source unknown", plan.Rule{Class: "constant", Memory: "DTCM", Source: "FLASH"}, plan.Platform{},
-			`plan: config: rule 0: source "FLASH" is not a bank of ` + banks},
-		{"source writable", plan.Rule{Class: "constant", Memory: "DTCM", Source: "SRAM"}, plan.Platform{},
-			`plan: config: rule 0: source "SRAM" is writable; constants are staged from a read-only bank`},
-		{"staged into read-only", plan.Rule{Name: "w*", Memory: "MRAM", Source: "MRAM"}, plan.Platform{},
-			`plan: config: rule 0: memory "MRAM" is read-only; staged constants are copied into a writable bank`},
-		{"scratch in read-only", plan.Rule{Class: "scratch", Memory: "MRAM"}, plan.Platform{},
-			`plan: config: rule 0: memory "MRAM" is read-only; scratch tensors need a writable bank`},
-		{"persistent in read-only", plan.Rule{Class: "persistent", Memory: "MRAM"}, plan.Platform{},
-			`plan: config: rule 0: memory "MRAM" is read-only; persistent tensors need a writable bank`},
-		{"constants in RAM, not staged", plan.Rule{Class: "constant", Memory: "DTCM"}, plan.Platform{},
-			`plan: config: constant rule 0: DTCM is RAM; to place constants there, stage them: add source: MRAM`},
-		{"the hint names the constant bank", plan.Rule{Class: "constant", Memory: "SRAM"}, plan.Platform{Name: "b", Banks: []plan.Bank{
-			{Name: "SRAM", Writable: true}, {Name: "FLASH"}, {Name: "QSPI"},
-		}, ConstantBank: "QSPI"},
-			`plan: config: constant rule 0: SRAM is RAM; to place constants there, stage them: add source: QSPI`},
-		{"constants in RAM, nothing to stage from", plan.Rule{Class: "constant", Memory: "SRAM"}, plan.Platform{Name: "ram", Banks: []plan.Bank{
-			{Name: "SRAM", Writable: true},
-		}},
-			`plan: config: constant rule 0: SRAM is RAM and platform "ram" has no read-only bank to stage constants from`},
-		{"constants in RAM initialised at boot", plan.Rule{Class: "constant", Memory: "SRAM"}, plan.Platform{Banks: []plan.Bank{
-			{Name: "SRAM", Writable: true, BootInit: true},
-		}}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := tt.p
-			if p.Banks == nil {
-				p = ap510
-			}
-			err := plan.ValidateRules([]plan.Rule{tt.rule}, p)
-			if tt.err == "" {
-				assert.NoError(t, err)
-			} else {
-				assert.EqualError(t, err, tt.err)
-			}
-		})
-	}
-
-	t.Run("every bad rule, by index", func(t *testing.T) {
-		err := plan.ValidateRules([]plan.Rule{
-			{Class: "scratch", Memory: "DTCM"},
-			{Class: "scratch", Memory: "PSRAM"},
-			{Class: "scratch", Memory: "SRAM"},
-			{Class: "constant", Memory: "SRAM"},
-		}, ap510)
-		assert.EqualError(t, err,
-			`plan: config: rule 1: memory "PSRAM" is not a bank of `+banks+"\n"+
-				`plan: config: constant rule 3: SRAM is RAM; to place constants there, stage them: add source: MRAM`)
-	})
-}
-
-func TestParseTensorRef(t *testing.T) {
-	ref, err := plan.ParseTensorRef("2:140")
-	require.NoError(t, err)
-	assert.Equal(t, graph.TensorRef{Subgraph: 2, Tensor: 140}, ref)
-	assert.Equal(t, "2:140", ref.String())
-	for _, s := range []string{"", ":", "1:", ":1", "1", "1:2:3", "+1:2", "1:-2", "a:b", " 1:2", "1:99999999999999999999"} {
-		_, err := plan.ParseTensorRef(s)
-		assert.EqualError(t, err, `plan: tensor "`+s+`" is not subgraph:tensor`, s)
-	}
-}
-
-func TestParseClass(t *testing.T) {
-	for _, c := range []liveness.Class{liveness.Scratch, liveness.Persistent, liveness.Constant} {
-		got, err := plan.ParseClass(c.String())
-		require.NoError(t, err)
-		assert.Equal(t, c, got)
-	}
-	_, err := plan.ParseClass("unallocated")
-	assert.EqualError(t, err, `plan: class "unallocated" is not scratch, persistent or constant`)
 }
 
 // TestPlatformFiles parses the examples in testdata/platforms: config-*
