@@ -6,7 +6,10 @@
 // Input: *graph.Model and its *liveness.Lifetimes. Output: *Plan, a new
 // value; neither input is changed. Offsets come from plan/dsa, which knows
 // buffers rather than tensors; toBuffers is the one place lifetimes become
-// buffers. It must not import emit or verify.
+// buffers. Platforms and rules come in Options, which Build checks
+// (Platform.Validate, ValidateRules); package config reads them from files.
+// It must not import emit, verify or config, nor any package outside heliac
+// and the standard library.
 package plan
 
 import (

@@ -6,6 +6,11 @@ import (
 )
 
 // Bank is one memory of a platform. Sizes are bytes.
+//
+// Bank is the one declaration of a bank's fields. Its yaml tags are the keys
+// of a bank in config and platform files: package config takes the keys it
+// accepts from them. Its json tags name the same keys, those of a bank in
+// plan.json; a test in package config checks that the two agree.
 type Bank struct {
 	// Name identifies the bank in plans and rules: ITCM, DTCM, SRAM, MRAM,
 	// PSRAM, FLASH or a user-defined name.

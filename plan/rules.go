@@ -12,7 +12,7 @@ import (
 )
 
 // Rule places the tensors that one selector matches in a bank. Exactly one
-// of Class, Tensor and Name is set.
+// of Class, Tensor and Name is set. Package config reads rules from files.
 type Rule struct {
 	// Class selects every tensor of a class: scratch, persistent or
 	// constant.
@@ -39,6 +39,14 @@ type Rule struct {
 // errors are indices into rules. It reports every bad rule, one a line.
 func ValidateRules(rules []Rule, p Platform) error {
 	return validateRules(rules, &p)
+}
+
+// ValidateRuleForms checks what ValidateRules checks without a platform:
+// the selector, class, tensor and glob of each rule, that memory is given,
+// and that source is not given to scratch or persistent rules. It is for
+// rules whose platform is not known yet.
+func ValidateRuleForms(rules []Rule) error {
+	return validateRules(rules, nil)
 }
 
 // validateRules checks rules; with a nil platform, only what needs none.
