@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heliac/heliac/config"
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/plan"
@@ -126,38 +127,29 @@ func loadPlatform(opts *compileOptions, po *plan.Options) error {
 	if opts.platform != "" && opts.platformFile != "" {
 		return &usageError{fmt.Errorf("use --platform or --platform-file, not both")}
 	}
+	var f config.File
 	if opts.configFile != "" {
-		data, err := os.ReadFile(opts.configFile)
-		if err != nil {
+		var err error
+		if f, err = config.Read(opts.configFile); err != nil {
 			return err
-		}
-		c, err := plan.ParseConfig(data)
-		if err != nil {
-			return fmt.Errorf("%s: %w", opts.configFile, err)
-		}
-		po.Rules = c.Rules
-		if len(c.Platform.Banks) > 0 {
-			p := c.Platform
-			po.Platform = &p
 		}
 	}
+	var chosen *plan.Platform
 	switch {
 	case opts.platformFile != "":
-		data, err := os.ReadFile(opts.platformFile)
+		p, err := config.ReadPlatform(opts.platformFile)
 		if err != nil {
 			return err
 		}
-		p, err := plan.ParsePlatform(data)
-		if err != nil {
-			return fmt.Errorf("%s: %w", opts.platformFile, err)
-		}
-		po.Platform = &p
+		chosen = &p
 	case opts.platform != "":
 		p, err := plan.BuiltinPlatform(opts.platform)
 		if err != nil {
 			return &usageError{err}
 		}
-		po.Platform = &p
+		chosen = &p
 	}
+	o := f.Options(chosen)
+	po.Platform, po.Rules = o.Platform, o.Rules
 	return nil
 }

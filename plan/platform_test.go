@@ -1,0 +1,61 @@
+package plan_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/heliac/heliac/plan"
+)
+
+func TestValidate(t *testing.T) {
+	ok := plan.Bank{Name: "SRAM", Writable: true}
+	tests := []struct {
+		name string
+		p    plan.Platform
+		err  string
+	}{
+		{"one writable bank", plan.Platform{Banks: []plan.Bank{ok}}, ""},
+		{"alignments", plan.Platform{Banks: []plan.Bank{
+			{Name: "A", Writable: true, Alignment: 0},
+			{Name: "B", Writable: true, Alignment: 1},
+			{Name: "C", Writable: true, Alignment: 64},
+		}}, ""},
+		{"empty name", plan.Platform{Banks: []plan.Bank{ok, {Writable: true}}},
+			`plan: bank 1: name is empty`},
+		{"duplicate name", plan.Platform{Banks: []plan.Bank{ok, {Name: "FLASH"}, ok}},
+			`plan: bank "SRAM": defined twice (banks 0 and 2)`},
+		{"negative capacity", plan.Platform{Banks: []plan.Bank{{Name: "SRAM", Writable: true, Capacity: -4}}},
+			`plan: bank "SRAM": capacity -4 is negative`},
+		{"alignment not a power of two", plan.Platform{Banks: []plan.Bank{{Name: "SRAM", Writable: true, Alignment: 24}}},
+			`plan: bank "SRAM": alignment 24 is not 0 or a power of two`},
+		{"negative alignment", plan.Platform{Banks: []plan.Bank{{Name: "SRAM", Writable: true, Alignment: -8}}},
+			`plan: bank "SRAM": alignment -8 is not 0 or a power of two`},
+		{"no writable bank", plan.Platform{Name: "rom-only", Banks: []plan.Bank{{Name: "FLASH"}}},
+			`plan: platform "rom-only" has no writable bank`},
+		{"no banks", plan.Platform{}, `plan: the platform has no writable bank`},
+		{"constant bank unknown", plan.Platform{Name: "b", Banks: []plan.Bank{ok, {Name: "FLASH"}}, ConstantBank: "MRAM"},
+			`plan: constant_bank "MRAM" is not a bank of platform "b" (banks: SRAM, FLASH)`},
+		{"constant bank writable", plan.Platform{Banks: []plan.Bank{ok}, ConstantBank: "SRAM"},
+			`plan: constant_bank "SRAM" is writable; cold constants need a read-only bank`},
+		{"every problem, one a line", plan.Platform{Banks: []plan.Bank{
+			{Name: "X", Capacity: -1, Alignment: 3},
+			{Name: "X"},
+		}, ConstantBank: "Y"},
+			"plan: bank \"X\": capacity -1 is negative\n" +
+				"plan: bank \"X\": alignment 3 is not 0 or a power of two\n" +
+				"plan: bank \"X\": defined twice (banks 0 and 1)\n" +
+				"plan: the platform has no writable bank\n" +
+				"plan: constant_bank \"Y\" is not a bank of the platform (banks: X, X)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.p.Validate()
+			if tt.err == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.EqualError(t, err, tt.err)
+			}
+		})
+	}
+}
