@@ -134,7 +134,8 @@ func checkCompiles(t *testing.T, files emit.Files, just bool) {
 }
 
 // TestCCompilesInline compiles the C for the inline unit-test models, and
-// for the dense model with its constants staged into SRAM.
+// for the dense model with its constants staged into SRAM, with kernel
+// scratch, and with two scratch arenas in one memory.
 func TestCCompilesInline(t *testing.T) {
 	staged := func(t *testing.T) emit.Files {
 		m := denseModel()
@@ -149,6 +150,35 @@ func TestCCompilesInline(t *testing.T) {
 		require.NoError(t, err)
 		return files
 	}
+	kernelScratch := func(t *testing.T) emit.Files {
+		m := denseModel()
+		lt, err := liveness.Analyze(m, liveness.Options{})
+		require.NoError(t, err)
+		p, err := plan.Build(context.Background(), m, lt, plan.Options{KernelScratch: []plan.ScratchRequest{
+			{Op: graph.OpRef{Op: 0}, Size: 48}, {Op: graph.OpRef{Op: 1}, Size: 8}}})
+		require.NoError(t, err)
+		files, err := emit.C(m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense_kernel_scratch"}})
+		require.NoError(t, err)
+		return files
+	}
+	// twoScratchArenas moves the dense model's output into a second scratch
+	// arena in the same memory.
+	twoScratchArenas := func(t *testing.T) emit.Files {
+		m := denseModel()
+		p := *buildPlan(t, m)
+		p.Arenas = append(p.Arenas, plan.Arena{ID: 99, Name: "scratch_sram_2", Role: liveness.Scratch, Memory: "SRAM",
+			Provider: plan.Owned, Size: 16, Used: 4, Alignment: 16})
+		p.Allocs = append([]plan.Alloc(nil), p.Allocs...)
+		for i := range p.Allocs {
+			if a := &p.Allocs[i]; a.Kind == plan.TensorAlloc && a.Ref.Tensor == 5 {
+				a.Arena, a.Offset = 99, 0
+			}
+		}
+		files, err := emit.C(m, &p, emit.COptions{Meta: emit.Meta{ModelName: "dense_two_arenas"}})
+		require.NoError(t, err)
+		require.Contains(t, string(files[0].Data), "extern uint8_t dense_two_arenas_scratch_sram_2[DENSE_TWO_ARENAS_SCRATCH_SRAM_2_SIZE];")
+		return files
+	}
 	for _, tc := range []struct {
 		name  string
 		files func(t *testing.T) emit.Files
@@ -156,6 +186,8 @@ func TestCCompilesInline(t *testing.T) {
 		{"dense", func(t *testing.T) emit.Files { return pipelineC(t, denseModel(), emit.Meta{ModelName: "dense"}) }},
 		{"empty", func(t *testing.T) emit.Files { return pipelineC(t, emptyModel(), emit.Meta{ModelName: "empty"}) }},
 		{"staged", staged},
+		{"kernel scratch", kernelScratch},
+		{"two scratch arenas in one memory", twoScratchArenas},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

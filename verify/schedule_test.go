@@ -1,0 +1,189 @@
+package verify
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// inOrder is the schedule that runs each subgraph s's operators in the
+// order order[s] (the model's order where order has no entry), each callee
+// right after its caller, with the steps that order gives.
+func inOrder(m *graph.Model, order map[graph.SubgraphIndex][]graph.OpIndex) []run {
+	var runs []run
+	next := int64(0)
+	var sub func(s graph.SubgraphIndex)
+	sub = func(s graph.SubgraphIndex) {
+		next++ // the inputs' step
+		ops := order[s]
+		if ops == nil {
+			for oi := range m.Subgraphs[s].Ops {
+				ops = append(ops, graph.OpIndex(oi))
+			}
+		}
+		for _, oi := range ops {
+			o := m.Subgraphs[s].Ops[oi]
+			i := len(runs)
+			runs = append(runs, run{path: fmt.Sprintf("schedule[%d]", i), op: graph.OpRef{Subgraph: s, Op: oi}, name: o.Name(), start: next})
+			next++
+			for _, c := range o.Called {
+				sub(c)
+			}
+			runs[i].end = next - 1
+		}
+	}
+	sub(0)
+	return runs
+}
+
+// scheduleViolations walks m on runs and, when the walk completes, checks
+// the schedule's order rules.
+func scheduleViolations(m *graph.Model, runs []run) []Violation {
+	tl, bad := walk(m, runs)
+	if tl == nil {
+		return bad
+	}
+	r := report(bad)
+	c := &checker{m: m, tl: tl, r: &r}
+	c.vars = c.resolveVariables()
+	c.checkSchedule()
+	return r
+}
+
+// independentModel runs two operators that share nothing but their input:
+// either order is fine.
+func independentModel() *graph.Model {
+	return &graph.Model{Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{tensor("in", graph.Int8, 4), tensor("a", graph.Int8, 4), tensor("b", graph.Int8, 4)},
+		Ops:     []graph.Op{op("ABS", ids(0), ids(1)), op("NEG", ids(0), ids(2))},
+		Inputs:  ids(0), Outputs: ids(1, 2),
+	}}}
+}
+
+// overwriteModel reads t in op 0, then op 1 writes it again, as an in-place
+// kernel would.
+func overwriteModel() *graph.Model {
+	return &graph.Model{Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{tensor("in", graph.Int8, 4), tensor("t", graph.Int8, 4), tensor("out", graph.Int8, 4)},
+		Ops:     []graph.Op{op("ABS", ids(1), ids(2)), op("NEG", ids(0), ids(1))},
+		Inputs:  ids(0), Outputs: ids(2),
+	}}}
+}
+
+// statefulModel reads an is_variable tensor in two operators that do not
+// otherwise depend on each other.
+func statefulModel() *graph.Model {
+	return &graph.Model{Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{tensor("in", graph.Int8, 4), variable(tensor("state", graph.Int8, 4)),
+			tensor("a", graph.Int8, 4), tensor("b", graph.Int8, 4)},
+		Ops:    []graph.Op{op("SVDF", ids(0, 1), ids(2)), op("SVDF", ids(0, 1), ids(3))},
+		Inputs: ids(0), Outputs: ids(2, 3),
+	}}}
+}
+
+// twiceCalledPair calls subgraph 1, two independent operators, twice.
+func twiceCalledPair() *graph.Model {
+	m := &graph.Model{Subgraphs: []graph.Subgraph{
+		{
+			Tensors: []graph.Tensor{tensor("x", graph.Int8, 4)},
+			Ops:     []graph.Op{op("CALL_ONCE", nil, nil, 1), op("CALL_ONCE", nil, nil, 1), op("ABS", ids(0), ids(0))},
+		},
+		independentModel().Subgraphs[0],
+	}}
+	m.Subgraphs[1].Inputs, m.Subgraphs[1].Outputs = nil, nil
+	return m
+}
+
+func order(ops ...graph.OpIndex) []graph.OpIndex { return ops }
+
+// TestScheduleRules breaks each rule of a valid schedule once and checks
+// the message; the valid schedules pass.
+func TestScheduleRules(t *testing.T) {
+	chain := inOrder(chainModel(), nil)
+	while := inOrder(whileModel(), nil)
+	tests := []struct {
+		name  string
+		model *graph.Model
+		runs  []run
+		want  []Violation
+	}{
+		{name: "the model's order", model: chainModel(), runs: chain},
+		{name: "independent operators in either order", model: independentModel(),
+			runs: inOrder(independentModel(), map[graph.SubgraphIndex][]graph.OpIndex{0: order(1, 0)})},
+		{name: "callees nested in their caller", model: whileModel(), runs: while},
+		{
+			name: "every operator once: one left out", model: chainModel(), runs: chain[:2],
+			want: []Violation{{BadSchedule, "the schedule ends before subgraph 0 has run op 0:2 (FULLY_CONNECTED)"}},
+		},
+		{
+			name: "every operator once: one twice", model: chainModel(),
+			runs: []run{chain[0], chain[1], {path: "schedule[2]", op: graph.OpRef{Op: 1}, name: "RELU", start: 3, end: 3}},
+			want: []Violation{{BadSchedule, "schedule[2]: op 0:1 runs twice in one run of subgraph 0, before op 0:2 (FULLY_CONNECTED)"}},
+		},
+		{
+			name: "every operator once: one that does not exist", model: chainModel(),
+			runs: []run{chain[0], chain[1], {path: "schedule[2]", op: graph.OpRef{Op: 5}, name: "RELU", start: 3, end: 3}},
+			want: []Violation{{BadSchedule, "schedule[2]: op 0:5 does not exist"}},
+		},
+		{
+			name: "every operator once: more runs than the model has", model: chainModel(),
+			runs: append(inOrder(chainModel(), nil), run{path: "schedule[3]", op: graph.OpRef{Op: 2}, name: "FULLY_CONNECTED", start: 4, end: 4}),
+			want: []Violation{{BadSchedule, "schedule[3]: op 0:2 runs after every subgraph has run all its operators"}},
+		},
+		{
+			name: "callees inside their caller", model: whileModel(),
+			// ABS runs right after WHILE, before the loop's subgraphs
+			runs: []run{while[0], while[4], while[1], while[2], while[3]},
+			want: []Violation{{BadSchedule, "schedule[4]: op 0:1 runs before subgraph 1, which op 0:0 (WHILE) calls and which must run inside it, has run op 1:0 (LESS)"}},
+		},
+		{
+			name: "steps as the order gives them", model: chainModel(),
+			runs: []run{chain[0], {path: "schedule[1]", op: graph.OpRef{Op: 1}, name: "RELU", start: 2, end: 3}, chain[2]},
+			want: []Violation{{BadSchedule, "schedule[1]: op 0:1 (RELU) runs over steps 2..3, not 2..2 as the schedule's order gives"}},
+		},
+		{
+			name: "one order per subgraph", model: twiceCalledPair(),
+			runs: func() []run {
+				r := inOrder(twiceCalledPair(), nil)
+				// The second call runs NEG before ABS.
+				r[4].op.Op, r[4].name, r[5].op.Op, r[5].name = 1, "NEG", 0, "ABS"
+				return r
+			}(),
+			want: []Violation{{BadSchedule, "subgraph 1 runs its operators in the order [0 1] on one call and [1 0] on another; a subgraph has one order"}},
+		},
+		{
+			name: "inputs produced before they are read", model: chainModel(),
+			runs: inOrder(chainModel(), map[graph.SubgraphIndex][]graph.OpIndex{0: order(1, 0, 2)}),
+			want: []Violation{{BadSchedule, "op 0:1 (RELU) runs before op 0:0 (FULLY_CONNECTED), but the model writes 0:1 (a) there first"}},
+		},
+		{
+			name: "inputs read before they are overwritten", model: overwriteModel(),
+			runs: inOrder(overwriteModel(), map[graph.SubgraphIndex][]graph.OpIndex{0: order(1, 0)}),
+			want: []Violation{{BadSchedule, "op 0:1 (NEG) runs before op 0:0 (ABS), but the model reads 0:1 (t) there before it is written"}},
+		},
+		{
+			name: "stateful tensors in model order", model: statefulModel(),
+			runs: inOrder(statefulModel(), map[graph.SubgraphIndex][]graph.OpIndex{0: order(1, 0)}),
+			want: []Violation{{BadSchedule, "op 0:1 (SVDF) runs before op 0:0 (SVDF), but the model accesses stateful 0:1 (state) there first"}},
+		},
+		{
+			name: "resource variables in model order", model: resourceModel(),
+			// IF, whose then branch assigns state, before READ_VARIABLE
+			runs: inOrder(resourceModel(), map[graph.SubgraphIndex][]graph.OpIndex{0: order(0, 1, 2, 3, 5, 4, 6)}),
+			want: []Violation{{BadSchedule, `op 0:5 (IF) runs before op 0:4 (READ_VARIABLE), but the model reads and assigns resource variable "state" there first`}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := scheduleViolations(tt.model, tt.runs)
+			if len(tt.want) == 0 {
+				assert.Empty(t, got)
+				return
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
