@@ -102,8 +102,9 @@ func ByteSize(t ElementType, shape []int32) (int64, error) {
 		if d < 0 {
 			return 0, fmt.Errorf("dimension %d is %d", i, d)
 		}
+		// Checked before multiplying, so the product cannot overflow.
 		if d > 0 && n > MaxElements/int64(d) {
-			return 0, fmt.Errorf("more than %d elements", int64(MaxElements))
+			return 0, fmt.Errorf("%v has more than %d elements", shape[:i+1], int64(MaxElements))
 		}
 		n *= int64(d)
 	}

@@ -458,9 +458,7 @@ func (pl *placer) fitSolve(ctx context.Context, prob dsa.Problem) (dsa.Solution,
 
 // problem turns scratch roots into allocator buffers. A tensor's buffer is
 // live over its alias group's lifetime; kernel scratch over its operator's
-// span. Lifetimes are inclusive [First, Last] steps, as TFLM's
-// first_created/last_used; dsa buffers are half-open, so End = Last + 1.
-// This is the only place the two conventions meet.
+// span.
 func (pl *placer) problem(roots []int, align int64) dsa.Problem {
 	prob := dsa.Problem{Buffers: make([]dsa.Buffer, len(roots))}
 	for i, id := range roots {
@@ -469,10 +467,17 @@ func (pl *placer) problem(roots []int, align int64) dsa.Problem {
 		if a.Kind == TensorAlloc {
 			live = pl.lt.Lookup(a.Ref).Group
 		}
-		prob.Buffers[i] = dsa.Buffer{Start: int64(live.First), End: int64(live.Last) + 1,
-			Size: alignTo(a.Size, align), Align: align}
+		prob.Buffers[i] = buffer(live, a.Size, align)
 	}
 	return prob
+}
+
+// buffer is the allocator buffer of size bytes, aligned, live over live.
+// Lifetimes are inclusive [First, Last] steps, as TFLM's
+// first_created/last_used; dsa buffers are half-open, so End = Last + 1.
+// This is the only place the two conventions meet.
+func buffer(live liveness.Interval, size, align int64) dsa.Buffer {
+	return dsa.Buffer{Start: int64(live.First), End: int64(live.Last) + 1, Size: alignTo(size, align), Align: align}
 }
 
 // victim picks the largest unpinned root live at step, the problem's
@@ -529,7 +534,7 @@ func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol dsa.So
 			root = pl.p.index[TensorKey(*a.AliasOf)]
 		}
 		if pl.memory[root] == b.Name {
-			all = append(all, dsa.Buffer{Start: int64(a.Live.First), End: int64(a.Live.Last) + 1, Size: alignTo(a.Size, arena.Alignment)})
+			all = append(all, buffer(a.Live, a.Size, arena.Alignment))
 		}
 	}
 	arena.UnaliasedLowerBound = dsa.LowerBound(dsa.Problem{Buffers: all})

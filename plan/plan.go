@@ -7,7 +7,7 @@
 // Input: *graph.Model and its *liveness.Lifetimes (whose Schedule gives
 // every step). Output: *Plan, a new value; neither input is changed.
 // Offsets come from plan/dsa, which knows buffers rather than allocations;
-// placer.problem is the one place lifetimes become dsa buffers. Platforms
+// buffer is the one place lifetimes become dsa buffers. Platforms
 // and rules come in Options, which Build checks (Platform.Validate,
 // ValidateRules); package config reads them from files. It must not import
 // emit, verify or config, nor any package outside heliac and the standard

@@ -203,18 +203,8 @@ func (l *loader) tensor(path string, t *schema.Tensor, out *graph.Tensor) error 
 		return corrupt(path+".type", -1, "unknown tensor type %d", int(t.Type()))
 	}
 	out.Shape = make([]int32, t.ShapeLength())
-	elems := int64(1)
 	for i := range out.Shape {
-		d := t.Shape(i)
-		out.Shape[i] = d
-		if d < 0 {
-			return corrupt(fmt.Sprintf("%s.shape[%d]", path, i), -1, "negative dimension %d", d)
-		}
-		// Checked before multiplying, so the product cannot overflow.
-		if d > 0 && elems > graph.MaxElements/int64(d) {
-			return corrupt(path+".shape", -1, "%v has more than %d elements", out.Shape[:i+1], int64(graph.MaxElements))
-		}
-		elems *= int64(d)
+		out.Shape[i] = t.Shape(i)
 	}
 	if n := t.ShapeSignatureLength(); n > 0 {
 		out.ShapeSignature = make([]int32, n)

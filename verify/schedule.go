@@ -242,7 +242,7 @@ func (w *walker) nextRun(s graph.SubgraphIndex, ran []bool, caller *run) *run {
 		w.m.Subgraphs[s].Ops[slices.Index(ran, false)].Name())
 	inside := ""
 	if caller != nil {
-		inside = fmt.Sprintf(", which op %v (%s) calls and which must run inside it", caller.op, caller.name)
+		inside = fmt.Sprintf(", which op %v (%s) calls and which must run inside it,", caller.op, caller.name)
 	}
 	if w.pos >= len(w.runs) {
 		w.r.add(BadSchedule, "the schedule ends before subgraph %d%s has run %s", s, inside, pending)
