@@ -32,8 +32,16 @@ vet: ## go vet
 fmt-check: ## fail when a file is not gofmt-formatted
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 
+# staticcheck is pinned and run with `go run`, so it needs no install step
+# and no entry in go.mod.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: staticcheck
+staticcheck: ## run staticcheck (pinned version)
+	$(GO) run $(STATICCHECK) $(PKGS)
+
 .PHONY: lint
-lint: vet fmt-check ## vet and fmt-check
+lint: vet fmt-check staticcheck ## vet, fmt-check and staticcheck
 
 .PHONY: golden
 golden: ## rewrite golden files from the current code

@@ -1,7 +1,6 @@
 package liveness_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -106,7 +105,7 @@ func TestMatchesTFLM(t *testing.T) {
 					exact++
 				}
 			}
-			t.Log(fmt.Sprintf("%d of %d lifetimes identical to TFLM's scopes", exact, len(want)))
+			t.Logf("%d of %d lifetimes identical to TFLM's scopes", exact, len(want))
 		})
 	}
 }
