@@ -10,68 +10,89 @@
 //
 // Plan reads the artifact users ship rather than the planner's in-memory
 // value, so that emitter bugs are caught as well as planner bugs. It walks
-// the model's timeline itself (the step rules of docs/plan-format.md and the
-// liveness package doc, written again here) and checks that:
+// the model's timeline itself, in the order the plan's schedule gives (the
+// step rules of docs/plan-format.md and the liveness package doc, written
+// again here), and checks that:
 //
+//   - the schedule runs every operator exactly once per run of its
+//     subgraph, in one order per subgraph, a called subgraph's operators
+//     right after their caller's (so inside its span), each with the steps
+//     that order gives; and that an operator that writes a tensor and one
+//     that reads or writes it, and the operators that touch one stateful
+//     tensor or one resource variable (themselves or through the subgraphs
+//     they run), keep the model's order (BadSchedule);
 //   - every tensor an operator reads or writes, and every subgraph input and
 //     output, that needs bytes has an allocation (Unplaced), even when
 //     skipped_tensors lists it, of the right role (WrongClass): persistent
 //     for is_variable state, constant for data in a model buffer, scratch
-//     otherwise;
-//   - every allocation, and every resource variable, lies inside its arena
-//     (OutOfBounds) at a multiple of the plan's alignment and of its bank's,
-//     when the bank sets one (Misaligned);
+//     otherwise; kernel scratch is scratch (WrongClass);
+//   - every allocation of every kind (tensors, resource variables, kernel
+//     scratch) lies inside the arena its binding names by id (OutOfBounds)
+//     at a multiple of the plan's alignment and of its bank's, when the bank
+//     sets one (Misaligned);
 //   - the arenas of each bank with a capacity fit it together: scratch,
 //     persistent and constant arenas in the bank, and the images of staged
 //     constant arenas copied from it (OverCapacity);
 //   - scratch and persistent arenas, and staged copies, are in writable
 //     banks; cold constants (unless the bank has boot_init) and staging
 //     sources in read-only ones (WrongClass);
-//   - every tensor is where the plan's rules put it, recomputed from rules
-//     (a rule naming the tensor by index or name beats one naming its
-//     class, the later of equals wins, an alias group follows its root): a
-//     tensor a tensor or name rule names is in exactly that memory; any
-//     other is in the memory its class rule or the default (the first
+//   - every allocation is where the plan's rules put it, recomputed from
+//     rules (a rule naming the tensor by index or name beats one naming its
+//     class, the later of equals wins, an alias group follows its root;
+//     resource variables and kernel scratch follow class rules): a tensor a
+//     tensor or name rule names is in exactly that memory; any other
+//     allocation is in the memory its class rule or the default (the first
 //     writable bank in allocation order; for constants the constant bank)
 //     asks for, or has spills entries that move it there; a constant is
-//     staged from its rule's source; a resource variable is in the bank of
-//     the last persistent class rule or a later writable bank
-//     (RuleViolated);
-//   - no two scratch tensors of different alias groups live at a common
-//     step share a byte, no two persistent allocations (is_variable
-//     tensors and resource variables) share a byte, and no two constants
-//     share a byte unless they are one model buffer at one offset (Overlap);
-//   - every alias_of names a scratch root of the same memory, offset and
+//     staged from its rule's source (RuleViolated);
+//   - no two scratch allocations of different alias groups live at a
+//     common step share a byte, no two persistent allocations share a
+//     byte, and no two constants share a byte unless they are one model
+//     buffer at one offset (Overlap);
+//   - every alias_of names a scratch root of the same arena, offset and
 //     size, neither is an input or output of a subgraph, and view operators
 //     (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST) lead from the root to the
 //     member, input 0 to output 0, through members of the group (BadAlias);
-//   - every use of a scratch tensor falls inside its declared lifetime
+//   - every use of a scratch tensor falls inside its declared lifetime, and
+//     kernel scratch lives at least while its operator runs
 //     (UseOutsideLifetime);
 //   - every resource variable (VAR_HANDLE operators with one container and
 //     shared_name; handles followed through WHILE and IF) that is assigned
 //     or read a value of non-zero size has a resource_variables entry
 //     (Unplaced) at least as large as every such value (OutOfBounds);
-//   - each arena's used, total_size, lower_bound,
+//   - each arena's used and size, and its heliaAOT entry's lower_bound,
 //     lower_bound_without_aliases, fragmentation, peak_step and
-//     peak_tensors agree with its allocations (HeightMismatch). An alias group is one buffer,
-//     live over the union of its members' lifetimes, and peak_tensors
-//     names each buffer live at peak_step by its root.
+//     peak_tensors agree with its allocations (HeightMismatch). An alias
+//     group is one buffer, live over the union of its members' lifetimes,
+//     and peak_tensors names each buffer live at peak_step by its root.
 //
-// A plan that does not describe the model (a tensor that does not exist or
-// is allocated twice, a size or name that is not the tensor's, a memory
-// that is not a bank of platform, a platform with duplicate or bad banks, a
-// rule with other than one selector, a spills entry that does not lead from
-// where the rules put its tensor to where it is, between writable banks in
+// A plan that does not describe the model is Malformed: two arenas with one
+// id or name, an arena name C cannot use, an unknown provider, an
+// allocation or heliaAOT arena entry in an arena that arenas does not list
+// or of another role or memory, an arena without its heliaAOT entry or one
+// whose figures it does not repeat, a tensor or operator that does not
+// exist or is allocated twice, a size or name that is not the tensor's, a
+// schedule entry under another operator's name, a memory that is not a
+// bank of platform, a platform with duplicate or bad banks, a rule with
+// other than one selector, a spills entry that does not lead from where the
+// rules put its allocation to where it is, between writable banks in
 // allocation order, or that moves a pinned tensor, a scratch arena whose
-// capacity is not its bank's, model.steps other than the timeline's length, a variable no
-// VAR_HANDLE names or whose size or handles are not the model's, a
-// dynamic_shape that does not match the shape signature, a skipped tensor
-// that is unused, allocated or not empty for the reason given, or a used
-// tensor that takes no bytes and is not skipped) is Malformed. A document
-// with a missing or mistyped key is reported for that alone, since checks
-// over incomplete entries would only invent further violations.
+// capacity is not its bank's, model.steps other than the timeline's length,
+// kernel scratch living longer than its operator, a variable no VAR_HANDLE
+// names or whose size or handles are not the model's, a dynamic_shape that
+// does not match the shape signature, a skipped tensor that is unused,
+// allocated or not empty for the reason given, or a used tensor that takes
+// no bytes and is not skipped. A document with a missing or mistyped key,
+// or a schedule whose runs do not form a run of the model, is reported for
+// that alone, since checks over incomplete entries or an undefined
+// timeline would only invent further violations.
 //
-// Blocks does the space-and-time part alone for plan/dsa's tests.
+// The checks do not depend on each other's order: index builds every
+// shared index (banks, arenas by id, allocations by key, lifetimes, alias
+// groups, resource variables) first, and each check only reads them.
+//
+// Blocks does the space-and-time part alone, for tests of allocators that
+// produce offsets without a plan.json (plan's).
 //
 // # Independence
 //
