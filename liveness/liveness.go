@@ -124,7 +124,12 @@ func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 	} else if err := checkOrder(m, order); err != nil {
 		return nil, err
 	}
-	a := &analyzer{m: m, lt: &Lifetimes{Schedule: Schedule{Order: order, spans: make([][]Interval, len(m.Subgraphs))}}}
+	ops := 0
+	for _, sg := range m.Subgraphs {
+		ops += len(sg.Ops)
+	}
+	a := &analyzer{m: m, lt: &Lifetimes{Schedule: Schedule{Order: order, spans: make([][]Interval, len(m.Subgraphs)),
+		Runs: make([]Run, 0, ops)}}}
 	for si, sg := range m.Subgraphs {
 		a.lt.first = append(a.lt.first, len(a.lt.Tensors))
 		a.lt.Schedule.spans[si] = make([]Interval, len(sg.Ops))

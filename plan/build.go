@@ -133,11 +133,9 @@ func limited(p *Platform) bool {
 // build makes one plan; fit, when set, decides what fits each bank.
 func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Options, fit dsa.Strategy) (*Plan, error) {
 	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Schedule: lt.Schedule, Platform: *opts.Platform,
-		Rules: append([]Rule(nil), opts.Rules...), index: map[Key]int{}}
-	add := func(a Alloc) {
-		p.index[a.Key] = len(p.Allocs)
-		p.Allocs = append(p.Allocs, a)
-	}
+		Rules: append([]Rule(nil), opts.Rules...), tensors: map[graph.TensorRef]int{}, others: map[Key]int{},
+		Allocs: make([]Alloc, 0, len(lt.Tensors)+len(lt.Variables)+len(opts.KernelScratch))}
+	add := p.add
 	// Persistent allocations hold their data at every step.
 	always := liveness.Interval{First: 0, Last: liveness.Step(lt.Schedule.Steps - 1)}
 	for _, t := range lt.Tensors {

@@ -114,7 +114,7 @@ func (pl *placer) applyRules() error {
 	}
 	for i := range pl.p.Allocs {
 		if a := &pl.p.Allocs[i]; a.AliasOf != nil {
-			root := pl.p.index[TensorKey(*a.AliasOf)]
+			root := pl.p.tensors[*a.AliasOf]
 			pl.memory[i], pl.pinned[i] = pl.memory[root], pl.pinned[root]
 		}
 	}
@@ -368,7 +368,7 @@ func (pl *placer) placeScratch(ctx context.Context) error {
 	}
 	for i := range pl.p.Allocs {
 		if a := &pl.p.Allocs[i]; a.Class == liveness.Scratch && a.AliasOf != nil {
-			ri := pl.p.index[TensorKey(*a.AliasOf)]
+			ri := pl.p.tensors[*a.AliasOf]
 			root := &pl.p.Allocs[ri]
 			a.Arena, a.Offset = root.Arena, root.Offset
 			pl.memory[i] = pl.memory[ri]
@@ -531,7 +531,7 @@ func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol dsa.So
 		}
 		root := i
 		if a.AliasOf != nil {
-			root = pl.p.index[TensorKey(*a.AliasOf)]
+			root = pl.p.tensors[*a.AliasOf]
 		}
 		if pl.memory[root] == b.Name {
 			all = append(all, buffer(a.Live, a.Size, arena.Alignment))

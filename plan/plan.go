@@ -232,7 +232,10 @@ type Plan struct {
 	// placement rules it honours.
 	Platform Platform
 	Rules    []Rule
-	index    map[Key]int
+	// tensors and others map keys to indices into Allocs: tensors, the
+	// many, by their reference; the few others by their whole key.
+	tensors map[graph.TensorRef]int
+	others  map[Key]int
 }
 
 // ScratchTotals returns the summed sizes and lower bounds of the plan's
@@ -260,10 +263,24 @@ func (p *Plan) Arena(id ArenaID) *Arena {
 // Lookup returns the allocation with the given key, or nil when nothing of
 // the plan has that key.
 func (p *Plan) Lookup(k Key) *Alloc {
-	if i, ok := p.index[k]; ok {
-		return &p.Allocs[i]
+	i, ok := p.others[k]
+	if k.Kind == TensorAlloc {
+		i, ok = p.tensors[k.Ref]
 	}
-	return nil
+	if !ok {
+		return nil
+	}
+	return &p.Allocs[i]
+}
+
+// add appends an allocation and indexes it by its key.
+func (p *Plan) add(a Alloc) {
+	if a.Kind == TensorAlloc {
+		p.tensors[a.Ref] = len(p.Allocs)
+	} else {
+		p.others[a.Key] = len(p.Allocs)
+	}
+	p.Allocs = append(p.Allocs, a)
 }
 
 // Allocation returns the placement of a tensor, or an error when the tensor
