@@ -199,7 +199,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 		return nil, r
 	}
 	if ver := top.int("schema_version"); *top.ok && ver != schemaVersion {
-		r.add(Malformed, "plan.json: schema_version is %d, want %d", ver, schemaVersion)
+		r.add(Malformed, "plan.json: schema_version is %d, but this verifier reads version %d; compile the model again to write one", ver, schemaVersion)
 		return nil, r
 	}
 	top.str("generator")

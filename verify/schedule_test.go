@@ -11,10 +11,19 @@ import (
 
 // inOrder is the schedule that runs each subgraph s's operators in the
 // order order[s] (the model's order where order has no entry), each callee
-// right after its caller, with the steps that order gives.
+// right after its caller and uncalled subgraphs after the main one, with
+// the steps that order gives.
 func inOrder(m *graph.Model, order map[graph.SubgraphIndex][]graph.OpIndex) []run {
 	var runs []run
 	next := int64(0)
+	called := map[graph.SubgraphIndex]bool{}
+	for _, sg := range m.Subgraphs {
+		for _, o := range sg.Ops {
+			for _, c := range o.Called {
+				called[c] = true
+			}
+		}
+	}
 	var sub func(s graph.SubgraphIndex)
 	sub = func(s graph.SubgraphIndex) {
 		next++ // the inputs' step
@@ -36,6 +45,11 @@ func inOrder(m *graph.Model, order map[graph.SubgraphIndex][]graph.OpIndex) []ru
 		}
 	}
 	sub(0)
+	for s := 1; s < len(m.Subgraphs); s++ {
+		if !called[graph.SubgraphIndex(s)] {
+			sub(graph.SubgraphIndex(s))
+		}
+	}
 	return runs
 }
 

@@ -34,13 +34,10 @@ func (c *checker) noBytes(t *graph.Tensor) []string {
 // (subgraph, tensor) order, to its entry.
 func (c *checker) indexSkipped() {
 	c.skips = map[graph.TensorRef]*skipped{}
-	var prev *skipped
+	order := c.orderOf("skipped tensors")
 	for i := range c.doc.skipped {
 		s := &c.doc.skipped[i]
-		if prev != nil && !less(prev.ref, s.ref) && prev.ref != s.ref {
-			c.r.add(Malformed, "%s: tensor %v comes after %v; skipped tensors must be ordered by (subgraph, tensor)", s.path, s.ref, prev.ref)
-		}
-		prev = s
+		order(s.path, s.ref)
 		switch {
 		case c.tensor(s.ref) == nil:
 			c.r.add(Malformed, "%s: tensor %v does not exist", s.path, s.ref)

@@ -7,13 +7,10 @@ import "github.com/heliac/heliac/graph"
 func (c *checker) indexTensors() {
 	c.placed = map[graph.TensorRef]*member{}
 	c.byKey = map[key]*member{}
-	var prev *alloc
+	order := c.orderOf("allocations")
 	for i := range c.doc.allocs {
 		a := &c.doc.allocs[i]
-		if prev != nil && !less(prev.ref, a.ref) && prev.ref != a.ref {
-			c.r.add(Malformed, "%s: tensor %v comes after %v; allocations must be ordered by (subgraph, tensor)", a.path, a.ref, prev.ref)
-		}
-		prev = a
+		order(a.path, a.ref)
 		t := c.tensor(a.ref)
 		if t == nil {
 			c.r.add(Malformed, "%s: tensor %v does not exist", a.path, a.ref)
@@ -33,13 +30,10 @@ func (c *checker) indexTensors() {
 
 // indexLifetimes pairs each scratch tensor with its tensor_lifetimes entry.
 func (c *checker) indexLifetimes() {
-	var prev *lifetime
+	order := c.orderOf("lifetimes")
 	for i := range c.doc.lifetimes {
 		l := &c.doc.lifetimes[i]
-		if prev != nil && !less(prev.ref, l.ref) && prev.ref != l.ref {
-			c.r.add(Malformed, "%s: tensor %v comes after %v; lifetimes must be ordered by (subgraph, tensor)", l.path, l.ref, prev.ref)
-		}
-		prev = l
+		order(l.path, l.ref)
 		p := c.placed[l.ref]
 		switch {
 		case c.tensor(l.ref) == nil:
@@ -59,6 +53,19 @@ func (c *checker) indexLifetimes() {
 		if p := c.placed[a.ref]; p != nil && p.path == a.path && p.role == roleScratch && p.live == nil && !c.hasLifetimeEntry(a.ref) {
 			c.r.add(Malformed, "%s: scratch tensor %s has no tensor_lifetimes entry", a.path, c.name(a.ref))
 		}
+	}
+}
+
+// orderOf returns a function to call on each entry of a list that must be
+// ordered by (subgraph, tensor); it reports an entry that comes after a
+// later tensor's.
+func (c *checker) orderOf(list string) func(path string, ref graph.TensorRef) {
+	var prev *graph.TensorRef
+	return func(path string, ref graph.TensorRef) {
+		if prev != nil && less(ref, *prev) {
+			c.r.add(Malformed, "%s: tensor %v comes after %v; %s must be ordered by (subgraph, tensor)", path, ref, *prev, list)
+		}
+		prev = &ref
 	}
 }
 

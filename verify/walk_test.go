@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,42 +21,6 @@ func spans(tl *timeline) map[graph.TensorRef]span {
 		out[u.ref] = span{min(s.first, u.first), max(s.last, u.last)}
 	}
 	return out
-}
-
-// inModelOrder is the schedule that runs m's operators in the order the
-// model lists them, each callee right after its caller.
-func inModelOrder(m *graph.Model) []run {
-	var runs []run
-	next := int64(0)
-	called := map[graph.SubgraphIndex]bool{}
-	for _, sg := range m.Subgraphs {
-		for _, o := range sg.Ops {
-			for _, c := range o.Called {
-				called[c] = true
-			}
-		}
-	}
-	var sub func(s graph.SubgraphIndex)
-	sub = func(s graph.SubgraphIndex) {
-		next++ // the inputs' step
-		for oi, o := range m.Subgraphs[s].Ops {
-			i := len(runs)
-			runs = append(runs, run{path: fmt.Sprintf("schedule[%d]", i), op: graph.OpRef{Subgraph: s, Op: graph.OpIndex(oi)},
-				name: o.Name(), start: next})
-			next++
-			for _, c := range o.Called {
-				sub(c)
-			}
-			runs[i].end = next - 1
-		}
-	}
-	sub(0)
-	for s := 1; s < len(m.Subgraphs); s++ {
-		if !called[graph.SubgraphIndex(s)] {
-			sub(graph.SubgraphIndex(s))
-		}
-	}
-	return runs
 }
 
 // callTwiceModel calls subgraph 1 from two operators and never calls
@@ -129,7 +92,7 @@ func TestWalk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tl, bad := walk(tt.model, inModelOrder(tt.model))
+			tl, bad := walk(tt.model, inOrder(tt.model, nil))
 			require.Empty(t, bad)
 			assert.Equal(t, tt.steps, tl.steps)
 			assert.Equal(t, tt.want, spans(tl))
@@ -160,7 +123,7 @@ func TestWalkErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// The model is checked before the schedule, which may be anything.
-			tl, bad := walk(tt.model, inModelOrder(chainModel()))
+			tl, bad := walk(tt.model, inOrder(chainModel(), nil))
 			assert.Nil(t, tl)
 			assert.Equal(t, []Violation{{Malformed, tt.want}}, bad)
 		})
