@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type ATan2OptionsT struct {
+}
+
+func (t *ATan2OptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	ATan2OptionsStart(builder)
+	return ATan2OptionsEnd(builder)
+}
+
+func (rcv *ATan2Options) UnPackTo(t *ATan2OptionsT) {
+}
+
+func (rcv *ATan2Options) UnPack() *ATan2OptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &ATan2OptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type ATan2Options struct {
 	_tab flatbuffers.Table
 }

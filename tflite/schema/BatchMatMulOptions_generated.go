@@ -6,6 +6,38 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type BatchMatMulOptionsT struct {
+	AdjX                     bool `json:"adj_x"`
+	AdjY                     bool `json:"adj_y"`
+	AsymmetricQuantizeInputs bool `json:"asymmetric_quantize_inputs"`
+}
+
+func (t *BatchMatMulOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	BatchMatMulOptionsStart(builder)
+	BatchMatMulOptionsAddAdjX(builder, t.AdjX)
+	BatchMatMulOptionsAddAdjY(builder, t.AdjY)
+	BatchMatMulOptionsAddAsymmetricQuantizeInputs(builder, t.AsymmetricQuantizeInputs)
+	return BatchMatMulOptionsEnd(builder)
+}
+
+func (rcv *BatchMatMulOptions) UnPackTo(t *BatchMatMulOptionsT) {
+	t.AdjX = rcv.AdjX()
+	t.AdjY = rcv.AdjY()
+	t.AsymmetricQuantizeInputs = rcv.AsymmetricQuantizeInputs()
+}
+
+func (rcv *BatchMatMulOptions) UnPack() *BatchMatMulOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &BatchMatMulOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type BatchMatMulOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type BatchToSpaceNDOptionsT struct {
+}
+
+func (t *BatchToSpaceNDOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	BatchToSpaceNDOptionsStart(builder)
+	return BatchToSpaceNDOptionsEnd(builder)
+}
+
+func (rcv *BatchToSpaceNDOptions) UnPackTo(t *BatchToSpaceNDOptionsT) {
+}
+
+func (rcv *BatchToSpaceNDOptions) UnPack() *BatchToSpaceNDOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &BatchToSpaceNDOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type BatchToSpaceNDOptions struct {
 	_tab flatbuffers.Table
 }

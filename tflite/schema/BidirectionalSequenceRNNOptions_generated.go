@@ -6,6 +6,41 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type BidirectionalSequenceRNNOptionsT struct {
+	TimeMajor                bool                   `json:"time_major"`
+	FusedActivationFunction  ActivationFunctionType `json:"fused_activation_function"`
+	MergeOutputs             bool                   `json:"merge_outputs"`
+	AsymmetricQuantizeInputs bool                   `json:"asymmetric_quantize_inputs"`
+}
+
+func (t *BidirectionalSequenceRNNOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	BidirectionalSequenceRNNOptionsStart(builder)
+	BidirectionalSequenceRNNOptionsAddTimeMajor(builder, t.TimeMajor)
+	BidirectionalSequenceRNNOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
+	BidirectionalSequenceRNNOptionsAddMergeOutputs(builder, t.MergeOutputs)
+	BidirectionalSequenceRNNOptionsAddAsymmetricQuantizeInputs(builder, t.AsymmetricQuantizeInputs)
+	return BidirectionalSequenceRNNOptionsEnd(builder)
+}
+
+func (rcv *BidirectionalSequenceRNNOptions) UnPackTo(t *BidirectionalSequenceRNNOptionsT) {
+	t.TimeMajor = rcv.TimeMajor()
+	t.FusedActivationFunction = rcv.FusedActivationFunction()
+	t.MergeOutputs = rcv.MergeOutputs()
+	t.AsymmetricQuantizeInputs = rcv.AsymmetricQuantizeInputs()
+}
+
+func (rcv *BidirectionalSequenceRNNOptions) UnPack() *BidirectionalSequenceRNNOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &BidirectionalSequenceRNNOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type BidirectionalSequenceRNNOptions struct {
 	_tab flatbuffers.Table
 }

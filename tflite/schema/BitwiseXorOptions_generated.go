@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type BitwiseXorOptionsT struct {
+}
+
+func (t *BitwiseXorOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	BitwiseXorOptionsStart(builder)
+	return BitwiseXorOptionsEnd(builder)
+}
+
+func (rcv *BitwiseXorOptions) UnPackTo(t *BitwiseXorOptionsT) {
+}
+
+func (rcv *BitwiseXorOptions) UnPack() *BitwiseXorOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &BitwiseXorOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type BitwiseXorOptions struct {
 	_tab flatbuffers.Table
 }

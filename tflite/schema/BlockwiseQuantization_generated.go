@@ -6,6 +6,38 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type BlockwiseQuantizationT struct {
+	Scales     int32 `json:"scales"`
+	ZeroPoints int32 `json:"zero_points"`
+	BlockSize  int32 `json:"block_size"`
+}
+
+func (t *BlockwiseQuantizationT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	BlockwiseQuantizationStart(builder)
+	BlockwiseQuantizationAddScales(builder, t.Scales)
+	BlockwiseQuantizationAddZeroPoints(builder, t.ZeroPoints)
+	BlockwiseQuantizationAddBlockSize(builder, t.BlockSize)
+	return BlockwiseQuantizationEnd(builder)
+}
+
+func (rcv *BlockwiseQuantization) UnPackTo(t *BlockwiseQuantizationT) {
+	t.Scales = rcv.Scales()
+	t.ZeroPoints = rcv.ZeroPoints()
+	t.BlockSize = rcv.BlockSize()
+}
+
+func (rcv *BlockwiseQuantization) UnPack() *BlockwiseQuantizationT {
+	if rcv == nil {
+		return nil
+	}
+	t := &BlockwiseQuantizationT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type BlockwiseQuantization struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type CallOnceOptionsT struct {
+	InitSubgraphIndex int32 `json:"init_subgraph_index"`
+}
+
+func (t *CallOnceOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	CallOnceOptionsStart(builder)
+	CallOnceOptionsAddInitSubgraphIndex(builder, t.InitSubgraphIndex)
+	return CallOnceOptionsEnd(builder)
+}
+
+func (rcv *CallOnceOptions) UnPackTo(t *CallOnceOptionsT) {
+	t.InitSubgraphIndex = rcv.InitSubgraphIndex()
+}
+
+func (rcv *CallOnceOptions) UnPack() *CallOnceOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &CallOnceOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type CallOnceOptions struct {
 	_tab flatbuffers.Table
 }

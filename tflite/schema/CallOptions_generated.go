@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type CallOptionsT struct {
+	Subgraph uint32 `json:"subgraph"`
+}
+
+func (t *CallOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	CallOptionsStart(builder)
+	CallOptionsAddSubgraph(builder, t.Subgraph)
+	return CallOptionsEnd(builder)
+}
+
+func (rcv *CallOptions) UnPackTo(t *CallOptionsT) {
+	t.Subgraph = rcv.Subgraph()
+}
+
+func (rcv *CallOptions) UnPack() *CallOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &CallOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type CallOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,53 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type Conv3DOptionsT struct {
+	Padding                 Padding                `json:"padding"`
+	StrideD                 int32                  `json:"stride_d"`
+	StrideW                 int32                  `json:"stride_w"`
+	StrideH                 int32                  `json:"stride_h"`
+	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
+	DilationDFactor         int32                  `json:"dilation_d_factor"`
+	DilationWFactor         int32                  `json:"dilation_w_factor"`
+	DilationHFactor         int32                  `json:"dilation_h_factor"`
+}
+
+func (t *Conv3DOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	Conv3DOptionsStart(builder)
+	Conv3DOptionsAddPadding(builder, t.Padding)
+	Conv3DOptionsAddStrideD(builder, t.StrideD)
+	Conv3DOptionsAddStrideW(builder, t.StrideW)
+	Conv3DOptionsAddStrideH(builder, t.StrideH)
+	Conv3DOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
+	Conv3DOptionsAddDilationDFactor(builder, t.DilationDFactor)
+	Conv3DOptionsAddDilationWFactor(builder, t.DilationWFactor)
+	Conv3DOptionsAddDilationHFactor(builder, t.DilationHFactor)
+	return Conv3DOptionsEnd(builder)
+}
+
+func (rcv *Conv3DOptions) UnPackTo(t *Conv3DOptionsT) {
+	t.Padding = rcv.Padding()
+	t.StrideD = rcv.StrideD()
+	t.StrideW = rcv.StrideW()
+	t.StrideH = rcv.StrideH()
+	t.FusedActivationFunction = rcv.FusedActivationFunction()
+	t.DilationDFactor = rcv.DilationDFactor()
+	t.DilationWFactor = rcv.DilationWFactor()
+	t.DilationHFactor = rcv.DilationHFactor()
+}
+
+func (rcv *Conv3DOptions) UnPack() *Conv3DOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &Conv3DOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type Conv3DOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,35 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type CumsumOptionsT struct {
+	Exclusive bool `json:"exclusive"`
+	Reverse   bool `json:"reverse"`
+}
+
+func (t *CumsumOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	CumsumOptionsStart(builder)
+	CumsumOptionsAddExclusive(builder, t.Exclusive)
+	CumsumOptionsAddReverse(builder, t.Reverse)
+	return CumsumOptionsEnd(builder)
+}
+
+func (rcv *CumsumOptions) UnPackTo(t *CumsumOptionsT) {
+	t.Exclusive = rcv.Exclusive()
+	t.Reverse = rcv.Reverse()
+}
+
+func (rcv *CumsumOptions) UnPack() *CumsumOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &CumsumOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type CumsumOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type DensifyOptionsT struct {
+}
+
+func (t *DensifyOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	DensifyOptionsStart(builder)
+	return DensifyOptionsEnd(builder)
+}
+
+func (rcv *DensifyOptions) UnPackTo(t *DensifyOptionsT) {
+}
+
+func (rcv *DensifyOptions) UnPack() *DensifyOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &DensifyOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type DensifyOptions struct {
 	_tab flatbuffers.Table
 }

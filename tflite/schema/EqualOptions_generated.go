@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type EqualOptionsT struct {
+}
+
+func (t *EqualOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	EqualOptionsStart(builder)
+	return EqualOptionsEnd(builder)
+}
+
+func (rcv *EqualOptions) UnPackTo(t *EqualOptionsT) {
+}
+
+func (rcv *EqualOptions) UnPack() *EqualOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &EqualOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type EqualOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type ExpOptionsT struct {
+}
+
+func (t *ExpOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	ExpOptionsStart(builder)
+	return ExpOptionsEnd(builder)
+}
+
+func (rcv *ExpOptions) UnPackTo(t *ExpOptionsT) {
+}
+
+func (rcv *ExpOptions) UnPack() *ExpOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &ExpOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type ExpOptions struct {
 	_tab flatbuffers.Table
 }

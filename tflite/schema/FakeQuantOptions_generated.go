@@ -6,6 +6,41 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type FakeQuantOptionsT struct {
+	Min         float32 `json:"min"`
+	Max         float32 `json:"max"`
+	NumBits     int32   `json:"num_bits"`
+	NarrowRange bool    `json:"narrow_range"`
+}
+
+func (t *FakeQuantOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	FakeQuantOptionsStart(builder)
+	FakeQuantOptionsAddMin(builder, t.Min)
+	FakeQuantOptionsAddMax(builder, t.Max)
+	FakeQuantOptionsAddNumBits(builder, t.NumBits)
+	FakeQuantOptionsAddNarrowRange(builder, t.NarrowRange)
+	return FakeQuantOptionsEnd(builder)
+}
+
+func (rcv *FakeQuantOptions) UnPackTo(t *FakeQuantOptionsT) {
+	t.Min = rcv.Min()
+	t.Max = rcv.Max()
+	t.NumBits = rcv.NumBits()
+	t.NarrowRange = rcv.NarrowRange()
+}
+
+func (rcv *FakeQuantOptions) UnPack() *FakeQuantOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &FakeQuantOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type FakeQuantOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type GatherNdOptionsT struct {
+}
+
+func (t *GatherNdOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	GatherNdOptionsStart(builder)
+	return GatherNdOptionsEnd(builder)
+}
+
+func (rcv *GatherNdOptions) UnPackTo(t *GatherNdOptionsT) {
+}
+
+func (rcv *GatherNdOptions) UnPack() *GatherNdOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &GatherNdOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type GatherNdOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type GeluOptionsT struct {
+	Approximate bool `json:"approximate"`
+}
+
+func (t *GeluOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	GeluOptionsStart(builder)
+	GeluOptionsAddApproximate(builder, t.Approximate)
+	return GeluOptionsEnd(builder)
+}
+
+func (rcv *GeluOptions) UnPackTo(t *GeluOptionsT) {
+	t.Approximate = rcv.Approximate()
+}
+
+func (rcv *GeluOptions) UnPack() *GeluOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &GeluOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type GeluOptions struct {
 	_tab flatbuffers.Table
 }

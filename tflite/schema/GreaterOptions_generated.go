@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type GreaterOptionsT struct {
+}
+
+func (t *GreaterOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	GreaterOptionsStart(builder)
+	return GreaterOptionsEnd(builder)
+}
+
+func (rcv *GreaterOptions) UnPackTo(t *GreaterOptionsT) {
+}
+
+func (rcv *GreaterOptions) UnPack() *GreaterOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &GreaterOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type GreaterOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type L2NormOptionsT struct {
+	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
+}
+
+func (t *L2NormOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	L2NormOptionsStart(builder)
+	L2NormOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
+	return L2NormOptionsEnd(builder)
+}
+
+func (rcv *L2NormOptions) UnPackTo(t *L2NormOptionsT) {
+	t.FusedActivationFunction = rcv.FusedActivationFunction()
+}
+
+func (rcv *L2NormOptions) UnPack() *L2NormOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &L2NormOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type L2NormOptions struct {
 	_tab flatbuffers.Table
 }

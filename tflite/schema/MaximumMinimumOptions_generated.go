@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type MaximumMinimumOptionsT struct {
+}
+
+func (t *MaximumMinimumOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	MaximumMinimumOptionsStart(builder)
+	return MaximumMinimumOptionsEnd(builder)
+}
+
+func (rcv *MaximumMinimumOptions) UnPackTo(t *MaximumMinimumOptionsT) {
+}
+
+func (rcv *MaximumMinimumOptions) UnPack() *MaximumMinimumOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &MaximumMinimumOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type MaximumMinimumOptions struct {
 	_tab flatbuffers.Table
 }

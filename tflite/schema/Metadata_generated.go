@@ -6,6 +6,36 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type MetadataT struct {
+	Name   string `json:"name"`
+	Buffer uint32 `json:"buffer"`
+}
+
+func (t *MetadataT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	nameOffset := builder.CreateString(t.Name)
+	MetadataStart(builder)
+	MetadataAddName(builder, nameOffset)
+	MetadataAddBuffer(builder, t.Buffer)
+	return MetadataEnd(builder)
+}
+
+func (rcv *Metadata) UnPackTo(t *MetadataT) {
+	t.Name = string(rcv.Name())
+	t.Buffer = rcv.Buffer()
+}
+
+func (rcv *Metadata) UnPack() *MetadataT {
+	if rcv == nil {
+		return nil
+	}
+	t := &MetadataT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type Metadata struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,206 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type ModelT struct {
+	Version              uint32                  `json:"version"`
+	OperatorCodes        []*OperatorCodeT        `json:"operator_codes"`
+	Subgraphs            []*SubGraphT            `json:"subgraphs"`
+	Description          string                  `json:"description"`
+	Buffers              []*BufferT              `json:"buffers"`
+	MetadataBuffer       []int32                 `json:"metadata_buffer"`
+	Metadata             []*MetadataT            `json:"metadata"`
+	SignatureDefs        []*SignatureDefT        `json:"signature_defs"`
+	ExternalBufferGroups []*ExternalBufferGroupT `json:"external_buffer_groups"`
+	ExternalBuffers      []*ExternalBufferT      `json:"external_buffers"`
+}
+
+func (t *ModelT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	operatorCodesOffset := flatbuffers.UOffsetT(0)
+	if t.OperatorCodes != nil {
+		operatorCodesLength := len(t.OperatorCodes)
+		operatorCodesOffsets := make([]flatbuffers.UOffsetT, operatorCodesLength)
+		for j := 0; j < operatorCodesLength; j++ {
+			operatorCodesOffsets[j] = t.OperatorCodes[j].Pack(builder)
+		}
+		ModelStartOperatorCodesVector(builder, operatorCodesLength)
+		for j := operatorCodesLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(operatorCodesOffsets[j])
+		}
+		operatorCodesOffset = builder.EndVector(operatorCodesLength)
+	}
+	subgraphsOffset := flatbuffers.UOffsetT(0)
+	if t.Subgraphs != nil {
+		subgraphsLength := len(t.Subgraphs)
+		subgraphsOffsets := make([]flatbuffers.UOffsetT, subgraphsLength)
+		for j := 0; j < subgraphsLength; j++ {
+			subgraphsOffsets[j] = t.Subgraphs[j].Pack(builder)
+		}
+		ModelStartSubgraphsVector(builder, subgraphsLength)
+		for j := subgraphsLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(subgraphsOffsets[j])
+		}
+		subgraphsOffset = builder.EndVector(subgraphsLength)
+	}
+	descriptionOffset := builder.CreateString(t.Description)
+	buffersOffset := flatbuffers.UOffsetT(0)
+	if t.Buffers != nil {
+		buffersLength := len(t.Buffers)
+		buffersOffsets := make([]flatbuffers.UOffsetT, buffersLength)
+		for j := 0; j < buffersLength; j++ {
+			buffersOffsets[j] = t.Buffers[j].Pack(builder)
+		}
+		ModelStartBuffersVector(builder, buffersLength)
+		for j := buffersLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(buffersOffsets[j])
+		}
+		buffersOffset = builder.EndVector(buffersLength)
+	}
+	metadataBufferOffset := flatbuffers.UOffsetT(0)
+	if t.MetadataBuffer != nil {
+		metadataBufferLength := len(t.MetadataBuffer)
+		ModelStartMetadataBufferVector(builder, metadataBufferLength)
+		for j := metadataBufferLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.MetadataBuffer[j])
+		}
+		metadataBufferOffset = builder.EndVector(metadataBufferLength)
+	}
+	metadataOffset := flatbuffers.UOffsetT(0)
+	if t.Metadata != nil {
+		metadataLength := len(t.Metadata)
+		metadataOffsets := make([]flatbuffers.UOffsetT, metadataLength)
+		for j := 0; j < metadataLength; j++ {
+			metadataOffsets[j] = t.Metadata[j].Pack(builder)
+		}
+		ModelStartMetadataVector(builder, metadataLength)
+		for j := metadataLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(metadataOffsets[j])
+		}
+		metadataOffset = builder.EndVector(metadataLength)
+	}
+	signatureDefsOffset := flatbuffers.UOffsetT(0)
+	if t.SignatureDefs != nil {
+		signatureDefsLength := len(t.SignatureDefs)
+		signatureDefsOffsets := make([]flatbuffers.UOffsetT, signatureDefsLength)
+		for j := 0; j < signatureDefsLength; j++ {
+			signatureDefsOffsets[j] = t.SignatureDefs[j].Pack(builder)
+		}
+		ModelStartSignatureDefsVector(builder, signatureDefsLength)
+		for j := signatureDefsLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(signatureDefsOffsets[j])
+		}
+		signatureDefsOffset = builder.EndVector(signatureDefsLength)
+	}
+	externalBufferGroupsOffset := flatbuffers.UOffsetT(0)
+	if t.ExternalBufferGroups != nil {
+		externalBufferGroupsLength := len(t.ExternalBufferGroups)
+		externalBufferGroupsOffsets := make([]flatbuffers.UOffsetT, externalBufferGroupsLength)
+		for j := 0; j < externalBufferGroupsLength; j++ {
+			externalBufferGroupsOffsets[j] = t.ExternalBufferGroups[j].Pack(builder)
+		}
+		ModelStartExternalBufferGroupsVector(builder, externalBufferGroupsLength)
+		for j := externalBufferGroupsLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(externalBufferGroupsOffsets[j])
+		}
+		externalBufferGroupsOffset = builder.EndVector(externalBufferGroupsLength)
+	}
+	externalBuffersOffset := flatbuffers.UOffsetT(0)
+	if t.ExternalBuffers != nil {
+		externalBuffersLength := len(t.ExternalBuffers)
+		externalBuffersOffsets := make([]flatbuffers.UOffsetT, externalBuffersLength)
+		for j := 0; j < externalBuffersLength; j++ {
+			externalBuffersOffsets[j] = t.ExternalBuffers[j].Pack(builder)
+		}
+		ModelStartExternalBuffersVector(builder, externalBuffersLength)
+		for j := externalBuffersLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(externalBuffersOffsets[j])
+		}
+		externalBuffersOffset = builder.EndVector(externalBuffersLength)
+	}
+	ModelStart(builder)
+	ModelAddVersion(builder, t.Version)
+	ModelAddOperatorCodes(builder, operatorCodesOffset)
+	ModelAddSubgraphs(builder, subgraphsOffset)
+	ModelAddDescription(builder, descriptionOffset)
+	ModelAddBuffers(builder, buffersOffset)
+	ModelAddMetadataBuffer(builder, metadataBufferOffset)
+	ModelAddMetadata(builder, metadataOffset)
+	ModelAddSignatureDefs(builder, signatureDefsOffset)
+	ModelAddExternalBufferGroups(builder, externalBufferGroupsOffset)
+	ModelAddExternalBuffers(builder, externalBuffersOffset)
+	return ModelEnd(builder)
+}
+
+func (rcv *Model) UnPackTo(t *ModelT) {
+	t.Version = rcv.Version()
+	operatorCodesLength := rcv.OperatorCodesLength()
+	t.OperatorCodes = make([]*OperatorCodeT, operatorCodesLength)
+	for j := 0; j < operatorCodesLength; j++ {
+		x := OperatorCode{}
+		rcv.OperatorCodes(&x, j)
+		t.OperatorCodes[j] = x.UnPack()
+	}
+	subgraphsLength := rcv.SubgraphsLength()
+	t.Subgraphs = make([]*SubGraphT, subgraphsLength)
+	for j := 0; j < subgraphsLength; j++ {
+		x := SubGraph{}
+		rcv.Subgraphs(&x, j)
+		t.Subgraphs[j] = x.UnPack()
+	}
+	t.Description = string(rcv.Description())
+	buffersLength := rcv.BuffersLength()
+	t.Buffers = make([]*BufferT, buffersLength)
+	for j := 0; j < buffersLength; j++ {
+		x := Buffer{}
+		rcv.Buffers(&x, j)
+		t.Buffers[j] = x.UnPack()
+	}
+	metadataBufferLength := rcv.MetadataBufferLength()
+	t.MetadataBuffer = make([]int32, metadataBufferLength)
+	for j := 0; j < metadataBufferLength; j++ {
+		t.MetadataBuffer[j] = rcv.MetadataBuffer(j)
+	}
+	metadataLength := rcv.MetadataLength()
+	t.Metadata = make([]*MetadataT, metadataLength)
+	for j := 0; j < metadataLength; j++ {
+		x := Metadata{}
+		rcv.Metadata(&x, j)
+		t.Metadata[j] = x.UnPack()
+	}
+	signatureDefsLength := rcv.SignatureDefsLength()
+	t.SignatureDefs = make([]*SignatureDefT, signatureDefsLength)
+	for j := 0; j < signatureDefsLength; j++ {
+		x := SignatureDef{}
+		rcv.SignatureDefs(&x, j)
+		t.SignatureDefs[j] = x.UnPack()
+	}
+	externalBufferGroupsLength := rcv.ExternalBufferGroupsLength()
+	t.ExternalBufferGroups = make([]*ExternalBufferGroupT, externalBufferGroupsLength)
+	for j := 0; j < externalBufferGroupsLength; j++ {
+		x := ExternalBufferGroup{}
+		rcv.ExternalBufferGroups(&x, j)
+		t.ExternalBufferGroups[j] = x.UnPack()
+	}
+	externalBuffersLength := rcv.ExternalBuffersLength()
+	t.ExternalBuffers = make([]*ExternalBufferT, externalBuffersLength)
+	for j := 0; j < externalBuffersLength; j++ {
+		x := ExternalBuffer{}
+		rcv.ExternalBuffers(&x, j)
+		t.ExternalBuffers[j] = x.UnPack()
+	}
+}
+
+func (rcv *Model) UnPack() *ModelT {
+	if rcv == nil {
+		return nil
+	}
+	t := &ModelT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type Model struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,54 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type MultiAxisQuantizationT struct {
+	Scales              int32   `json:"scales"`
+	ZeroPoints          int32   `json:"zero_points"`
+	BlockSize           int32   `json:"block_size"`
+	QuantizedDimensions []int32 `json:"quantized_dimensions"`
+}
+
+func (t *MultiAxisQuantizationT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	quantizedDimensionsOffset := flatbuffers.UOffsetT(0)
+	if t.QuantizedDimensions != nil {
+		quantizedDimensionsLength := len(t.QuantizedDimensions)
+		MultiAxisQuantizationStartQuantizedDimensionsVector(builder, quantizedDimensionsLength)
+		for j := quantizedDimensionsLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.QuantizedDimensions[j])
+		}
+		quantizedDimensionsOffset = builder.EndVector(quantizedDimensionsLength)
+	}
+	MultiAxisQuantizationStart(builder)
+	MultiAxisQuantizationAddScales(builder, t.Scales)
+	MultiAxisQuantizationAddZeroPoints(builder, t.ZeroPoints)
+	MultiAxisQuantizationAddBlockSize(builder, t.BlockSize)
+	MultiAxisQuantizationAddQuantizedDimensions(builder, quantizedDimensionsOffset)
+	return MultiAxisQuantizationEnd(builder)
+}
+
+func (rcv *MultiAxisQuantization) UnPackTo(t *MultiAxisQuantizationT) {
+	t.Scales = rcv.Scales()
+	t.ZeroPoints = rcv.ZeroPoints()
+	t.BlockSize = rcv.BlockSize()
+	quantizedDimensionsLength := rcv.QuantizedDimensionsLength()
+	t.QuantizedDimensions = make([]int32, quantizedDimensionsLength)
+	for j := 0; j < quantizedDimensionsLength; j++ {
+		t.QuantizedDimensions[j] = rcv.QuantizedDimensions(j)
+	}
+}
+
+func (rcv *MultiAxisQuantization) UnPack() *MultiAxisQuantizationT {
+	if rcv == nil {
+		return nil
+	}
+	t := &MultiAxisQuantizationT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type MultiAxisQuantization struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type NonMaxSuppressionV5OptionsT struct {
+}
+
+func (t *NonMaxSuppressionV5OptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	NonMaxSuppressionV5OptionsStart(builder)
+	return NonMaxSuppressionV5OptionsEnd(builder)
+}
+
+func (rcv *NonMaxSuppressionV5Options) UnPackTo(t *NonMaxSuppressionV5OptionsT) {
+}
+
+func (rcv *NonMaxSuppressionV5Options) UnPack() *NonMaxSuppressionV5OptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &NonMaxSuppressionV5OptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type NonMaxSuppressionV5Options struct {
 	_tab flatbuffers.Table
 }

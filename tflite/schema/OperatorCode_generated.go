@@ -6,6 +6,42 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type OperatorCodeT struct {
+	DeprecatedBuiltinCode int8            `json:"deprecated_builtin_code"`
+	CustomCode            string          `json:"custom_code"`
+	Version               int32           `json:"version"`
+	BuiltinCode           BuiltinOperator `json:"builtin_code"`
+}
+
+func (t *OperatorCodeT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	customCodeOffset := builder.CreateString(t.CustomCode)
+	OperatorCodeStart(builder)
+	OperatorCodeAddDeprecatedBuiltinCode(builder, t.DeprecatedBuiltinCode)
+	OperatorCodeAddCustomCode(builder, customCodeOffset)
+	OperatorCodeAddVersion(builder, t.Version)
+	OperatorCodeAddBuiltinCode(builder, t.BuiltinCode)
+	return OperatorCodeEnd(builder)
+}
+
+func (rcv *OperatorCode) UnPackTo(t *OperatorCodeT) {
+	t.DeprecatedBuiltinCode = rcv.DeprecatedBuiltinCode()
+	t.CustomCode = string(rcv.CustomCode())
+	t.Version = rcv.Version()
+	t.BuiltinCode = rcv.BuiltinCode()
+}
+
+func (rcv *OperatorCode) UnPack() *OperatorCodeT {
+	if rcv == nil {
+		return nil
+	}
+	t := &OperatorCodeT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type OperatorCode struct {
 	_tab flatbuffers.Table
 }

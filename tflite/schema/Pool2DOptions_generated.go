@@ -6,6 +6,47 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type Pool2DOptionsT struct {
+	Padding                 Padding                `json:"padding"`
+	StrideW                 int32                  `json:"stride_w"`
+	StrideH                 int32                  `json:"stride_h"`
+	FilterWidth             int32                  `json:"filter_width"`
+	FilterHeight            int32                  `json:"filter_height"`
+	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
+}
+
+func (t *Pool2DOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	Pool2DOptionsStart(builder)
+	Pool2DOptionsAddPadding(builder, t.Padding)
+	Pool2DOptionsAddStrideW(builder, t.StrideW)
+	Pool2DOptionsAddStrideH(builder, t.StrideH)
+	Pool2DOptionsAddFilterWidth(builder, t.FilterWidth)
+	Pool2DOptionsAddFilterHeight(builder, t.FilterHeight)
+	Pool2DOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
+	return Pool2DOptionsEnd(builder)
+}
+
+func (rcv *Pool2DOptions) UnPackTo(t *Pool2DOptionsT) {
+	t.Padding = rcv.Padding()
+	t.StrideW = rcv.StrideW()
+	t.StrideH = rcv.StrideH()
+	t.FilterWidth = rcv.FilterWidth()
+	t.FilterHeight = rcv.FilterHeight()
+	t.FusedActivationFunction = rcv.FusedActivationFunction()
+}
+
+func (rcv *Pool2DOptions) UnPack() *Pool2DOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &Pool2DOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type Pool2DOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type PowOptionsT struct {
+}
+
+func (t *PowOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	PowOptionsStart(builder)
+	return PowOptionsEnd(builder)
+}
+
+func (rcv *PowOptions) UnPackTo(t *PowOptionsT) {
+}
+
+func (rcv *PowOptions) UnPack() *PowOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &PowOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type PowOptions struct {
 	_tab flatbuffers.Table
 }

@@ -2,7 +2,11 @@
 
 package schema
 
-import "strconv"
+import (
+	"strconv"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+)
 
 type QuantizationDetails byte
 
@@ -32,4 +36,39 @@ func (v QuantizationDetails) String() string {
 		return s
 	}
 	return "QuantizationDetails(" + strconv.FormatInt(int64(v), 10) + ")"
+}
+
+type QuantizationDetailsT struct {
+	Type  QuantizationDetails
+	Value interface{}
+}
+
+func (t *QuantizationDetailsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	switch t.Type {
+	case QuantizationDetailsCustomQuantization:
+		return t.Value.(*CustomQuantizationT).Pack(builder)
+	case QuantizationDetailsBlockwiseQuantization:
+		return t.Value.(*BlockwiseQuantizationT).Pack(builder)
+	case QuantizationDetailsMultiAxisQuantization:
+		return t.Value.(*MultiAxisQuantizationT).Pack(builder)
+	}
+	return 0
+}
+
+func (rcv QuantizationDetails) UnPack(table flatbuffers.Table) *QuantizationDetailsT {
+	switch rcv {
+	case QuantizationDetailsCustomQuantization:
+		x := CustomQuantization{_tab: table}
+		return &QuantizationDetailsT{Type: QuantizationDetailsCustomQuantization, Value: x.UnPack()}
+	case QuantizationDetailsBlockwiseQuantization:
+		x := BlockwiseQuantization{_tab: table}
+		return &QuantizationDetailsT{Type: QuantizationDetailsBlockwiseQuantization, Value: x.UnPack()}
+	case QuantizationDetailsMultiAxisQuantization:
+		x := MultiAxisQuantization{_tab: table}
+		return &QuantizationDetailsT{Type: QuantizationDetailsMultiAxisQuantization, Value: x.UnPack()}
+	}
+	return nil
 }

@@ -6,6 +6,107 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type QuantizationParametersT struct {
+	Min                []float32             `json:"min"`
+	Max                []float32             `json:"max"`
+	Scale              []float32             `json:"scale"`
+	ZeroPoint          []int64               `json:"zero_point"`
+	Details            *QuantizationDetailsT `json:"details"`
+	QuantizedDimension int32                 `json:"quantized_dimension"`
+}
+
+func (t *QuantizationParametersT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	minOffset := flatbuffers.UOffsetT(0)
+	if t.Min != nil {
+		minLength := len(t.Min)
+		QuantizationParametersStartMinVector(builder, minLength)
+		for j := minLength - 1; j >= 0; j-- {
+			builder.PrependFloat32(t.Min[j])
+		}
+		minOffset = builder.EndVector(minLength)
+	}
+	maxOffset := flatbuffers.UOffsetT(0)
+	if t.Max != nil {
+		maxLength := len(t.Max)
+		QuantizationParametersStartMaxVector(builder, maxLength)
+		for j := maxLength - 1; j >= 0; j-- {
+			builder.PrependFloat32(t.Max[j])
+		}
+		maxOffset = builder.EndVector(maxLength)
+	}
+	scaleOffset := flatbuffers.UOffsetT(0)
+	if t.Scale != nil {
+		scaleLength := len(t.Scale)
+		QuantizationParametersStartScaleVector(builder, scaleLength)
+		for j := scaleLength - 1; j >= 0; j-- {
+			builder.PrependFloat32(t.Scale[j])
+		}
+		scaleOffset = builder.EndVector(scaleLength)
+	}
+	zeroPointOffset := flatbuffers.UOffsetT(0)
+	if t.ZeroPoint != nil {
+		zeroPointLength := len(t.ZeroPoint)
+		QuantizationParametersStartZeroPointVector(builder, zeroPointLength)
+		for j := zeroPointLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.ZeroPoint[j])
+		}
+		zeroPointOffset = builder.EndVector(zeroPointLength)
+	}
+	detailsOffset := t.Details.Pack(builder)
+
+	QuantizationParametersStart(builder)
+	QuantizationParametersAddMin(builder, minOffset)
+	QuantizationParametersAddMax(builder, maxOffset)
+	QuantizationParametersAddScale(builder, scaleOffset)
+	QuantizationParametersAddZeroPoint(builder, zeroPointOffset)
+	if t.Details != nil {
+		QuantizationParametersAddDetailsType(builder, t.Details.Type)
+	}
+	QuantizationParametersAddDetails(builder, detailsOffset)
+	QuantizationParametersAddQuantizedDimension(builder, t.QuantizedDimension)
+	return QuantizationParametersEnd(builder)
+}
+
+func (rcv *QuantizationParameters) UnPackTo(t *QuantizationParametersT) {
+	minLength := rcv.MinLength()
+	t.Min = make([]float32, minLength)
+	for j := 0; j < minLength; j++ {
+		t.Min[j] = rcv.Min(j)
+	}
+	maxLength := rcv.MaxLength()
+	t.Max = make([]float32, maxLength)
+	for j := 0; j < maxLength; j++ {
+		t.Max[j] = rcv.Max(j)
+	}
+	scaleLength := rcv.ScaleLength()
+	t.Scale = make([]float32, scaleLength)
+	for j := 0; j < scaleLength; j++ {
+		t.Scale[j] = rcv.Scale(j)
+	}
+	zeroPointLength := rcv.ZeroPointLength()
+	t.ZeroPoint = make([]int64, zeroPointLength)
+	for j := 0; j < zeroPointLength; j++ {
+		t.ZeroPoint[j] = rcv.ZeroPoint(j)
+	}
+	detailsTable := flatbuffers.Table{}
+	if rcv.Details(&detailsTable) {
+		t.Details = rcv.DetailsType().UnPack(detailsTable)
+	}
+	t.QuantizedDimension = rcv.QuantizedDimension()
+}
+
+func (rcv *QuantizationParameters) UnPack() *QuantizationParametersT {
+	if rcv == nil {
+		return nil
+	}
+	t := &QuantizationParametersT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type QuantizationParameters struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type RankOptionsT struct {
+}
+
+func (t *RankOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	RankOptionsStart(builder)
+	return RankOptionsEnd(builder)
+}
+
+func (rcv *RankOptions) UnPackTo(t *RankOptionsT) {
+}
+
+func (rcv *RankOptions) UnPack() *RankOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &RankOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type RankOptions struct {
 	_tab flatbuffers.Table
 }

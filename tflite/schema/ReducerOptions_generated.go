@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type ReducerOptionsT struct {
+	KeepDims bool `json:"keep_dims"`
+}
+
+func (t *ReducerOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	ReducerOptionsStart(builder)
+	ReducerOptionsAddKeepDims(builder, t.KeepDims)
+	return ReducerOptionsEnd(builder)
+}
+
+func (rcv *ReducerOptions) UnPackTo(t *ReducerOptionsT) {
+	t.KeepDims = rcv.KeepDims()
+}
+
+func (rcv *ReducerOptions) UnPack() *ReducerOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &ReducerOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type ReducerOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,35 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type ReverseSequenceOptionsT struct {
+	SeqDim   int32 `json:"seq_dim"`
+	BatchDim int32 `json:"batch_dim"`
+}
+
+func (t *ReverseSequenceOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	ReverseSequenceOptionsStart(builder)
+	ReverseSequenceOptionsAddSeqDim(builder, t.SeqDim)
+	ReverseSequenceOptionsAddBatchDim(builder, t.BatchDim)
+	return ReverseSequenceOptionsEnd(builder)
+}
+
+func (rcv *ReverseSequenceOptions) UnPackTo(t *ReverseSequenceOptionsT) {
+	t.SeqDim = rcv.SeqDim()
+	t.BatchDim = rcv.BatchDim()
+}
+
+func (rcv *ReverseSequenceOptions) UnPack() *ReverseSequenceOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &ReverseSequenceOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type ReverseSequenceOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SignOptionsT struct {
+}
+
+func (t *SignOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	SignOptionsStart(builder)
+	return SignOptionsEnd(builder)
+}
+
+func (rcv *SignOptions) UnPackTo(t *SignOptionsT) {
+}
+
+func (rcv *SignOptions) UnPack() *SignOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SignOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SignOptions struct {
 	_tab flatbuffers.Table
 }

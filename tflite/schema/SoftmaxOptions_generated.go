@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SoftmaxOptionsT struct {
+	Beta float32 `json:"beta"`
+}
+
+func (t *SoftmaxOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	SoftmaxOptionsStart(builder)
+	SoftmaxOptionsAddBeta(builder, t.Beta)
+	return SoftmaxOptionsEnd(builder)
+}
+
+func (rcv *SoftmaxOptions) UnPackTo(t *SoftmaxOptionsT) {
+	t.Beta = rcv.Beta()
+}
+
+func (rcv *SoftmaxOptions) UnPack() *SoftmaxOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SoftmaxOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SoftmaxOptions struct {
 	_tab flatbuffers.Table
 }

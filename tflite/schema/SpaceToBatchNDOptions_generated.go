@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SpaceToBatchNDOptionsT struct {
+}
+
+func (t *SpaceToBatchNDOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	SpaceToBatchNDOptionsStart(builder)
+	return SpaceToBatchNDOptionsEnd(builder)
+}
+
+func (rcv *SpaceToBatchNDOptions) UnPackTo(t *SpaceToBatchNDOptionsT) {
+}
+
+func (rcv *SpaceToBatchNDOptions) UnPack() *SpaceToBatchNDOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SpaceToBatchNDOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SpaceToBatchNDOptions struct {
 	_tab flatbuffers.Table
 }

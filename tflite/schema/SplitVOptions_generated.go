@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SplitVOptionsT struct {
+	NumSplits int32 `json:"num_splits"`
+}
+
+func (t *SplitVOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	SplitVOptionsStart(builder)
+	SplitVOptionsAddNumSplits(builder, t.NumSplits)
+	return SplitVOptionsEnd(builder)
+}
+
+func (rcv *SplitVOptions) UnPackTo(t *SplitVOptionsT) {
+	t.NumSplits = rcv.NumSplits()
+}
+
+func (rcv *SplitVOptions) UnPack() *SplitVOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SplitVOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SplitVOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,45 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type StablehloCaseOptionsT struct {
+	BranchSubgraphIndices []int32 `json:"branch_subgraph_indices"`
+}
+
+func (t *StablehloCaseOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	branchSubgraphIndicesOffset := flatbuffers.UOffsetT(0)
+	if t.BranchSubgraphIndices != nil {
+		branchSubgraphIndicesLength := len(t.BranchSubgraphIndices)
+		StablehloCaseOptionsStartBranchSubgraphIndicesVector(builder, branchSubgraphIndicesLength)
+		for j := branchSubgraphIndicesLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.BranchSubgraphIndices[j])
+		}
+		branchSubgraphIndicesOffset = builder.EndVector(branchSubgraphIndicesLength)
+	}
+	StablehloCaseOptionsStart(builder)
+	StablehloCaseOptionsAddBranchSubgraphIndices(builder, branchSubgraphIndicesOffset)
+	return StablehloCaseOptionsEnd(builder)
+}
+
+func (rcv *StablehloCaseOptions) UnPackTo(t *StablehloCaseOptionsT) {
+	branchSubgraphIndicesLength := rcv.BranchSubgraphIndicesLength()
+	t.BranchSubgraphIndices = make([]int32, branchSubgraphIndicesLength)
+	for j := 0; j < branchSubgraphIndicesLength; j++ {
+		t.BranchSubgraphIndices[j] = rcv.BranchSubgraphIndices(j)
+	}
+}
+
+func (rcv *StablehloCaseOptions) UnPack() *StablehloCaseOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &StablehloCaseOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type StablehloCaseOptions struct {
 	_tab flatbuffers.Table
 }

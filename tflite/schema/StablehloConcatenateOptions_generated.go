@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type StablehloConcatenateOptionsT struct {
+	Dimension int64 `json:"dimension"`
+}
+
+func (t *StablehloConcatenateOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	StablehloConcatenateOptionsStart(builder)
+	StablehloConcatenateOptionsAddDimension(builder, t.Dimension)
+	return StablehloConcatenateOptionsEnd(builder)
+}
+
+func (rcv *StablehloConcatenateOptions) UnPackTo(t *StablehloConcatenateOptionsT) {
+	t.Dimension = rcv.Dimension()
+}
+
+func (rcv *StablehloConcatenateOptions) UnPack() *StablehloConcatenateOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &StablehloConcatenateOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type StablehloConcatenateOptions struct {
 	_tab flatbuffers.Table
 }

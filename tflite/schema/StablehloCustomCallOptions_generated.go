@@ -6,6 +6,66 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type StablehloCustomCallOptionsT struct {
+	CallTargetName     string  `json:"call_target_name"`
+	HasSideEffect      bool    `json:"has_side_effect"`
+	BackendConfig      string  `json:"backend_config"`
+	ApiVersion         int32   `json:"api_version"`
+	CalledComputations []int32 `json:"called_computations"`
+	CustomAttributes   []byte  `json:"custom_attributes"`
+}
+
+func (t *StablehloCustomCallOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	callTargetNameOffset := builder.CreateString(t.CallTargetName)
+	backendConfigOffset := builder.CreateString(t.BackendConfig)
+	calledComputationsOffset := flatbuffers.UOffsetT(0)
+	if t.CalledComputations != nil {
+		calledComputationsLength := len(t.CalledComputations)
+		StablehloCustomCallOptionsStartCalledComputationsVector(builder, calledComputationsLength)
+		for j := calledComputationsLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.CalledComputations[j])
+		}
+		calledComputationsOffset = builder.EndVector(calledComputationsLength)
+	}
+	customAttributesOffset := flatbuffers.UOffsetT(0)
+	if t.CustomAttributes != nil {
+		customAttributesOffset = builder.CreateByteString(t.CustomAttributes)
+	}
+	StablehloCustomCallOptionsStart(builder)
+	StablehloCustomCallOptionsAddCallTargetName(builder, callTargetNameOffset)
+	StablehloCustomCallOptionsAddHasSideEffect(builder, t.HasSideEffect)
+	StablehloCustomCallOptionsAddBackendConfig(builder, backendConfigOffset)
+	StablehloCustomCallOptionsAddApiVersion(builder, t.ApiVersion)
+	StablehloCustomCallOptionsAddCalledComputations(builder, calledComputationsOffset)
+	StablehloCustomCallOptionsAddCustomAttributes(builder, customAttributesOffset)
+	return StablehloCustomCallOptionsEnd(builder)
+}
+
+func (rcv *StablehloCustomCallOptions) UnPackTo(t *StablehloCustomCallOptionsT) {
+	t.CallTargetName = string(rcv.CallTargetName())
+	t.HasSideEffect = rcv.HasSideEffect()
+	t.BackendConfig = string(rcv.BackendConfig())
+	t.ApiVersion = rcv.ApiVersion()
+	calledComputationsLength := rcv.CalledComputationsLength()
+	t.CalledComputations = make([]int32, calledComputationsLength)
+	for j := 0; j < calledComputationsLength; j++ {
+		t.CalledComputations[j] = rcv.CalledComputations(j)
+	}
+	t.CustomAttributes = rcv.CustomAttributesBytes()
+}
+
+func (rcv *StablehloCustomCallOptions) UnPack() *StablehloCustomCallOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &StablehloCustomCallOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type StablehloCustomCallOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,45 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type StablehloDynamicSliceOptionsT struct {
+	SliceSizes []int64 `json:"slice_sizes"`
+}
+
+func (t *StablehloDynamicSliceOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	sliceSizesOffset := flatbuffers.UOffsetT(0)
+	if t.SliceSizes != nil {
+		sliceSizesLength := len(t.SliceSizes)
+		StablehloDynamicSliceOptionsStartSliceSizesVector(builder, sliceSizesLength)
+		for j := sliceSizesLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.SliceSizes[j])
+		}
+		sliceSizesOffset = builder.EndVector(sliceSizesLength)
+	}
+	StablehloDynamicSliceOptionsStart(builder)
+	StablehloDynamicSliceOptionsAddSliceSizes(builder, sliceSizesOffset)
+	return StablehloDynamicSliceOptionsEnd(builder)
+}
+
+func (rcv *StablehloDynamicSliceOptions) UnPackTo(t *StablehloDynamicSliceOptionsT) {
+	sliceSizesLength := rcv.SliceSizesLength()
+	t.SliceSizes = make([]int64, sliceSizesLength)
+	for j := 0; j < sliceSizesLength; j++ {
+		t.SliceSizes[j] = rcv.SliceSizes(j)
+	}
+}
+
+func (rcv *StablehloDynamicSliceOptions) UnPack() *StablehloDynamicSliceOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &StablehloDynamicSliceOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type StablehloDynamicSliceOptions struct {
 	_tab flatbuffers.Table
 }

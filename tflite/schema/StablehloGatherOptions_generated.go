@@ -6,6 +6,99 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type StablehloGatherOptionsT struct {
+	OffsetDims         []int64 `json:"offset_dims"`
+	CollapsedSliceDims []int64 `json:"collapsed_slice_dims"`
+	StartIndexMap      []int64 `json:"start_index_map"`
+	IndexVectorDim     int64   `json:"index_vector_dim"`
+	SliceSizes         []int64 `json:"slice_sizes"`
+	IndicesAreSorted   bool    `json:"indices_are_sorted"`
+}
+
+func (t *StablehloGatherOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	offsetDimsOffset := flatbuffers.UOffsetT(0)
+	if t.OffsetDims != nil {
+		offsetDimsLength := len(t.OffsetDims)
+		StablehloGatherOptionsStartOffsetDimsVector(builder, offsetDimsLength)
+		for j := offsetDimsLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.OffsetDims[j])
+		}
+		offsetDimsOffset = builder.EndVector(offsetDimsLength)
+	}
+	collapsedSliceDimsOffset := flatbuffers.UOffsetT(0)
+	if t.CollapsedSliceDims != nil {
+		collapsedSliceDimsLength := len(t.CollapsedSliceDims)
+		StablehloGatherOptionsStartCollapsedSliceDimsVector(builder, collapsedSliceDimsLength)
+		for j := collapsedSliceDimsLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.CollapsedSliceDims[j])
+		}
+		collapsedSliceDimsOffset = builder.EndVector(collapsedSliceDimsLength)
+	}
+	startIndexMapOffset := flatbuffers.UOffsetT(0)
+	if t.StartIndexMap != nil {
+		startIndexMapLength := len(t.StartIndexMap)
+		StablehloGatherOptionsStartStartIndexMapVector(builder, startIndexMapLength)
+		for j := startIndexMapLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.StartIndexMap[j])
+		}
+		startIndexMapOffset = builder.EndVector(startIndexMapLength)
+	}
+	sliceSizesOffset := flatbuffers.UOffsetT(0)
+	if t.SliceSizes != nil {
+		sliceSizesLength := len(t.SliceSizes)
+		StablehloGatherOptionsStartSliceSizesVector(builder, sliceSizesLength)
+		for j := sliceSizesLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.SliceSizes[j])
+		}
+		sliceSizesOffset = builder.EndVector(sliceSizesLength)
+	}
+	StablehloGatherOptionsStart(builder)
+	StablehloGatherOptionsAddOffsetDims(builder, offsetDimsOffset)
+	StablehloGatherOptionsAddCollapsedSliceDims(builder, collapsedSliceDimsOffset)
+	StablehloGatherOptionsAddStartIndexMap(builder, startIndexMapOffset)
+	StablehloGatherOptionsAddIndexVectorDim(builder, t.IndexVectorDim)
+	StablehloGatherOptionsAddSliceSizes(builder, sliceSizesOffset)
+	StablehloGatherOptionsAddIndicesAreSorted(builder, t.IndicesAreSorted)
+	return StablehloGatherOptionsEnd(builder)
+}
+
+func (rcv *StablehloGatherOptions) UnPackTo(t *StablehloGatherOptionsT) {
+	offsetDimsLength := rcv.OffsetDimsLength()
+	t.OffsetDims = make([]int64, offsetDimsLength)
+	for j := 0; j < offsetDimsLength; j++ {
+		t.OffsetDims[j] = rcv.OffsetDims(j)
+	}
+	collapsedSliceDimsLength := rcv.CollapsedSliceDimsLength()
+	t.CollapsedSliceDims = make([]int64, collapsedSliceDimsLength)
+	for j := 0; j < collapsedSliceDimsLength; j++ {
+		t.CollapsedSliceDims[j] = rcv.CollapsedSliceDims(j)
+	}
+	startIndexMapLength := rcv.StartIndexMapLength()
+	t.StartIndexMap = make([]int64, startIndexMapLength)
+	for j := 0; j < startIndexMapLength; j++ {
+		t.StartIndexMap[j] = rcv.StartIndexMap(j)
+	}
+	t.IndexVectorDim = rcv.IndexVectorDim()
+	sliceSizesLength := rcv.SliceSizesLength()
+	t.SliceSizes = make([]int64, sliceSizesLength)
+	for j := 0; j < sliceSizesLength; j++ {
+		t.SliceSizes[j] = rcv.SliceSizes(j)
+	}
+	t.IndicesAreSorted = rcv.IndicesAreSorted()
+}
+
+func (rcv *StablehloGatherOptions) UnPack() *StablehloGatherOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &StablehloGatherOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type StablehloGatherOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,112 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type StablehloReduceWindowOptionsT struct {
+	WindowDimensions  []int64 `json:"window_dimensions"`
+	WindowStrides     []int64 `json:"window_strides"`
+	BaseDilations     []int64 `json:"base_dilations"`
+	WindowDilations   []int64 `json:"window_dilations"`
+	Padding           []int64 `json:"padding"`
+	BodySubgraphIndex int32   `json:"body_subgraph_index"`
+}
+
+func (t *StablehloReduceWindowOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	windowDimensionsOffset := flatbuffers.UOffsetT(0)
+	if t.WindowDimensions != nil {
+		windowDimensionsLength := len(t.WindowDimensions)
+		StablehloReduceWindowOptionsStartWindowDimensionsVector(builder, windowDimensionsLength)
+		for j := windowDimensionsLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.WindowDimensions[j])
+		}
+		windowDimensionsOffset = builder.EndVector(windowDimensionsLength)
+	}
+	windowStridesOffset := flatbuffers.UOffsetT(0)
+	if t.WindowStrides != nil {
+		windowStridesLength := len(t.WindowStrides)
+		StablehloReduceWindowOptionsStartWindowStridesVector(builder, windowStridesLength)
+		for j := windowStridesLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.WindowStrides[j])
+		}
+		windowStridesOffset = builder.EndVector(windowStridesLength)
+	}
+	baseDilationsOffset := flatbuffers.UOffsetT(0)
+	if t.BaseDilations != nil {
+		baseDilationsLength := len(t.BaseDilations)
+		StablehloReduceWindowOptionsStartBaseDilationsVector(builder, baseDilationsLength)
+		for j := baseDilationsLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.BaseDilations[j])
+		}
+		baseDilationsOffset = builder.EndVector(baseDilationsLength)
+	}
+	windowDilationsOffset := flatbuffers.UOffsetT(0)
+	if t.WindowDilations != nil {
+		windowDilationsLength := len(t.WindowDilations)
+		StablehloReduceWindowOptionsStartWindowDilationsVector(builder, windowDilationsLength)
+		for j := windowDilationsLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.WindowDilations[j])
+		}
+		windowDilationsOffset = builder.EndVector(windowDilationsLength)
+	}
+	paddingOffset := flatbuffers.UOffsetT(0)
+	if t.Padding != nil {
+		paddingLength := len(t.Padding)
+		StablehloReduceWindowOptionsStartPaddingVector(builder, paddingLength)
+		for j := paddingLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.Padding[j])
+		}
+		paddingOffset = builder.EndVector(paddingLength)
+	}
+	StablehloReduceWindowOptionsStart(builder)
+	StablehloReduceWindowOptionsAddWindowDimensions(builder, windowDimensionsOffset)
+	StablehloReduceWindowOptionsAddWindowStrides(builder, windowStridesOffset)
+	StablehloReduceWindowOptionsAddBaseDilations(builder, baseDilationsOffset)
+	StablehloReduceWindowOptionsAddWindowDilations(builder, windowDilationsOffset)
+	StablehloReduceWindowOptionsAddPadding(builder, paddingOffset)
+	StablehloReduceWindowOptionsAddBodySubgraphIndex(builder, t.BodySubgraphIndex)
+	return StablehloReduceWindowOptionsEnd(builder)
+}
+
+func (rcv *StablehloReduceWindowOptions) UnPackTo(t *StablehloReduceWindowOptionsT) {
+	windowDimensionsLength := rcv.WindowDimensionsLength()
+	t.WindowDimensions = make([]int64, windowDimensionsLength)
+	for j := 0; j < windowDimensionsLength; j++ {
+		t.WindowDimensions[j] = rcv.WindowDimensions(j)
+	}
+	windowStridesLength := rcv.WindowStridesLength()
+	t.WindowStrides = make([]int64, windowStridesLength)
+	for j := 0; j < windowStridesLength; j++ {
+		t.WindowStrides[j] = rcv.WindowStrides(j)
+	}
+	baseDilationsLength := rcv.BaseDilationsLength()
+	t.BaseDilations = make([]int64, baseDilationsLength)
+	for j := 0; j < baseDilationsLength; j++ {
+		t.BaseDilations[j] = rcv.BaseDilations(j)
+	}
+	windowDilationsLength := rcv.WindowDilationsLength()
+	t.WindowDilations = make([]int64, windowDilationsLength)
+	for j := 0; j < windowDilationsLength; j++ {
+		t.WindowDilations[j] = rcv.WindowDilations(j)
+	}
+	paddingLength := rcv.PaddingLength()
+	t.Padding = make([]int64, paddingLength)
+	for j := 0; j < paddingLength; j++ {
+		t.Padding[j] = rcv.Padding(j)
+	}
+	t.BodySubgraphIndex = rcv.BodySubgraphIndex()
+}
+
+func (rcv *StablehloReduceWindowOptions) UnPack() *StablehloReduceWindowOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &StablehloReduceWindowOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type StablehloReduceWindowOptions struct {
 	_tab flatbuffers.Table
 }

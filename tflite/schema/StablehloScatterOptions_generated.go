@@ -6,6 +6,89 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type StablehloScatterOptionsT struct {
+	IndicesAreSorted               bool    `json:"indices_are_sorted"`
+	UpdateWindowDims               []int64 `json:"update_window_dims"`
+	InsertedWindowDims             []int64 `json:"inserted_window_dims"`
+	ScatterDimsToOperandDims       []int64 `json:"scatter_dims_to_operand_dims"`
+	IndexVectorDim                 int64   `json:"index_vector_dim"`
+	UniqueIndices                  bool    `json:"unique_indices"`
+	UpdateComputationSubgraphIndex int32   `json:"update_computation_subgraph_index"`
+}
+
+func (t *StablehloScatterOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	updateWindowDimsOffset := flatbuffers.UOffsetT(0)
+	if t.UpdateWindowDims != nil {
+		updateWindowDimsLength := len(t.UpdateWindowDims)
+		StablehloScatterOptionsStartUpdateWindowDimsVector(builder, updateWindowDimsLength)
+		for j := updateWindowDimsLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.UpdateWindowDims[j])
+		}
+		updateWindowDimsOffset = builder.EndVector(updateWindowDimsLength)
+	}
+	insertedWindowDimsOffset := flatbuffers.UOffsetT(0)
+	if t.InsertedWindowDims != nil {
+		insertedWindowDimsLength := len(t.InsertedWindowDims)
+		StablehloScatterOptionsStartInsertedWindowDimsVector(builder, insertedWindowDimsLength)
+		for j := insertedWindowDimsLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.InsertedWindowDims[j])
+		}
+		insertedWindowDimsOffset = builder.EndVector(insertedWindowDimsLength)
+	}
+	scatterDimsToOperandDimsOffset := flatbuffers.UOffsetT(0)
+	if t.ScatterDimsToOperandDims != nil {
+		scatterDimsToOperandDimsLength := len(t.ScatterDimsToOperandDims)
+		StablehloScatterOptionsStartScatterDimsToOperandDimsVector(builder, scatterDimsToOperandDimsLength)
+		for j := scatterDimsToOperandDimsLength - 1; j >= 0; j-- {
+			builder.PrependInt64(t.ScatterDimsToOperandDims[j])
+		}
+		scatterDimsToOperandDimsOffset = builder.EndVector(scatterDimsToOperandDimsLength)
+	}
+	StablehloScatterOptionsStart(builder)
+	StablehloScatterOptionsAddIndicesAreSorted(builder, t.IndicesAreSorted)
+	StablehloScatterOptionsAddUpdateWindowDims(builder, updateWindowDimsOffset)
+	StablehloScatterOptionsAddInsertedWindowDims(builder, insertedWindowDimsOffset)
+	StablehloScatterOptionsAddScatterDimsToOperandDims(builder, scatterDimsToOperandDimsOffset)
+	StablehloScatterOptionsAddIndexVectorDim(builder, t.IndexVectorDim)
+	StablehloScatterOptionsAddUniqueIndices(builder, t.UniqueIndices)
+	StablehloScatterOptionsAddUpdateComputationSubgraphIndex(builder, t.UpdateComputationSubgraphIndex)
+	return StablehloScatterOptionsEnd(builder)
+}
+
+func (rcv *StablehloScatterOptions) UnPackTo(t *StablehloScatterOptionsT) {
+	t.IndicesAreSorted = rcv.IndicesAreSorted()
+	updateWindowDimsLength := rcv.UpdateWindowDimsLength()
+	t.UpdateWindowDims = make([]int64, updateWindowDimsLength)
+	for j := 0; j < updateWindowDimsLength; j++ {
+		t.UpdateWindowDims[j] = rcv.UpdateWindowDims(j)
+	}
+	insertedWindowDimsLength := rcv.InsertedWindowDimsLength()
+	t.InsertedWindowDims = make([]int64, insertedWindowDimsLength)
+	for j := 0; j < insertedWindowDimsLength; j++ {
+		t.InsertedWindowDims[j] = rcv.InsertedWindowDims(j)
+	}
+	scatterDimsToOperandDimsLength := rcv.ScatterDimsToOperandDimsLength()
+	t.ScatterDimsToOperandDims = make([]int64, scatterDimsToOperandDimsLength)
+	for j := 0; j < scatterDimsToOperandDimsLength; j++ {
+		t.ScatterDimsToOperandDims[j] = rcv.ScatterDimsToOperandDims(j)
+	}
+	t.IndexVectorDim = rcv.IndexVectorDim()
+	t.UniqueIndices = rcv.UniqueIndices()
+	t.UpdateComputationSubgraphIndex = rcv.UpdateComputationSubgraphIndex()
+}
+
+func (rcv *StablehloScatterOptions) UnPack() *StablehloScatterOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &StablehloScatterOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type StablehloScatterOptions struct {
 	_tab flatbuffers.Table
 }

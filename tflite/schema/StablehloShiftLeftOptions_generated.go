@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type StablehloShiftLeftOptionsT struct {
+}
+
+func (t *StablehloShiftLeftOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	StablehloShiftLeftOptionsStart(builder)
+	return StablehloShiftLeftOptionsEnd(builder)
+}
+
+func (rcv *StablehloShiftLeftOptions) UnPackTo(t *StablehloShiftLeftOptionsT) {
+}
+
+func (rcv *StablehloShiftLeftOptions) UnPack() *StablehloShiftLeftOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &StablehloShiftLeftOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type StablehloShiftLeftOptions struct {
 	_tab flatbuffers.Table
 }

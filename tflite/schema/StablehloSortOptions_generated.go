@@ -6,6 +6,38 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type StablehloSortOptionsT struct {
+	Dimension               int64 `json:"dimension"`
+	IsStable                bool  `json:"is_stable"`
+	ComparatorSubgraphIndex int32 `json:"comparator_subgraph_index"`
+}
+
+func (t *StablehloSortOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	StablehloSortOptionsStart(builder)
+	StablehloSortOptionsAddDimension(builder, t.Dimension)
+	StablehloSortOptionsAddIsStable(builder, t.IsStable)
+	StablehloSortOptionsAddComparatorSubgraphIndex(builder, t.ComparatorSubgraphIndex)
+	return StablehloSortOptionsEnd(builder)
+}
+
+func (rcv *StablehloSortOptions) UnPackTo(t *StablehloSortOptionsT) {
+	t.Dimension = rcv.Dimension()
+	t.IsStable = rcv.IsStable()
+	t.ComparatorSubgraphIndex = rcv.ComparatorSubgraphIndex()
+}
+
+func (rcv *StablehloSortOptions) UnPack() *StablehloSortOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &StablehloSortOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type StablehloSortOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,47 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type StridedSliceOptionsT struct {
+	BeginMask      int32 `json:"begin_mask"`
+	EndMask        int32 `json:"end_mask"`
+	EllipsisMask   int32 `json:"ellipsis_mask"`
+	NewAxisMask    int32 `json:"new_axis_mask"`
+	ShrinkAxisMask int32 `json:"shrink_axis_mask"`
+	Offset         bool  `json:"offset"`
+}
+
+func (t *StridedSliceOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	StridedSliceOptionsStart(builder)
+	StridedSliceOptionsAddBeginMask(builder, t.BeginMask)
+	StridedSliceOptionsAddEndMask(builder, t.EndMask)
+	StridedSliceOptionsAddEllipsisMask(builder, t.EllipsisMask)
+	StridedSliceOptionsAddNewAxisMask(builder, t.NewAxisMask)
+	StridedSliceOptionsAddShrinkAxisMask(builder, t.ShrinkAxisMask)
+	StridedSliceOptionsAddOffset(builder, t.Offset)
+	return StridedSliceOptionsEnd(builder)
+}
+
+func (rcv *StridedSliceOptions) UnPackTo(t *StridedSliceOptionsT) {
+	t.BeginMask = rcv.BeginMask()
+	t.EndMask = rcv.EndMask()
+	t.EllipsisMask = rcv.EllipsisMask()
+	t.NewAxisMask = rcv.NewAxisMask()
+	t.ShrinkAxisMask = rcv.ShrinkAxisMask()
+	t.Offset = rcv.Offset()
+}
+
+func (rcv *StridedSliceOptions) UnPack() *StridedSliceOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &StridedSliceOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type StridedSliceOptions struct {
 	_tab flatbuffers.Table
 }

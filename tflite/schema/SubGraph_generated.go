@@ -6,6 +6,112 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SubGraphT struct {
+	Tensors            []*TensorT   `json:"tensors"`
+	Inputs             []int32      `json:"inputs"`
+	Outputs            []int32      `json:"outputs"`
+	Operators          []*OperatorT `json:"operators"`
+	Name               string       `json:"name"`
+	DebugMetadataIndex int32        `json:"debug_metadata_index"`
+}
+
+func (t *SubGraphT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	tensorsOffset := flatbuffers.UOffsetT(0)
+	if t.Tensors != nil {
+		tensorsLength := len(t.Tensors)
+		tensorsOffsets := make([]flatbuffers.UOffsetT, tensorsLength)
+		for j := 0; j < tensorsLength; j++ {
+			tensorsOffsets[j] = t.Tensors[j].Pack(builder)
+		}
+		SubGraphStartTensorsVector(builder, tensorsLength)
+		for j := tensorsLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(tensorsOffsets[j])
+		}
+		tensorsOffset = builder.EndVector(tensorsLength)
+	}
+	inputsOffset := flatbuffers.UOffsetT(0)
+	if t.Inputs != nil {
+		inputsLength := len(t.Inputs)
+		SubGraphStartInputsVector(builder, inputsLength)
+		for j := inputsLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.Inputs[j])
+		}
+		inputsOffset = builder.EndVector(inputsLength)
+	}
+	outputsOffset := flatbuffers.UOffsetT(0)
+	if t.Outputs != nil {
+		outputsLength := len(t.Outputs)
+		SubGraphStartOutputsVector(builder, outputsLength)
+		for j := outputsLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.Outputs[j])
+		}
+		outputsOffset = builder.EndVector(outputsLength)
+	}
+	operatorsOffset := flatbuffers.UOffsetT(0)
+	if t.Operators != nil {
+		operatorsLength := len(t.Operators)
+		operatorsOffsets := make([]flatbuffers.UOffsetT, operatorsLength)
+		for j := 0; j < operatorsLength; j++ {
+			operatorsOffsets[j] = t.Operators[j].Pack(builder)
+		}
+		SubGraphStartOperatorsVector(builder, operatorsLength)
+		for j := operatorsLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(operatorsOffsets[j])
+		}
+		operatorsOffset = builder.EndVector(operatorsLength)
+	}
+	nameOffset := builder.CreateString(t.Name)
+	SubGraphStart(builder)
+	SubGraphAddTensors(builder, tensorsOffset)
+	SubGraphAddInputs(builder, inputsOffset)
+	SubGraphAddOutputs(builder, outputsOffset)
+	SubGraphAddOperators(builder, operatorsOffset)
+	SubGraphAddName(builder, nameOffset)
+	SubGraphAddDebugMetadataIndex(builder, t.DebugMetadataIndex)
+	return SubGraphEnd(builder)
+}
+
+func (rcv *SubGraph) UnPackTo(t *SubGraphT) {
+	tensorsLength := rcv.TensorsLength()
+	t.Tensors = make([]*TensorT, tensorsLength)
+	for j := 0; j < tensorsLength; j++ {
+		x := Tensor{}
+		rcv.Tensors(&x, j)
+		t.Tensors[j] = x.UnPack()
+	}
+	inputsLength := rcv.InputsLength()
+	t.Inputs = make([]int32, inputsLength)
+	for j := 0; j < inputsLength; j++ {
+		t.Inputs[j] = rcv.Inputs(j)
+	}
+	outputsLength := rcv.OutputsLength()
+	t.Outputs = make([]int32, outputsLength)
+	for j := 0; j < outputsLength; j++ {
+		t.Outputs[j] = rcv.Outputs(j)
+	}
+	operatorsLength := rcv.OperatorsLength()
+	t.Operators = make([]*OperatorT, operatorsLength)
+	for j := 0; j < operatorsLength; j++ {
+		x := Operator{}
+		rcv.Operators(&x, j)
+		t.Operators[j] = x.UnPack()
+	}
+	t.Name = string(rcv.Name())
+	t.DebugMetadataIndex = rcv.DebugMetadataIndex()
+}
+
+func (rcv *SubGraph) UnPack() *SubGraphT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SubGraphT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SubGraph struct {
 	_tab flatbuffers.Table
 }

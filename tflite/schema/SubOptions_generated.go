@@ -6,6 +6,35 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SubOptionsT struct {
+	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
+	PotScaleInt16           bool                   `json:"pot_scale_int16"`
+}
+
+func (t *SubOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	SubOptionsStart(builder)
+	SubOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
+	SubOptionsAddPotScaleInt16(builder, t.PotScaleInt16)
+	return SubOptionsEnd(builder)
+}
+
+func (rcv *SubOptions) UnPackTo(t *SubOptionsT) {
+	t.FusedActivationFunction = rcv.FusedActivationFunction()
+	t.PotScaleInt16 = rcv.PotScaleInt16()
+}
+
+func (rcv *SubOptions) UnPack() *SubOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SubOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SubOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type TileOptionsT struct {
+}
+
+func (t *TileOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	TileOptionsStart(builder)
+	return TileOptionsEnd(builder)
+}
+
+func (rcv *TileOptions) UnPackTo(t *TileOptionsT) {
+}
+
+func (rcv *TileOptions) UnPack() *TileOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &TileOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type TileOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type TransposeOptionsT struct {
+}
+
+func (t *TransposeOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	TransposeOptionsStart(builder)
+	return TransposeOptionsEnd(builder)
+}
+
+func (rcv *TransposeOptions) UnPackTo(t *TransposeOptionsT) {
+}
+
+func (rcv *TransposeOptions) UnPack() *TransposeOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &TransposeOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type TransposeOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,35 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type UnpackOptionsT struct {
+	Num  int32 `json:"num"`
+	Axis int32 `json:"axis"`
+}
+
+func (t *UnpackOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	UnpackOptionsStart(builder)
+	UnpackOptionsAddNum(builder, t.Num)
+	UnpackOptionsAddAxis(builder, t.Axis)
+	return UnpackOptionsEnd(builder)
+}
+
+func (rcv *UnpackOptions) UnPackTo(t *UnpackOptionsT) {
+	t.Num = rcv.Num()
+	t.Axis = rcv.Axis()
+}
+
+func (rcv *UnpackOptions) UnPack() *UnpackOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &UnpackOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type UnpackOptions struct {
 	_tab flatbuffers.Table
 }

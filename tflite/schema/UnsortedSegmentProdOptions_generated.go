@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type UnsortedSegmentProdOptionsT struct {
+}
+
+func (t *UnsortedSegmentProdOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	UnsortedSegmentProdOptionsStart(builder)
+	return UnsortedSegmentProdOptionsEnd(builder)
+}
+
+func (rcv *UnsortedSegmentProdOptions) UnPackTo(t *UnsortedSegmentProdOptionsT) {
+}
+
+func (rcv *UnsortedSegmentProdOptions) UnPack() *UnsortedSegmentProdOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &UnsortedSegmentProdOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type UnsortedSegmentProdOptions struct {
 	_tab flatbuffers.Table
 }

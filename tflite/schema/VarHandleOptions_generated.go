@@ -6,6 +6,37 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type VarHandleOptionsT struct {
+	Container  string `json:"container"`
+	SharedName string `json:"shared_name"`
+}
+
+func (t *VarHandleOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	containerOffset := builder.CreateString(t.Container)
+	sharedNameOffset := builder.CreateString(t.SharedName)
+	VarHandleOptionsStart(builder)
+	VarHandleOptionsAddContainer(builder, containerOffset)
+	VarHandleOptionsAddSharedName(builder, sharedNameOffset)
+	return VarHandleOptionsEnd(builder)
+}
+
+func (rcv *VarHandleOptions) UnPackTo(t *VarHandleOptionsT) {
+	t.Container = string(rcv.Container())
+	t.SharedName = string(rcv.SharedName())
+}
+
+func (rcv *VarHandleOptions) UnPack() *VarHandleOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &VarHandleOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type VarHandleOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type WhereOptionsT struct {
+}
+
+func (t *WhereOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	WhereOptionsStart(builder)
+	return WhereOptionsEnd(builder)
+}
+
+func (rcv *WhereOptions) UnPackTo(t *WhereOptionsT) {
+}
+
+func (rcv *WhereOptions) UnPack() *WhereOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &WhereOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type WhereOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,35 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type WhileOptionsT struct {
+	CondSubgraphIndex int32 `json:"cond_subgraph_index"`
+	BodySubgraphIndex int32 `json:"body_subgraph_index"`
+}
+
+func (t *WhileOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	WhileOptionsStart(builder)
+	WhileOptionsAddCondSubgraphIndex(builder, t.CondSubgraphIndex)
+	WhileOptionsAddBodySubgraphIndex(builder, t.BodySubgraphIndex)
+	return WhileOptionsEnd(builder)
+}
+
+func (rcv *WhileOptions) UnPackTo(t *WhileOptionsT) {
+	t.CondSubgraphIndex = rcv.CondSubgraphIndex()
+	t.BodySubgraphIndex = rcv.BodySubgraphIndex()
+}
+
+func (rcv *WhileOptions) UnPack() *WhileOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &WhileOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type WhileOptions struct {
 	_tab flatbuffers.Table
 }
