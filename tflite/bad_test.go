@@ -129,6 +129,21 @@ var badCases = []badCase{
 		return d
 	}},
 	{"shared_vector_bomb", func(t *testing.T) []byte { return sharedVectorBomb(1024) }},
+	// Fields heliac does not read are checked too (walk.go).
+	{"unread_options_outside", func(t *testing.T) []byte {
+		d := model(t, "hello_world_int8") // FULLY_CONNECTED with FullyConnectedOptions
+		putU32(d, fieldPos(t, op(t, d, 0, 0).Table(), 12), 1<<30)
+		return d
+	}},
+	{"custom_options_past_end", func(t *testing.T) []byte {
+		d := model(t, "audio_preprocessor_int8")
+		for i := 0; ; i++ {
+			if o := op(t, d, 0, i); o.CustomOptionsLength() > 0 {
+				putU32(d, vectorPos(t, o.Table(), 14), 1<<20)
+				return d
+			}
+		}
+	}},
 }
 
 func TestBadFilesUpToDate(t *testing.T) {

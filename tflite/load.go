@@ -10,7 +10,9 @@
 // heliac. It must not import liveness, plan, emit or verify.
 //
 // The flatbuffers runtime panics on corrupt input, so every offset, length
-// and index is checked (see check.go) before a generated accessor reads it.
+// and index is checked (see check.go) before a generated accessor reads it,
+// and every other table of the schema is checked too (walk.go), so that
+// the object API of the bindings can read the whole model.
 // A malformed file yields an error naming the field path and byte offset,
 // never a panic.
 package tflite
@@ -54,7 +56,17 @@ func load(data []byte) (*graph.Model, error) {
 		return nil, err
 	}
 	l.fb = schema.GetRootAsModel(data, 0)
-	return l.model()
+	m, err := l.model()
+	if err != nil {
+		return nil, err
+	}
+	// The fields heliac does not read (options of other operators,
+	// sparsity, custom quantization, ...) must be sound too: tools that
+	// rewrite the model read them all (walk.go).
+	if err := walkModel(data, false); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 type loader struct {
