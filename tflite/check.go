@@ -112,19 +112,9 @@ func (c *checker) inside(pos, n int64) bool {
 // the vtable marks present, so that the generated accessors for those
 // fields read only bytes inside the file.
 func (c *checker) table(pos int64, path string, specs []fieldSpec) error {
-	if !c.reachable(pos) {
-		return corrupt(path, -1, "table offset %d outside the file (size %d)", pos, len(c.buf))
-	}
-	if err := c.charge(path, pos, tableCost); err != nil {
+	vtable, vtSize, err := c.vtable(pos, path)
+	if err != nil {
 		return err
-	}
-	vtable := pos - int64(int32(c.u32(pos)))
-	if !c.inside(vtable, 4) {
-		return corrupt(path, pos, "vtable offset %d outside the file (size %d)", vtable, len(c.buf))
-	}
-	vtSize := int64(c.u16(vtable))
-	if vtSize < 4 || vtSize%2 != 0 || !c.inside(vtable, vtSize) {
-		return corrupt(path, vtable, "bad vtable size %d", vtSize)
 	}
 	for _, f := range specs {
 		if int64(f.vt)+2 > vtSize {
@@ -139,6 +129,26 @@ func (c *checker) table(pos int64, path string, specs []fieldSpec) error {
 		}
 	}
 	return nil
+}
+
+// vtable checks the table at pos, charges it against the budget, and
+// returns the position and size of its vtable, which lies inside the file.
+func (c *checker) vtable(pos int64, path string) (vtable, vtSize int64, err error) {
+	if !c.reachable(pos) {
+		return 0, 0, corrupt(path, -1, "table offset %d outside the file (size %d)", pos, len(c.buf))
+	}
+	if err := c.charge(path, pos, tableCost); err != nil {
+		return 0, 0, err
+	}
+	vtable = pos - int64(int32(c.u32(pos)))
+	if !c.inside(vtable, 4) {
+		return 0, 0, corrupt(path, pos, "vtable offset %d outside the file (size %d)", vtable, len(c.buf))
+	}
+	vtSize = int64(c.u16(vtable))
+	if vtSize < 4 || vtSize%2 != 0 || !c.inside(vtable, vtSize) {
+		return 0, 0, corrupt(path, vtable, "bad vtable size %d", vtSize)
+	}
+	return vtable, vtSize, nil
 }
 
 // field checks one present field stored at pos.

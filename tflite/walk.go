@@ -38,19 +38,9 @@ type walker struct {
 // it references.
 func (w *walker) table(pos int64, path string, t *fbsTableDef) error {
 	c := &w.c
-	if !c.reachable(pos) {
-		return corrupt(path, -1, "table offset %d outside the file (size %d)", pos, len(c.buf))
-	}
-	if err := c.charge(path, pos, tableCost); err != nil {
+	vtable, vtSize, err := c.vtable(pos, path)
+	if err != nil {
 		return err
-	}
-	vtable := pos - int64(int32(c.u32(pos)))
-	if !c.inside(vtable, 4) {
-		return corrupt(path, pos, "vtable offset %d outside the file (size %d)", vtable, len(c.buf))
-	}
-	vtSize := int64(c.u16(vtable))
-	if vtSize < 4 || vtSize%2 != 0 || !c.inside(vtable, vtSize) {
-		return corrupt(path, vtable, "bad vtable size %d", vtSize)
 	}
 	for slot := int64(0); 4+2*slot+2 <= vtSize; slot++ {
 		rel := int64(c.u16(vtable + 4 + 2*slot))
