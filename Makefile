@@ -4,6 +4,7 @@
 GO        ?= go
 PKGS      := ./...
 FUZZTIME  ?= 60s
+FUZZ      ?= FuzzLoad
 BIN       := bin/heliac
 
 .DEFAULT_GOAL := help
@@ -48,8 +49,8 @@ golden: ## rewrite golden files from the current code
 	HELIAC_UPDATE=1 $(GO) test -count=1 $(PKGS)
 
 .PHONY: fuzz
-fuzz: ## fuzz the model loader for FUZZTIME (default 60s)
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./tflite/
+fuzz: ## fuzz FUZZ (default FuzzLoad; or FuzzSetMetadata) for FUZZTIME (default 60s)
+	$(GO) test -run '^$$' -fuzz '^$(FUZZ)$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./tflite/
 
 .PHONY: check-c
 check-c: ## compile the golden C sources with every available C compiler

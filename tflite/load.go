@@ -3,7 +3,11 @@
 //
 // Input: the bytes of a .tflite file. Output: a validated *graph.Model.
 // Encode (encode.go) is the inverse, writing a *graph.Model as a .tflite
-// file that Load reads back unchanged.
+// file that Load reads back unchanged. SetMetadata and Repack (rewrite.go)
+// rewrite a .tflite file itself, through the object API of the bindings,
+// keeping every table and field of the schema: SetMetadata adds or replaces
+// one metadata entry (OfflineMemoryAllocation for TFLM), Repack changes
+// nothing.
 // It is the only package that imports the flatc bindings in tflite/schema,
 // and it hides the schema's quirks (builtin_code versus
 // deprecated_builtin_code, the offset/size buffer form) from the rest of

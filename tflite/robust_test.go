@@ -1,6 +1,8 @@
 package tflite
 
 import (
+	"bytes"
+	"fmt"
 	"hash/fnv"
 	"math/rand"
 	"os"
@@ -9,6 +11,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/tflite/schema"
 )
@@ -43,39 +46,47 @@ func TestLoadDamagedNoPanic(t *testing.T) {
 				}
 			})
 			t.Run("flipped", func(t *testing.T) {
-				data := append([]byte(nil), in.data...)
-				structural := structuralBytes(data)
-				h := fnv.New64a()
-				h.Write([]byte(in.name))
-				seed := int64(h.Sum64())
-				rng := rand.New(rand.NewSource(seed))
-				for i := 0; i < flips; i++ {
-					// Mostly hit flatbuffer tables, vectors and offsets;
-					// now and then anywhere, buffer contents included.
-					pick := func() int {
-						if len(structural) > 0 && rng.Intn(4) != 0 {
-							return structural[rng.Intn(len(structural))]
-						}
-						return rng.Intn(len(data))
-					}
-					n := 1 + rng.Intn(3)
-					pos, old := make([]int, n), make([]byte, n)
-					for j := range pos {
-						pos[j] = pick()
-						old[j] = data[pos[j]]
-						if rng.Intn(2) == 0 {
-							data[pos[j]] ^= 1 << rng.Intn(8)
-						} else {
-							data[pos[j]] = byte(rng.Intn(256))
-						}
-					}
-					loadChecked(t, data, "seed %d, variant %d: bytes %v changed", seed, i, pos)
-					for j := n - 1; j >= 0; j-- {
-						data[pos[j]] = old[j]
-					}
-				}
+				eachFlip(in.name, in.data, flips, func(data []byte, what string) {
+					loadChecked(t, data, "%s", what)
+				})
 			})
 		})
+	}
+}
+
+// eachFlip calls try with n variants of data, each with one to three
+// bytes changed, mostly in flatbuffer tables, vectors and offsets, now
+// and then anywhere, buffer contents included. The variants are seeded
+// from name; what describes one for an error message. data is not changed.
+func eachFlip(name string, data []byte, n int, try func(variant []byte, what string)) {
+	data = append([]byte(nil), data...)
+	structural := structuralBytes(data)
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	seed := int64(h.Sum64())
+	rng := rand.New(rand.NewSource(seed))
+	for i := 0; i < n; i++ {
+		pick := func() int {
+			if len(structural) > 0 && rng.Intn(4) != 0 {
+				return structural[rng.Intn(len(structural))]
+			}
+			return rng.Intn(len(data))
+		}
+		k := 1 + rng.Intn(3)
+		pos, old := make([]int, k), make([]byte, k)
+		for j := range pos {
+			pos[j] = pick()
+			old[j] = data[pos[j]]
+			if rng.Intn(2) == 0 {
+				data[pos[j]] ^= 1 << rng.Intn(8)
+			} else {
+				data[pos[j]] = byte(rng.Intn(256))
+			}
+		}
+		try(data, fmt.Sprintf("seed %d, variant %d: bytes %v changed", seed, i, pos))
+		for j := k - 1; j >= 0; j-- {
+			data[pos[j]] = old[j]
+		}
 	}
 }
 
@@ -138,4 +149,51 @@ func structuralBytes(data []byte) []int {
 		}
 	}
 	return out
+}
+
+// TestSetMetadataDamagedNoPanic feeds truncated and bit-flipped variants
+// of the test models and the small corpus models to setMetadata, which
+// has no recover. A variant it accepts must give a model that loads, with
+// the entry set.
+func TestSetMetadataDamagedNoPanic(t *testing.T) {
+	inputs := fuzzSeeds(t)
+	prefixes, flips := 60, 100
+	if testing.Short() || raceEnabled {
+		prefixes, flips = 15, 25
+	}
+	payload := []byte{1, 0, 0, 0, 0, 1, 0, 0}
+	for _, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			t.Parallel()
+			try := func(data []byte, what string) {
+				out, _, err := setMetadata(data, "OfflineMemoryAllocation", payload)
+				if err != nil {
+					return
+				}
+				m, err := load(out)
+				if err != nil {
+					t.Errorf("%s: the rewritten model does not load: %v", what, err)
+					return
+				}
+				if !hasMetadata(m, "OfflineMemoryAllocation", payload) {
+					t.Errorf("%s: the rewritten model lacks the entry", what)
+				}
+			}
+			for i := 0; i < prefixes; i++ {
+				n := len(in.data) * i / prefixes
+				try(in.data[:n:n], fmt.Sprintf("prefix of %d bytes", n))
+			}
+			eachFlip(in.name, in.data, flips, try)
+		})
+	}
+}
+
+// hasMetadata reports whether m has an entry name holding data.
+func hasMetadata(m *graph.Model, name string, data []byte) bool {
+	for _, md := range m.Metadata {
+		if md.Name == name && bytes.Equal(m.Buffers[md.Buffer].Data, data) {
+			return true
+		}
+	}
+	return false
 }
