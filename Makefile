@@ -60,6 +60,10 @@ check-c: ## compile the golden C sources with every available C compiler
 schema: ## regenerate tflite/schema from schema.fbs (needs flatc)
 	sh tflite/schema/generate.sh
 
+.PHONY: interop
+interop: ## run stock TFLM (../shared/tools/tflm_run) on heliac's plans for every corpus model and print the report
+	$(GO) test -count=1 -run 'TestTFLM' -v ./driver/ | grep -v -e '^=== ' -e '^    --- PASS'
+
 .PHONY: bench
 bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model
 	$(GO) run ./internal/cmd/bench

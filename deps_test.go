@@ -35,7 +35,8 @@ var allowed = map[string][]string{
 	"cmd/heliac":         {"config", "driver", "emit", "graph", "plan", "plan/dsa", "tflite"},
 	"internal/corpus":    {},
 	"internal/randmodel": {"graph"},
-	"internal/cmd/bench": {"internal/corpus", "tflite", "graph", "liveness", "plan", "plan/dsa"},
+	"internal/tflmrun":   {"internal/corpus"},
+	"internal/cmd/bench": {"internal/corpus", "internal/tflmrun", "tflite", "graph", "liveness", "plan", "plan/dsa", "emit", "driver"},
 }
 
 // stdlibOnly lists the packages that may import nothing outside heliac but

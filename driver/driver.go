@@ -31,6 +31,9 @@ type Config struct {
 	Liveness  liveness.Options
 	Plan      plan.Options
 	NoVerify  bool // skip the final independent verification
+	// EmitTFLite also writes the model with the plan's scratch offsets as
+	// TFLM's OfflineMemoryAllocation metadata (Output.TFLite).
+	EmitTFLite bool
 }
 
 // Output holds the results of every stage of Compile.
@@ -41,6 +44,18 @@ type Output struct {
 	Meta      emit.Meta
 	PlanJSON  []byte
 	CFiles    emit.Files
+	// TFLite is set with Config.EmitTFLite.
+	TFLite *TFLiteOutput
+}
+
+// TFLiteOutput is the input model with the plan written in as TFLM's
+// offline memory plan.
+type TFLiteOutput struct {
+	Data    []byte
+	Offline *emit.OfflinePlan
+	// Replaced says the model already carried OfflineMemoryAllocation
+	// metadata (Vela writes one), which the plan replaced.
+	Replaced bool
 }
 
 // VerifyError reports that the emitted plan failed independent
@@ -84,7 +99,7 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	}
 	js, err := emit.JSON(m, p, meta)
 	if err != nil {
-		return nil, fmt.Errorf("emit: %w", err)
+		return nil, err
 	}
 	files, err := emit.C(m, p, emit.COptions{Prefix: cfg.Prefix, Meta: meta})
 	if err != nil {
@@ -96,5 +111,24 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 			return out, &VerifyError{Violations: v}
 		}
 	}
+	if cfg.EmitTFLite {
+		if out.TFLite, err = withOfflinePlan(data, m, p); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// withOfflinePlan writes p's scratch offsets into the model as TFLM's
+// offline memory plan; nothing else of the model changes.
+func withOfflinePlan(data []byte, m *graph.Model, p *plan.Plan) (*TFLiteOutput, error) {
+	op, err := emit.TFLMOfflinePlan(m, p)
+	if err != nil {
+		return nil, err
+	}
+	b, replaced, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
+	if err != nil {
+		return nil, err
+	}
+	return &TFLiteOutput{Data: b, Offline: op, Replaced: replaced}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/tflite"
@@ -181,4 +184,31 @@ func TestBankFieldsDeclaredOnce(t *testing.T) {
 			return v.Kind == verify.Malformed && strings.Contains(v.Msg, `missing key "`+k+`"`)
 		}), "verify must need bank key %q: %v", k, got)
 	}
+}
+
+// TestEmitTFLiteReplacesVelasPlan: a model that carries an offline plan
+// already (Vela writes one) gets heliac's in its place.
+func TestEmitTFLiteReplacesVelasPlan(t *testing.T) {
+	shared := corpus.Require(t)
+	data, err := os.ReadFile(filepath.Join(shared, "corpus", "tflite-micro", "person_detect_vela.tflite"))
+	require.NoError(t, err)
+	cfg := testConfig("person_detect_vela")
+	cfg.EmitTFLite = true
+	out, err := driver.Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	require.True(t, out.TFLite.Replaced)
+	m, err := tflite.Load(out.TFLite.Data)
+	require.NoError(t, err)
+	var plans int
+	for _, md := range m.Metadata {
+		if md.Name == emit.OfflinePlanName {
+			plans++
+			version, _, offsets, err := emit.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
+			require.NoError(t, err)
+			assert.Equal(t, 1, version, "heliac's, not Vela's (version 0)")
+			assert.Len(t, offsets, len(m.Subgraphs[0].Tensors))
+		}
+	}
+	assert.Equal(t, 1, plans)
+	assert.Equal(t, len(out.Model.Subgraphs[0].Tensors), len(m.Subgraphs[0].Tensors))
 }

@@ -26,6 +26,14 @@ func Inspect(m *graph.Model) []byte {
 	for _, s := range m.Signatures {
 		fmt.Fprintf(&buf, "signature %q: subgraph %d, %d input(s), %d output(s)\n", s.Key, s.Subgraph, len(s.Inputs), len(s.Outputs))
 	}
+	if op := offlinePlanOf(m); op != nil {
+		if op.Err != "" {
+			fmt.Fprintf(&buf, "offline memory plan (%s): unreadable: %s\n", OfflinePlanName, op.Err)
+		} else {
+			fmt.Fprintf(&buf, "offline memory plan (%s, version %d): %d of %d tensor(s) placed offline, ending at %d bytes\n",
+				OfflinePlanName, op.Version, op.Planned, op.Tensors, op.End)
+		}
+	}
 	for si, sg := range m.Subgraphs {
 		fmt.Fprintf(&buf, "\nsubgraph %d %q: %d tensor(s), %d operator(s), inputs %v, outputs %v\n",
 			si, sg.Name, len(sg.Tensors), len(sg.Ops), sg.Inputs, sg.Outputs)
@@ -89,6 +97,51 @@ type inspectModel struct {
 	Subgraphs   []inspectSubgraph  `json:"subgraphs"`
 	Signatures  []inspectSignature `json:"signatures"`
 	Buffers     int                `json:"buffers"`
+	OfflinePlan *inspectOffline    `json:"offline_plan,omitempty"`
+}
+
+// inspectOffline summarises a model's OfflineMemoryAllocation metadata.
+type inspectOffline struct {
+	Version int    `json:"version"`         // the format's version word (TFLM ignores it)
+	Tensors int    `json:"tensors"`         // offsets the plan holds
+	Planned int    `json:"planned"`         // offsets other than -1
+	End     int64  `json:"end"`             // the highest offset plus its tensor's bytes
+	Err     string `json:"error,omitempty"` // why the metadata is not a plan TFLM reads
+}
+
+// offlinePlanOf reads the model's offline memory plan, or returns nil when
+// it has none.
+func offlinePlanOf(m *graph.Model) *inspectOffline {
+	for _, md := range m.Metadata {
+		if md.Name != OfflinePlanName {
+			continue
+		}
+		if md.Buffer < 0 || int(md.Buffer) >= len(m.Buffers) {
+			return &inspectOffline{Err: fmt.Sprintf("buffer %d does not exist", md.Buffer)}
+		}
+		version, _, offsets, err := ReadOfflinePlan(m.Buffers[md.Buffer].Data)
+		if err != nil {
+			return &inspectOffline{Err: err.Error()}
+		}
+		out := &inspectOffline{Version: version, Tensors: len(offsets)}
+		var sizes []int64
+		for _, sg := range m.Subgraphs {
+			for _, t := range sg.Tensors {
+				sizes = append(sizes, t.Size)
+			}
+		}
+		for i, off := range offsets {
+			if off < 0 {
+				continue
+			}
+			out.Planned++
+			if i < len(sizes) {
+				out.End = max(out.End, int64(off)+sizes[i])
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 type inspectSubgraph struct {
@@ -126,7 +179,7 @@ type inspectSignature struct {
 // InspectJSON renders the same information as Inspect as JSON.
 func InspectJSON(m *graph.Model) ([]byte, error) {
 	out := inspectModel{Version: m.Version, Description: m.Description, Buffers: len(m.Buffers),
-		Subgraphs: []inspectSubgraph{}, Signatures: []inspectSignature{}}
+		Subgraphs: []inspectSubgraph{}, Signatures: []inspectSignature{}, OfflinePlan: offlinePlanOf(m)}
 	for _, s := range m.Signatures {
 		out.Signatures = append(out.Signatures, inspectSignature{Key: s.Key, Subgraph: int(s.Subgraph)})
 	}

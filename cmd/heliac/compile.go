@@ -27,6 +27,7 @@ type compileOptions struct {
 	platformFile string
 	configFile   string
 	noAlias      bool
+	emitTFLite   bool
 	quiet        bool
 	stdout       io.Writer
 	stderr       io.Writer
@@ -42,6 +43,7 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVar(&opts.platformFile, "platform-file", "", "platform description (YAML or JSON); overrides --config's platform")
 	f.StringVar(&opts.configFile, "config", "", "config file (YAML or JSON) with a platform and placement rules")
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
+	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<name>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
 }
 
@@ -60,11 +62,18 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 		return err
 	}
 	cfg.Liveness.NoAlias = opts.noAlias
+	cfg.EmitTFLite = opts.emitTFLite
 	out, err := driver.Compile(ctx, data, cfg)
 	if err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)
 	}
 	files := append(emit.Files{{Name: "plan.json", Data: out.PlanJSON}}, out.CFiles...)
+	if out.TFLite != nil {
+		files = append(files, emit.File{Name: cfg.ModelName + ".tflite", Data: out.TFLite.Data})
+	}
+	if err := refuseInput(opts.model, opts.outDir, files); err != nil {
+		return fmt.Errorf("compile %s: %w", opts.model, err)
+	}
 	if err := writeFiles(opts.outDir, files); err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)
 	}
@@ -74,11 +83,36 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	fmt.Fprintf(opts.stdout, "heliac %s: %d subgraph(s), %d step(s), %d tensor(s) placed\n",
 		opts.model, len(out.Model.Subgraphs), out.Plan.Schedule.Steps, len(out.Plan.Allocs))
 	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
+	if t := out.TFLite; t != nil {
+		fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+
+			"%d bytes for them, plus TFLM's kernel scratch and its persistent tail\n",
+			cfg.ModelName+".tflite", t.Offline.Planned, emit.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
+			t.Offline.ArenaSize)
+		if t.Offline.Deferred > 0 {
+			fmt.Fprintf(opts.stdout, "  note: %d tensor(s) left to TFLM: TFLM looks up a later subgraph's is_variable tensors among subgraph 0's offsets\n",
+				t.Offline.Deferred)
+		}
+	}
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = filepath.Join(opts.outDir, f.Name)
 	}
 	fmt.Fprintf(opts.stdout, "wrote %s\n", strings.Join(names, ", "))
+	return nil
+}
+
+// refuseInput returns an error when writing files into dir would replace
+// the input model.
+func refuseInput(model, dir string, files emit.Files) error {
+	in, err := os.Stat(model)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if st, err := os.Stat(filepath.Join(dir, f.Name)); err == nil && os.SameFile(in, st) {
+			return fmt.Errorf("writing %s would replace the input model; choose another -o", filepath.Join(dir, f.Name))
+		}
+	}
 	return nil
 }
 

@@ -11,12 +11,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/internal/corpus"
+	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/plan/dsa"
@@ -59,7 +63,8 @@ func models(shared string) error {
 		tflm[r["model"]] = r
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "model\theliac\tlower bound\theliac/LB\t--planner tflm\tTFLM ref\tTFLM/heliac\tms\t")
+	tool := tflmrun.Path()
+	fmt.Fprintln(w, "model\theliac\tlower bound\theliac/LB\t--planner tflm\tTFLM ref\tTFLM/heliac\tTFLM head, heliac plan\tms\t")
 	var sumHeliac, sumTFLM int64
 	for _, row := range manifest {
 		file := row["file"]
@@ -97,7 +102,10 @@ func models(shared string) error {
 		if lb > 0 {
 			ratio = fmt.Sprintf("%.3f", float64(size)/float64(lb))
 		}
-		tf, vs := "-", "-"
+		tf, vs, withPlan := "-", "-", "-"
+		if r, ok := tflm[file]; ok && r["status"] == "ok" && tool != "" {
+			withPlan = tflmHead(tool, file, data, r)
+		}
 		if r, ok := tflm[file]; ok && r["status"] == "ok" {
 			t, _ := strconv.ParseInt(r["tflm_tensors_only_max_bytes"], 10, 64)
 			tf = fmt.Sprint(t)
@@ -107,11 +115,49 @@ func models(shared string) error {
 			sumHeliac += size
 			sumTFLM += t
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%d\t%s\t%s\t%.2f\t\n", file, size, lb, ratio, tflmPlanner, tf, vs, ms)
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%.2f\t\n", file, size, lb, ratio, tflmPlanner, tf, vs, withPlan, ms)
 	}
 	w.Flush()
-	fmt.Printf("\nmodels TFLM runs: heliac %d bytes of scratch arena in total, TFLM %d\n\n", sumHeliac, sumTFLM)
+	fmt.Printf("\nmodels TFLM runs: heliac %d bytes of scratch arena in total, TFLM %d\n", sumHeliac, sumTFLM)
+	if tool == "" {
+		fmt.Printf("(tflm_run not found: no \"TFLM head, heliac plan\" figures)\n")
+	} else {
+		fmt.Printf("TFLM head, heliac plan: TFLM's arena head (planner_max_bytes, kernel scratch included) running heliac's\n" +
+			"plan (--emit-tflite), as tflm_run measures it; '*' where outputs differ from TFLM's own plan\n")
+	}
+	fmt.Println()
 	return nil
+}
+
+// tflmHead runs the model with heliac's plan written in (--emit-tflite) on
+// TFLM and returns its arena head, marked '*' when the outputs differ from
+// TFLM's own plan's.
+func tflmHead(tool, file string, data []byte, ref map[string]string) string {
+	out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true})
+	if err != nil {
+		return "error"
+	}
+	f, err := os.CreateTemp("", "heliac-bench-*.tflite")
+	if err != nil {
+		return "error"
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.Write(out.TFLite.Data)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		return "error"
+	}
+	used, _ := strconv.ParseInt(ref["tflm_arena_used_bytes"], 10, 64)
+	opts := tflmrun.Options{Seed: 1, ArenaBytes: used*2 + 64<<10}
+	mine, err := tflmrun.Run(context.Background(), tool, f.Name(), opts)
+	if err != nil || !mine.OK() {
+		return "error"
+	}
+	orig, err := tflmrun.Run(context.Background(), tool, filepath.Join(corpus.SharedDir(), "corpus", file), opts)
+	mark := ""
+	if err != nil || !orig.OK() || !slices.Equal(orig.Outputs(), mine.Outputs()) {
+		mark = "*"
+	}
+	return fmt.Sprint(mine.Int("planner_max_bytes")) + mark
 }
 
 // miniMallocBest are the best heights MiniMalloc reached on bench/dsa, as

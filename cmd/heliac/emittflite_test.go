@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/tflite"
+)
+
+func TestEmitTFLite(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runHeliac(helloWorld, "-o", dir, "--emit-tflite")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "hello_world_int8.tflite: 4 tensor(s) at heliac's offsets (OfflineMemoryAllocation metadata)")
+	assert.Contains(t, stdout, filepath.Join(dir, "hello_world_int8.tflite"))
+	data, err := os.ReadFile(filepath.Join(dir, "hello_world_int8.tflite"))
+	require.NoError(t, err)
+	m, err := tflite.Load(data)
+	require.NoError(t, err)
+	found := false
+	for _, md := range m.Metadata {
+		if md.Name == emit.OfflinePlanName {
+			found = true
+			_, _, offsets, err := emit.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
+			require.NoError(t, err)
+			assert.Len(t, offsets, len(m.Subgraphs[0].Tensors))
+		}
+	}
+	assert.True(t, found, "the written model carries the offline plan")
+
+	code, _, _ = runHeliac(helloWorld, "-o", dir, "--emit-tflite", "-q")
+	require.Equal(t, exitOK, code)
+	again, err := os.ReadFile(filepath.Join(dir, "hello_world_int8.tflite"))
+	require.NoError(t, err)
+	assert.Equal(t, data, again, "the same model and options write the same bytes")
+}
+
+func TestEmitTFLiteNeverReplacesTheInput(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "hello_world_int8.tflite")
+	orig, err := os.ReadFile(helloWorld)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(model, orig, 0o644))
+	code, _, stderr := runHeliac(model, "-o", dir, "--emit-tflite")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "would replace the input model; choose another -o")
+	after, err := os.ReadFile(model)
+	require.NoError(t, err)
+	assert.Equal(t, orig, after)
+	_, err = os.Stat(filepath.Join(dir, "plan.json"))
+	assert.True(t, os.IsNotExist(err), "nothing is written")
+}
+
+func TestEmitTFLiteNeedsOneArena(t *testing.T) {
+	dir := t.TempDir()
+	platform := filepath.Join(dir, "tiny.yaml")
+	require.NoError(t, os.WriteFile(platform, []byte(strings.Join([]string{
+		"name: tiny",
+		"banks:",
+		"  - {name: DTCM, capacity: 16, writable: true, order: 0}",
+		"  - {name: SRAM, writable: true, order: 1}",
+		"  - {name: FLASH}",
+	}, "\n")), 0o644))
+	code, _, stderr := runHeliac(helloWorld, "-o", filepath.Join(dir, "out"), "--emit-tflite", "--platform-file", platform)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "TFLM has one arena, but this plan puts scratch tensors in 2")
+}
