@@ -167,7 +167,9 @@ func TestTFLMRunsHeliacPlans(t *testing.T) {
 }
 
 // TestTFLMHeadWithTFLMPlanner: with --planner tflm, heliac's offsets are
-// TFLM's own, so TFLM's head is the same with them as without.
+// TFLM's own, so TFLM's head is the same with them as without, on every
+// model whose kernels ask for no scratch (the others are logged:
+// keyword_scrambled needs 800 bytes instead of 672).
 func TestTFLMHeadWithTFLMPlanner(t *testing.T) {
 	tool := tflmrun.Require(t)
 	if testing.Short() {
@@ -183,6 +185,10 @@ func TestTFLMHeadWithTFLMPlanner(t *testing.T) {
 			mine := m.run(t, tool, path, 1, false)
 			if mine.Int("planner_scratch_buffers") == 0 {
 				assert.Equal(t, m.head, mine.Int("planner_max_bytes"))
+			} else if head := mine.Int("planner_max_bytes"); head != m.head {
+				// TFLM places offline buffers first and its kernel
+				// scratch after, where its own plan sorts both by size.
+				t.Logf("kernel scratch: TFLM's head %d with its offsets offline, %d with its own plan", head, m.head)
 			}
 		})
 	}
