@@ -4,7 +4,7 @@
 GO        ?= go
 PKGS      := ./...
 FUZZTIME  ?= 60s
-FUZZ      ?= FuzzLoad
+FUZZ      ?=
 BIN       := bin/heliac
 
 .DEFAULT_GOAL := help
@@ -48,9 +48,18 @@ lint: vet fmt-check staticcheck ## vet, fmt-check and staticcheck
 golden: ## rewrite golden files from the current code
 	HELIAC_UPDATE=1 $(GO) test -count=1 $(PKGS)
 
+# Every fuzz target, as package:Function; fuzz_test.go at the root checks
+# that the list names them all.
+FUZZ_TARGETS := tflite:FuzzLoad tflite:FuzzSetMetadata verify:FuzzPlan verify:FuzzBlocks \
+	config:FuzzParse plan/dsa:FuzzReadCSV
+
 .PHONY: fuzz
-fuzz: ## fuzz FUZZ (default FuzzLoad; or FuzzSetMetadata) for FUZZTIME (default 60s)
-	$(GO) test -run '^$$' -fuzz '^$(FUZZ)$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./tflite/
+fuzz: ## fuzz every target for FUZZTIME each (default 60s); FUZZ=FuzzLoad runs one
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+		if [ -n "$(FUZZ)" ] && [ "$(FUZZ)" != "$$name" ]; then continue; fi; \
+		echo "fuzz $$name (./$$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./$$pkg/ || exit 1; \
+	done
 
 .PHONY: check-c
 check-c: ## compile the golden C sources with every available C compiler
