@@ -38,7 +38,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVarP(&opts.outDir, "out", "o", "out", "directory to write plan.json and the C sources into")
 	f.StringVar(&opts.prefix, "prefix", "", "prefix of every C name (default: derived from the model file name)")
 	f.StringVar(&opts.planner, "planner", plan.PlannerBest, "offset allocator: "+strategyHelp())
-	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit, "search budget per scratch arena for --planner best")
+	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit,
+		"search budget per scratch arena for --planner best; when it runs out, the best placement found by then is used")
 	f.StringVar(&opts.platform, "platform", "", "built-in platform: "+strings.Join(plan.BuiltinPlatformNames(), ", ")+" (default generic)")
 	f.StringVar(&opts.platformFile, "platform-file", "", "platform description (YAML or JSON); overrides --config's platform")
 	f.StringVar(&opts.configFile, "config", "", "config file (YAML or JSON) with a platform and placement rules")
@@ -185,5 +186,13 @@ func loadPlatform(opts *compileOptions, po *plan.Options) error {
 	}
 	o := f.Options(chosen)
 	po.Platform, po.Rules = o.Platform, o.Rules
+	return nil
+}
+
+// checkTimeLimit rejects a --time-limit that leaves no time to search.
+func checkTimeLimit(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("--time-limit must be positive, got %v", d)
+	}
 	return nil
 }
