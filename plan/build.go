@@ -32,7 +32,7 @@ const (
 // Options controls Build. The zero value plans with defaults on the
 // generic platform.
 type Options struct {
-	Alignment int64  // 0 means DefaultAlignment
+	Alignment int64  // a power of two up to MaxAlignment; 0 means DefaultAlignment
 	Planner   string // a name or alias dsa.Lookup knows; "" means PlannerBest
 	// TimeLimit is PlannerBest's search budget per scratch arena; when it
 	// runs out, the best placement found so far is used (at worst
@@ -50,8 +50,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Alignment == 0 {
 		o.Alignment = DefaultAlignment
 	}
-	if o.Alignment < 1 || o.Alignment&(o.Alignment-1) != 0 {
-		return o, fmt.Errorf("plan: alignment %d is not a positive power of two", o.Alignment)
+	if why := checkAlignment(o.Alignment, false); why != "" {
+		return o, fmt.Errorf("plan: %s", why)
 	}
 	if o.Planner == "" {
 		o.Planner = PlannerBest
