@@ -76,6 +76,9 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 		}
 		fmt.Fprintf(&buf, "  spilled %s %q from %s to %s: %s\n", sp.Key, oneLine(sp.Name), sp.From, sp.To, sp.Reason)
 	}
+	for _, u := range p.UnusedRules {
+		fmt.Fprintf(&buf, "  warning: %s\n", oneLine(u.Describe(p.Rules)))
+	}
 	count := map[plan.AllocKind]int{}
 	size := map[plan.AllocKind]int64{}
 	dynamic := 0

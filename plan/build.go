@@ -44,6 +44,9 @@ type Options struct {
 	// KernelScratch are the scratch buffers kernels ask for, each planned
 	// as a KernelScratchAlloc live over its operator's span.
 	KernelScratch []ScratchRequest
+	// Strict makes a tensor or name rule that selects nothing an error;
+	// otherwise Plan.UnusedRules lists it.
+	Strict bool
 }
 
 func (o Options) withDefaults() (Options, error) {

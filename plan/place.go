@@ -79,11 +79,14 @@ func (pl *placer) run(ctx context.Context) error {
 // A rule naming a tensor pins it: it never spills. An alias member follows
 // its root. A rule that sends a tensor where its class cannot live (scratch
 // or state in read-only memory, a constant in plain RAM without a source to
-// stage from) is an error naming the rule and the tensor.
+// stage from) is an error naming the rule and the tensor. A tensor or name
+// rule that selects nothing goes to Plan.UnusedRules (an error with
+// Options.Strict).
 func (pl *placer) applyRules() error {
 	n := len(pl.p.Allocs)
 	pl.memory, pl.pinned, pl.source = make([]string, n), make([]bool, n), make([]string, n)
 	cb, _ := pl.opts.Platform.ConstBank()
+	matched := make([]bool, len(pl.opts.Rules))
 	for i := range pl.p.Allocs {
 		a := &pl.p.Allocs[i]
 		if a.Class == liveness.Constant {
@@ -94,6 +97,7 @@ func (pl *placer) applyRules() error {
 		rank, chosen := 0, -1
 		for ri, r := range pl.opts.Rules {
 			rk := ruleRank(r, a)
+			matched[ri] = matched[ri] || rk > 0
 			if rk == 0 || rk < rank {
 				continue
 			}
@@ -109,6 +113,11 @@ func (pl *placer) applyRules() error {
 			}
 		}
 	}
+	unused, err := pl.unusedRules(matched)
+	if err != nil {
+		return err
+	}
+	pl.p.UnusedRules = unused
 	if err := pl.checkStagingSources(); err != nil {
 		return err
 	}

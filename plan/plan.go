@@ -238,6 +238,9 @@ type Plan struct {
 	Skipped []Skipped
 	// Spills lists allocations placed in a later bank than they asked for.
 	Spills []Spill
+	// UnusedRules lists the tensor and name rules that select nothing, in
+	// rule order (see Options.Strict).
+	UnusedRules []UnusedRule
 	// Platform is the set of banks the plan was made for, and Rules the
 	// placement rules it honours.
 	Platform Platform

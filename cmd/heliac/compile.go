@@ -27,6 +27,7 @@ type compileOptions struct {
 	platformFile string
 	configFile   string
 	noAlias      bool
+	strict       bool
 	emitTFLite   bool
 	quiet        bool
 	stdout       io.Writer
@@ -44,6 +45,7 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVar(&opts.platformFile, "platform-file", "", "platform description (YAML or JSON); overrides --config's platform")
 	f.StringVar(&opts.configFile, "config", "", "config file (YAML or JSON) with a platform and placement rules")
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
+	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing (by default a warning)")
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<name>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
 }
@@ -62,6 +64,7 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if err := loadPlatform(opts, &cfg.Plan); err != nil {
 		return err
 	}
+	cfg.Plan.Strict = opts.strict
 	cfg.Liveness.NoAlias = opts.noAlias
 	cfg.EmitTFLite = opts.emitTFLite
 	out, err := driver.Compile(ctx, data, cfg)
