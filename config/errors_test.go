@@ -44,6 +44,11 @@ func TestParseErrors(t *testing.T) {
 			err:  `config: line 4: platform: key "name" is already given at line 3`,
 		},
 		{
+			name: "an alignment C cannot say",
+			in:   "platform:\n  base: generic\n  banks:\n    - name: SRAM\n      alignment: 1073741824\n",
+			err:  `plan: bank "SRAM": alignment 1073741824 is more than 268435456, the most C compilers accept in _Alignas`,
+		},
+		{
 			name: "capacity not an integer",
 			in:   "platform:\n  base: generic\n  banks:\n    - name: SRAM\n      capacity: 512K\n",
 			err:  `config: line 5: platform.banks[0].capacity: want an integer, got "512K"`,

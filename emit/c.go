@@ -103,7 +103,37 @@ func newCGen(m *graph.Model, p *plan.Plan, opts COptions) (*cgen, error) {
 	if err := g.buildTables(); err != nil {
 		return nil, err
 	}
+	if err := g.checkPadding(); err != nil {
+		return nil, err
+	}
 	return g, nil
+}
+
+// maxPadding is the most zero bytes beyond its data (and beyond as many
+// again as its data) a constant arena's initializer may spell out. A large
+// alignment pads every constant, and C compilers hold every element of an
+// initializer in memory (clang runs out of it on a few hundred MB of
+// zeros), so such an arena is refused before any C is written.
+const maxPadding = 1 << 20
+
+// checkPadding refuses a constant arena mostly made of alignment padding.
+func (g *cgen) checkPadding() error {
+	data := make([]int64, len(g.arenas))
+	type at struct{ arena, offset int64 }
+	seen := map[at]bool{}
+	for _, r := range g.table {
+		if k := (at{int64(r.arena), r.Offset}); g.arenas[r.arena].Role == liveness.Constant && !seen[k] {
+			seen[k] = true
+			data[r.arena] += r.Size
+		}
+	}
+	for i, a := range g.arenas {
+		if pad := a.Size - data[i]; a.Role == liveness.Constant && pad > max(data[i], maxPadding) {
+			return fmt.Errorf("emit: constant arena %s is %d bytes for %d bytes of data: its alignment %d pads every constant "+
+				"and the C initializer would spell out the zeros; lower the alignment of bank %s", a.Name, a.Size, data[i], a.Alignment, a.Memory)
+		}
+	}
+	return nil
 }
 
 // nameArenas gives every arena that holds bytes its C names, from the
@@ -122,12 +152,14 @@ func (g *cgen) nameArenas() error {
 			continue // C forbids zero-length arrays; nothing can be in it
 		}
 		switch {
-		case a.Size > math.MaxUint32:
-			return fmt.Errorf("emit: arena %s is %d bytes; the C tables hold 32-bit offsets and sizes", a.Name, a.Size)
+		case a.Size > math.MaxInt32:
+			return fmt.Errorf("emit: arena %s is %d bytes, more than %d, the largest array a 32-bit target's C compiler accepts", a.Name, a.Size, math.MaxInt32)
 		case a.Name == "" || plan.CIdent(a.Name) != a.Name:
 			return fmt.Errorf("emit: arena %d: name %q is not lower-case letters, digits and single inner '_'", a.ID, a.Name)
 		case a.Alignment < 1 || a.Alignment&(a.Alignment-1) != 0:
 			return fmt.Errorf("emit: arena %s: alignment %d is not a positive power of two", a.Name, a.Alignment)
+		case a.Alignment > plan.MaxAlignment:
+			return fmt.Errorf("emit: arena %s: alignment %d is more than %d, the most C compilers accept in _Alignas", a.Name, a.Alignment, plan.MaxAlignment)
 		case a.Provider != plan.Owned:
 			return fmt.Errorf("emit: arena %s is %s; the C module defines only arenas heliac owns", a.Name, a.Provider)
 		}

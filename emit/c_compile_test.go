@@ -179,6 +179,23 @@ func TestCCompilesInline(t *testing.T) {
 		require.Contains(t, string(files[0].Data), "extern uint8_t dense_two_arenas_scratch_sram_2[DENSE_TWO_ARENAS_SCRATCH_SRAM_2_SIZE];")
 		return files
 	}
+	// largestAlignment places the dense model's scratch and state in a
+	// bank of the largest alignment plan accepts (its constants 4 KiB
+	// apart: at that alignment emit refuses the padding, see
+	// TestCAlignmentPadding).
+	largestAlignment := func(t *testing.T) emit.Files {
+		m := denseModel()
+		lt, err := liveness.Analyze(m, liveness.Options{})
+		require.NoError(t, err)
+		platform := plan.Platform{Name: "aligned", Banks: []plan.Bank{
+			{Name: "SRAM", Writable: true, Alignment: plan.MaxAlignment}, {Name: "FLASH", Alignment: 1 << 12}}}
+		p, err := plan.Build(context.Background(), m, lt, plan.Options{Platform: &platform})
+		require.NoError(t, err)
+		files, err := emit.C(m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense_aligned"}})
+		require.NoError(t, err)
+		require.Contains(t, string(files[1].Data), "_Alignas(268435456)")
+		return files
+	}
 	for _, tc := range []struct {
 		name  string
 		files func(t *testing.T) emit.Files
@@ -188,6 +205,7 @@ func TestCCompilesInline(t *testing.T) {
 		{"staged", staged},
 		{"kernel scratch", kernelScratch},
 		{"two scratch arenas in one memory", twoScratchArenas},
+		{"the largest alignment", largestAlignment},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

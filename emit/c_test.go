@@ -403,6 +403,8 @@ func TestCErrors(t *testing.T) {
 	bound.Provider = plan.Bound
 	misaligned := arena(0, "scratch_sram", liveness.Scratch, 16)
 	misaligned.Alignment = 24
+	overAligned := arena(0, "scratch_sram", liveness.Scratch, 1<<29)
+	overAligned.Alignment = 1 << 29
 	for _, tc := range []struct {
 		name string
 		p    plan.Plan
@@ -428,6 +430,10 @@ func TestCErrors(t *testing.T) {
 			`name "Scratch SRAM" is not`},
 		{"an alignment C cannot use", plan.Plan{Alignment: 16, Arenas: []plan.Arena{misaligned}},
 			"alignment 24 is not a positive power of two"},
+		{"an alignment past _Alignas", plan.Plan{Alignment: 16, Arenas: []plan.Arena{overAligned}},
+			"emit: arena scratch_sram: alignment 536870912 is more than 268435456, the most C compilers accept in _Alignas"},
+		{"an array 32-bit targets cannot declare", plan.Plan{Alignment: 16, Arenas: []plan.Arena{arena(0, "scratch_sram", liveness.Scratch, 1<<31)}},
+			"emit: arena scratch_sram is 2147483648 bytes, more than 2147483647, the largest array a 32-bit target's C compiler accepts"},
 		{"an arena the application binds", plan.Plan{Alignment: 16, Arenas: []plan.Arena{bound}},
 			"arena scratch_sram is bound; the C module defines only arenas heliac owns"},
 		{"constant with wrong size", plan.Plan{Alignment: 16,

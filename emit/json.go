@@ -48,7 +48,14 @@ type jsonPlan struct {
 	KernelScratch    []jsonKernel     `json:"kernel_scratch"`
 	Skipped          []jsonSkipped    `json:"skipped_tensors"`
 	Spills           []jsonSpill      `json:"spills"`
+	UnusedRules      []jsonUnused     `json:"unused_rules,omitempty"`
 	Schedule         []jsonRun        `json:"schedule"`
+}
+
+// jsonUnused is a rule that selects nothing: its index in rules, and why.
+type jsonUnused struct {
+	Rule   int    `json:"rule"`
+	Reason string `json:"reason"`
 }
 
 type jsonPlatform struct {
@@ -231,6 +238,9 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	out.Platform.Banks = append(out.Platform.Banks, p.Platform.Banks...)
 	for _, sp := range p.Spills {
 		out.Spills = append(out.Spills, jsonSpill{jsonKey: keyOf(sp.Key), Name: sp.Name, From: sp.From, To: sp.To, Reason: sp.Reason})
+	}
+	for _, u := range p.UnusedRules {
+		out.UnusedRules = append(out.UnusedRules, jsonUnused{Rule: u.Rule, Reason: u.Reason})
 	}
 	for _, a := range p.Allocs {
 		if err := out.addAlloc(p, a); err != nil {

@@ -61,6 +61,9 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			}
 		}
 		buf.WriteByte('\n')
+		if note := unproven(p, &a); note != "" {
+			fmt.Fprintf(&buf, "  %s %s: %s\n", a.Role, a.Memory, note)
+		}
 		if saved := a.UnaliasedLowerBound - a.LowerBound; saved > 0 {
 			fmt.Fprintf(&buf, "  aliasing: %d tensor(s) share their input's buffer; lower bound %d B without aliasing, %d B with (%d B saved)\n",
 				countAliases(p), a.UnaliasedLowerBound, a.LowerBound, saved)
@@ -72,6 +75,9 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			break
 		}
 		fmt.Fprintf(&buf, "  spilled %s %q from %s to %s: %s\n", sp.Key, oneLine(sp.Name), sp.From, sp.To, sp.Reason)
+	}
+	for _, u := range p.UnusedRules {
+		fmt.Fprintf(&buf, "  warning: %s\n", oneLine(u.Describe(p.Rules)))
 	}
 	count := map[plan.AllocKind]int{}
 	size := map[plan.AllocKind]int64{}
@@ -114,4 +120,17 @@ func countAliases(p *plan.Plan) int {
 		}
 	}
 	return n
+}
+
+// unproven says why the default planner did not prove a scratch arena's
+// size optimal, or "" when it did (or another planner, which does not
+// try, placed it).
+func unproven(p *plan.Plan, a *plan.Arena) string {
+	switch {
+	case a.Optimal || p.Planner != plan.PlannerBest:
+		return ""
+	case a.TimedOut > 0:
+		return fmt.Sprintf("bound not proven: search stopped after %v, with the best placement found by then (raise --time-limit to search longer)", a.TimedOut)
+	}
+	return "bound not proven: too many buffers for the exact search, placed by heuristics"
 }

@@ -34,6 +34,13 @@
 // subgraph live to its last step. A subgraph no operator calls (a second
 // signature's entry point) is scheduled on its own after the main one.
 //
+// # Limits
+//
+// A called subgraph runs again on every call, so the timeline can grow
+// exponentially with the depth of calls. Analyze refuses a model whose
+// timeline would exceed MaxSteps steps or MaxUses operand uses, or whose
+// calls nest deeper than MaxDepth, before it schedules anything.
+//
 // # Classes
 //
 // Constant tensors have data in their buffer (inline or in the offset/size

@@ -113,10 +113,24 @@ func (l *Lifetimes) Lookup(r graph.TensorRef) *Tensor {
 }
 
 // Analyze computes the schedule of m, then the lifetime and class of every
-// tensor on that schedule's timeline.
+// tensor on that schedule's timeline. It first checks, in time linear in
+// the model's size, that running the model stays within MaxSteps, MaxUses
+// and MaxDepth, and returns an error naming the limit and the subgraph
+// otherwise.
 func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 	if len(m.Subgraphs) == 0 {
 		return nil, fmt.Errorf("liveness: model has no subgraphs")
+	}
+	called := make([]bool, len(m.Subgraphs))
+	for _, sg := range m.Subgraphs {
+		for _, op := range sg.Ops {
+			for _, c := range op.Called {
+				called[c] = true
+			}
+		}
+	}
+	if err := checkWork(m, called); err != nil {
+		return nil, err
 	}
 	order := opts.Order
 	if order == nil {
@@ -140,22 +154,10 @@ func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 			})
 		}
 	}
-	called := make([]bool, len(m.Subgraphs))
-	for _, sg := range m.Subgraphs {
-		for _, op := range sg.Ops {
-			for _, c := range op.Called {
-				called[c] = true
-			}
-		}
-	}
-	if err := a.schedule(0, 0); err != nil {
-		return nil, err
-	}
+	a.schedule(0)
 	for si := 1; si < len(m.Subgraphs); si++ {
 		if !called[si] {
-			if err := a.schedule(graph.SubgraphIndex(si), 0); err != nil {
-				return nil, err
-			}
+			a.schedule(graph.SubgraphIndex(si))
 		}
 	}
 	a.lt.Schedule.Steps = int(a.next)
@@ -180,25 +182,12 @@ type analyzer struct {
 	next Step
 }
 
-// maxDepth bounds call nesting and maxSteps the timeline; the loader
-// rejects cycles, so these only guard against pathological but acyclic call
-// chains (a subgraph calling another twice, that one calling a third twice…).
-const (
-	maxDepth = 64
-	maxSteps = 1 << 24
-)
-
 // schedule places subgraph s on the timeline starting at a.next, running
-// its operators in the schedule's order.
-func (a *analyzer) schedule(s graph.SubgraphIndex, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("liveness: subgraphs nested deeper than %d calls at subgraph %d", maxDepth, s)
-	}
+// its operators in the schedule's order. checkWork has bounded the steps
+// and the nesting of calls.
+func (a *analyzer) schedule(s graph.SubgraphIndex) {
 	sg := &a.m.Subgraphs[s]
 	sc := &a.lt.Schedule
-	if int(a.next)+len(sg.Ops) >= maxSteps {
-		return fmt.Errorf("liveness: the timeline exceeds %d steps at subgraph %d (called subgraphs are scheduled once per call)", maxSteps, s)
-	}
 	inputStep := a.next
 	a.next++
 	for _, t := range sg.Inputs {
@@ -211,9 +200,7 @@ func (a *analyzer) schedule(s graph.SubgraphIndex, depth int) error {
 		run := len(sc.Runs)
 		sc.Runs = append(sc.Runs, Run{Op: graph.OpRef{Subgraph: s, Op: oi}})
 		for _, c := range op.Called {
-			if err := a.schedule(c, depth+1); err != nil {
-				return err
-			}
+			a.schedule(c)
 		}
 		span := Interval{begin, a.next - 1}
 		sc.Runs[run].Span = span
@@ -239,7 +226,6 @@ func (a *analyzer) schedule(s graph.SubgraphIndex, depth int) error {
 	for _, t := range sg.Outputs {
 		a.read(s, t, last, last)
 	}
-	return nil
 }
 
 func hull(a, b Interval) Interval {

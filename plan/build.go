@@ -32,22 +32,29 @@ const (
 // Options controls Build. The zero value plans with defaults on the
 // generic platform.
 type Options struct {
-	Alignment int64         // 0 means DefaultAlignment
-	Planner   string        // a name or alias dsa.Lookup knows; "" means PlannerBest
-	TimeLimit time.Duration // search budget per arena; 0 means DefaultTimeLimit
-	Platform  *Platform     // nil means the generic platform
-	Rules     []Rule        // placement rules, see Rule
+	Alignment int64  // a power of two up to MaxAlignment; 0 means DefaultAlignment
+	Planner   string // a name or alias dsa.Lookup knows; "" means PlannerBest
+	// TimeLimit is PlannerBest's search budget per scratch arena; when it
+	// runs out, the best placement found so far is used (at worst
+	// PlannerTFLM's) and the arena's TimedOut says so. Planners that do
+	// not search ignore it. 0 means DefaultTimeLimit; negative is an error.
+	TimeLimit time.Duration
+	Platform  *Platform // nil means the generic platform
+	Rules     []Rule    // placement rules, see Rule
 	// KernelScratch are the scratch buffers kernels ask for, each planned
 	// as a KernelScratchAlloc live over its operator's span.
 	KernelScratch []ScratchRequest
+	// Strict makes a tensor or name rule that selects nothing an error;
+	// otherwise Plan.UnusedRules lists it.
+	Strict bool
 }
 
 func (o Options) withDefaults() (Options, error) {
 	if o.Alignment == 0 {
 		o.Alignment = DefaultAlignment
 	}
-	if o.Alignment < 1 || o.Alignment&(o.Alignment-1) != 0 {
-		return o, fmt.Errorf("plan: alignment %d is not a positive power of two", o.Alignment)
+	if why := checkAlignment(o.Alignment, false); why != "" {
+		return o, fmt.Errorf("plan: %s", why)
 	}
 	if o.Planner == "" {
 		o.Planner = PlannerBest
@@ -57,7 +64,10 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("plan: unknown planner %q (known: %s)", o.Planner, strings.Join(dsa.Names(), ", "))
 	}
 	o.Planner = s.Name // an alias becomes its canonical name, as plan.json records it
-	if o.TimeLimit <= 0 {
+	switch {
+	case o.TimeLimit < 0:
+		return o, fmt.Errorf("plan: time limit %v is negative", o.TimeLimit)
+	case o.TimeLimit == 0:
 		o.TimeLimit = DefaultTimeLimit
 	}
 	if o.Platform == nil {

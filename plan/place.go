@@ -79,11 +79,14 @@ func (pl *placer) run(ctx context.Context) error {
 // A rule naming a tensor pins it: it never spills. An alias member follows
 // its root. A rule that sends a tensor where its class cannot live (scratch
 // or state in read-only memory, a constant in plain RAM without a source to
-// stage from) is an error naming the rule and the tensor.
+// stage from) is an error naming the rule and the tensor. A tensor or name
+// rule that selects nothing goes to Plan.UnusedRules (an error with
+// Options.Strict).
 func (pl *placer) applyRules() error {
 	n := len(pl.p.Allocs)
 	pl.memory, pl.pinned, pl.source = make([]string, n), make([]bool, n), make([]string, n)
 	cb, _ := pl.opts.Platform.ConstBank()
+	matched := make([]bool, len(pl.opts.Rules))
 	for i := range pl.p.Allocs {
 		a := &pl.p.Allocs[i]
 		if a.Class == liveness.Constant {
@@ -94,6 +97,7 @@ func (pl *placer) applyRules() error {
 		rank, chosen := 0, -1
 		for ri, r := range pl.opts.Rules {
 			rk := ruleRank(r, a)
+			matched[ri] = matched[ri] || rk > 0
 			if rk == 0 || rk < rank {
 				continue
 			}
@@ -109,6 +113,11 @@ func (pl *placer) applyRules() error {
 			}
 		}
 	}
+	unused, err := pl.unusedRules(matched)
+	if err != nil {
+		return err
+	}
+	pl.p.UnusedRules = unused
 	if err := pl.checkStagingSources(); err != nil {
 		return err
 	}
@@ -389,7 +398,7 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 	for {
 		prob := pl.problem(roots, align)
 		lb, peak := dsa.Peak(prob)
-		var sol dsa.Solution
+		var sol solution
 		fits := avail == 0
 		if avail > 0 && lb <= avail {
 			prob.Capacity = avail
@@ -431,29 +440,40 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 	}
 }
 
-// solve runs the selected planner under the time limit.
-func (pl *placer) solve(ctx context.Context, prob dsa.Problem) (dsa.Solution, error) {
-	ctx, cancel := context.WithTimeout(ctx, pl.opts.TimeLimit)
+// solution is a placement and whether the search that made it ran out of
+// time.
+type solution struct {
+	dsa.Solution
+	timedOut bool
+}
+
+// solve runs the selected planner with the time limit as its budget: a
+// planner that searches returns the best placement it has when the time is
+// up; the others ignore it.
+func (pl *placer) solve(ctx context.Context, prob dsa.Problem) (solution, error) {
+	budget, cancel := context.WithTimeout(ctx, pl.opts.TimeLimit)
 	defer cancel()
-	return strategies[pl.opts.Planner](ctx, prob)
+	s, err := strategies[pl.opts.Planner](budget, prob)
+	timedOut := pl.opts.Planner == PlannerBest && !s.Optimal && budget.Err() != nil
+	return solution{s, timedOut}, err
 }
 
 // fitSolve decides whether prob fits its capacity. With a separate fit
 // strategy (see Build), that strategy decides and the selected planner then
 // places the buffers that fit; the planner never does worse than Greedy, so
 // its placement fits too, and if it did not, the fit strategy's is kept.
-func (pl *placer) fitSolve(ctx context.Context, prob dsa.Problem) (dsa.Solution, error) {
+func (pl *placer) fitSolve(ctx context.Context, prob dsa.Problem) (solution, error) {
 	if pl.fit == nil {
 		return pl.solve(ctx, prob)
 	}
 	s, err := pl.fit(ctx, prob)
 	if err != nil {
-		return s, err
+		return solution{Solution: s}, err
 	}
 	if better, err := pl.solve(ctx, prob); err == nil && better.Height <= s.Height {
 		return better, nil
 	}
-	return s, nil
+	return solution{Solution: s}, nil
 }
 
 // problem turns scratch roots into allocator buffers. A tensor's buffer is
@@ -510,8 +530,12 @@ func (pl *placer) liveAt(roots []int, prob dsa.Problem, step liveness.Step) []in
 }
 
 // scratchArena records a solved scratch arena in bank b.
-func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol dsa.Solution) {
+func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol solution) {
 	arena := &pl.p.Arenas[pl.newArena(liveness.Scratch, b.Name)]
+	arena.Optimal = sol.Optimal
+	if sol.timedOut {
+		arena.TimedOut = pl.opts.TimeLimit
+	}
 	for i, id := range roots {
 		a := &pl.p.Allocs[id]
 		a.Arena, a.Offset = arena.ID, sol.Offsets[i]

@@ -23,6 +23,7 @@ package plan
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
@@ -92,6 +93,15 @@ type Arena struct {
 	// tensor shared its input's buffer; minus LowerBound, it is what
 	// aliasing saves.
 	UnaliasedLowerBound int64
+	// Optimal says, for a scratch arena, that the planner proved no
+	// placement of its allocations lower (dsa.Solution.Optimal): the
+	// height meets LowerBound, or a higher bound the search proved.
+	Optimal bool
+	// TimedOut is, for a scratch arena whose planner searched
+	// (PlannerBest) and ran out of Options.TimeLimit before proving its
+	// height optimal, that limit; 0 otherwise. The placement is then the
+	// best found in that time.
+	TimedOut time.Duration
 }
 
 // Staged reports whether the arena is a constant arena copied from Source
@@ -228,6 +238,9 @@ type Plan struct {
 	Skipped []Skipped
 	// Spills lists allocations placed in a later bank than they asked for.
 	Spills []Spill
+	// UnusedRules lists the tensor and name rules that select nothing, in
+	// rule order (see Options.Strict).
+	UnusedRules []UnusedRule
 	// Platform is the set of banks the plan was made for, and Rules the
 	// placement rules it honours.
 	Platform Platform

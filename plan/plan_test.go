@@ -127,6 +127,7 @@ func TestBuildOptionsErrors(t *testing.T) {
 	}{
 		{"alignment not a power of two", plan.Options{Alignment: 12}, "alignment 12 is not a positive power of two"},
 		{"negative alignment", plan.Options{Alignment: -16}, "alignment -16"},
+		{"alignment C cannot say", plan.Options{Alignment: 1 << 30}, "plan: alignment 1073741824 is more than 268435456, the most C compilers accept in _Alignas"},
 		{"unknown planner", plan.Options{Planner: "magic"}, `plan: unknown planner "magic" (known: best, tflm, linear)`},
 	}
 	for _, tt := range tests {

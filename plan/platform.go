@@ -31,6 +31,31 @@ type Bank struct {
 	Order int `json:"order" yaml:"order"`
 }
 
+// MaxAlignment is the largest alignment, in bytes, a bank or a plan may
+// ask for: 2^28 (256 MiB), the most GCC and arm-none-eabi-gcc accept in
+// _Alignas for an object, which the emitted C declares every arena with
+// (clang accepts more). Larger alignments would give C that does not
+// compile.
+const MaxAlignment = 1 << 28
+
+// checkAlignment returns why align cannot be an alignment, or "" when it
+// can: it must be a power of two no larger than MaxAlignment (or 0 where
+// zeroOK says 0 stands for a default).
+func checkAlignment(align int64, zeroOK bool) string {
+	switch {
+	case align == 0 && zeroOK:
+		return ""
+	case align < 1 || align&(align-1) != 0:
+		if zeroOK {
+			return fmt.Sprintf("alignment %d is not 0 or a power of two", align)
+		}
+		return fmt.Sprintf("alignment %d is not a positive power of two", align)
+	case align > MaxAlignment:
+		return fmt.Sprintf("alignment %d is more than %d, the most C compilers accept in _Alignas", align, MaxAlignment)
+	}
+	return ""
+}
+
 // Platform is a set of memory banks.
 type Platform struct {
 	// Name identifies the platform in plans and messages.
@@ -43,7 +68,8 @@ type Platform struct {
 }
 
 // Validate checks that bank names are unique and not empty, capacities are
-// not negative, alignments are 0 or a power of two, some bank is writable
+// not negative, alignments are 0 or a power of two up to MaxAlignment, some
+// bank is writable
 // and ConstantBank, when set, names a read-only bank. It reports every
 // problem, one a line.
 func (p Platform) Validate() error {
@@ -65,8 +91,8 @@ func (p Platform) Validate() error {
 		if b.Capacity < 0 {
 			add("%s: capacity %d is negative", id, b.Capacity)
 		}
-		if b.Alignment < 0 || b.Alignment&(b.Alignment-1) != 0 {
-			add("%s: alignment %d is not 0 or a power of two", id, b.Alignment)
+		if why := checkAlignment(b.Alignment, true); why != "" {
+			add("%s: %s", id, why)
 		}
 		writable = writable || b.Writable
 	}

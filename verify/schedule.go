@@ -8,8 +8,11 @@ import (
 	"github.com/heliac/heliac/graph"
 )
 
-// use is one place on the timeline where a tensor must be live: over the
-// inclusive steps [first, last].
+// use is where on the timeline a user needs a tensor live: over the
+// inclusive steps [first, last], the hull of every step it uses the
+// tensor at (a user that runs several times, in a subgraph called several
+// times, has one use). Each use is the hull of steps that are themselves
+// used, so the tensor must be live over all of it.
 type use struct {
 	ref         graph.TensorRef
 	first, last int64
@@ -43,7 +46,9 @@ func (c *checker) where(u use) string {
 // timeline is the model run in the order the plan's schedule gives.
 type timeline struct {
 	steps int64
-	uses  []use // in step order
+	// uses holds one use per tensor and user, in the order of their first
+	// step: its size is bounded by the model's, not by the timeline's.
+	uses []use
 	// order[s] is the order subgraph s runs its operators in; nil for a
 	// subgraph that never runs.
 	order [][]graph.OpIndex
@@ -53,10 +58,6 @@ type timeline struct {
 
 // span is an inclusive range of steps.
 type span struct{ first, last int64 }
-
-// maxSteps bounds the timeline, so that a model whose subgraphs call each
-// other many times over cannot exhaust memory.
-const maxSteps = 1 << 24
 
 // walk runs the model (docs/plan-format.md) in the order the plan's
 // schedule lists its operator runs, and checks as it goes that the list
@@ -69,12 +70,15 @@ const maxSteps = 1 << 24
 // intermediates are used over the whole span. A subgraph's inputs are used
 // at its input step and its outputs at its last step. Subgraphs no
 // operator calls follow the main one, each on its own, in index order.
+// The walk takes time linear in the timeline, which tooCostly bounds
+// first, and memory linear in the model.
 //
 // Every run of a subgraph must run each of its operators exactly once, in
 // one order for all its runs, and each schedule entry must give the steps
 // its place gives it. A schedule that breaks these is BadSchedule; a model
-// the loader should have rejected (a call cycle, an index out of range, an
-// absurdly long timeline) is Malformed. Either ends the walk with a nil
+// the loader should have rejected (a call cycle, an index out of range), or
+// that the planner would have refused (more than MaxSteps steps or MaxUses
+// operand uses), is Malformed. Either ends the walk with a nil
 // timeline: nothing else can be checked against it.
 func walk(m *graph.Model, runs []run) (*timeline, []Violation) {
 	var r report
@@ -82,7 +86,7 @@ func walk(m *graph.Model, runs []run) (*timeline, []Violation) {
 		r.add(Malformed, "model has no subgraphs")
 		return nil, r
 	}
-	w := &walker{m: m, runs: runs, r: &r,
+	w := &walker{m: m, runs: runs, r: &r, useAt: map[useKey]int{},
 		tl: &timeline{order: make([][]graph.OpIndex, len(m.Subgraphs)), spans: map[graph.OpRef]span{}}}
 	called := make([]bool, len(m.Subgraphs))
 	for si := range m.Subgraphs {
@@ -102,6 +106,10 @@ func walk(m *graph.Model, runs []run) (*timeline, []Violation) {
 			parts[i] = fmt.Sprint(s)
 		}
 		r.add(Malformed, "model: the calls form a cycle: subgraph %s", strings.Join(parts, " calls "))
+		return nil, r
+	}
+	if why := tooCostly(m, called); why != "" {
+		r.add(Malformed, "%s", why)
 		return nil, r
 	}
 	ok := w.subgraph(0, nil)
@@ -129,6 +137,14 @@ type walker struct {
 	r    *report
 	tl   *timeline
 	next int64 // the next free step
+	// useAt finds the use of tl.uses that a tensor and user already have.
+	useAt map[useKey]int
+}
+
+// useKey is a tensor and a user of it.
+type useKey struct {
+	ref graph.TensorRef
+	by  user
 }
 
 // callCycle returns a chain of calls that leads from a subgraph back to
@@ -175,10 +191,6 @@ func callCycle(m *graph.Model) []graph.SubgraphIndex {
 // level), and reports whether the walk may go on. The calls form no cycle
 // (walk has checked), so the recursion ends.
 func (w *walker) subgraph(s graph.SubgraphIndex, caller *run) bool {
-	if w.next > maxSteps {
-		w.r.add(Malformed, "model: timeline is longer than %d steps", maxSteps)
-		return false
-	}
 	sg := &w.m.Subgraphs[s]
 	in := w.next
 	w.next++
@@ -238,30 +250,38 @@ func (w *walker) subgraph(s graph.SubgraphIndex, caller *run) bool {
 // nextRun takes the next schedule entry, which must run an operator of
 // subgraph s that has not run yet in this run of s, or reports why not.
 func (w *walker) nextRun(s graph.SubgraphIndex, ran []bool, caller *run) *run {
-	pending := fmt.Sprintf("op %v (%s)", graph.OpRef{Subgraph: s, Op: graph.OpIndex(slices.Index(ran, false))},
-		w.m.Subgraphs[s].Ops[slices.Index(ran, false)].Name())
-	inside := ""
-	if caller != nil {
-		inside = fmt.Sprintf(", which op %v (%s) calls and which must run inside it,", caller.op, caller.name)
-	}
 	if w.pos >= len(w.runs) {
-		w.r.add(BadSchedule, "the schedule ends before subgraph %d%s has run %s", s, inside, pending)
+		w.r.add(BadSchedule, "the schedule ends before subgraph %d%s has run %s", s, inside(caller), w.pending(s, ran))
 		return nil
 	}
 	e := &w.runs[w.pos]
 	w.pos++
 	switch {
 	case e.op.Subgraph != s:
-		w.r.add(BadSchedule, "%s: op %v runs before subgraph %d%s has run %s", e.path, e.op, s, inside, pending)
+		w.r.add(BadSchedule, "%s: op %v runs before subgraph %d%s has run %s", e.path, e.op, s, inside(caller), w.pending(s, ran))
 		return nil
 	case e.op.Op < 0 || int(e.op.Op) >= len(ran):
 		w.r.add(BadSchedule, "%s: op %v does not exist", e.path, e.op)
 		return nil
 	case ran[e.op.Op]:
-		w.r.add(BadSchedule, "%s: op %v runs twice in one run of subgraph %d, before %s", e.path, e.op, s, pending)
+		w.r.add(BadSchedule, "%s: op %v runs twice in one run of subgraph %d, before %s", e.path, e.op, s, w.pending(s, ran))
 		return nil
 	}
 	return e
+}
+
+// pending names the first operator of subgraph s that has not run yet.
+func (w *walker) pending(s graph.SubgraphIndex, ran []bool) string {
+	oi := slices.Index(ran, false)
+	return fmt.Sprintf("op %v (%s)", graph.OpRef{Subgraph: s, Op: graph.OpIndex(oi)}, w.m.Subgraphs[s].Ops[oi].Name())
+}
+
+// inside says, for messages, that a callee runs inside its caller.
+func inside(caller *run) string {
+	if caller == nil {
+		return ""
+	}
+	return fmt.Sprintf(", which op %v (%s) calls and which must run inside it,", caller.op, caller.name)
 }
 
 // useAll records that the tensors of subgraph s in list are used over
@@ -282,9 +302,22 @@ func (w *walker) useAll(s graph.SubgraphIndex, list []graph.TensorID, first, las
 			w.r.add(Malformed, "model: %s refers to tensor %d:%d, which does not exist", what, s, t)
 			return false
 		}
-		w.tl.uses = append(w.tl.uses, use{ref: graph.TensorRef{Subgraph: s, Tensor: t}, first: first, last: last, by: by})
+		w.use(graph.TensorRef{Subgraph: s, Tensor: t}, first, last, by)
 	}
 	return true
+}
+
+// use records that by uses tensor r over [first, last], widening the use
+// the two already have.
+func (w *walker) use(r graph.TensorRef, first, last int64, by user) {
+	k := useKey{r, by}
+	if i, ok := w.useAt[k]; ok {
+		u := &w.tl.uses[i]
+		u.first, u.last = min(u.first, first), max(u.last, last)
+		return
+	}
+	w.useAt[k] = len(w.tl.uses)
+	w.tl.uses = append(w.tl.uses, use{ref: r, first: first, last: last, by: by})
 }
 
 // checkSchedule checks that the order each subgraph runs its operators in

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/randmodel"
 )
 
 // spans returns the hull of each tensor's uses: the least lifetime that
@@ -109,6 +110,19 @@ func TestWalkErrors(t *testing.T) {
 	badCall.Subgraphs[0].Ops[0].Called = []graph.SubgraphIndex{3}
 	badTensor := chainModel()
 	badTensor.Subgraphs[0].Outputs = ids(4)
+	wide := &graph.Model{Subgraphs: []graph.Subgraph{{}, {
+		Tensors: []graph.Tensor{tensor("x", graph.Int8, 4)},
+		Ops:     []graph.Op{op("CONCATENATION", make([]graph.TensorID, 300), ids(0))},
+	}}}
+	for range 1000 {
+		wide.Subgraphs[0].Ops = append(wide.Subgraphs[0].Ops, op("CALL_ONCE", nil, nil, 1))
+	}
+	long := &graph.Model{Subgraphs: make([]graph.Subgraph, 2)}
+	for s := range long.Subgraphs {
+		for range MaxSteps / 2 {
+			long.Subgraphs[s].Ops = append(long.Subgraphs[s].Ops, op("NOP", nil, nil))
+		}
+	}
 	tests := []struct {
 		name  string
 		model *graph.Model
@@ -119,6 +133,11 @@ func TestWalkErrors(t *testing.T) {
 		{"subgraph calls itself", self, "model: the calls form a cycle: subgraph 0 calls 0"},
 		{"called subgraph out of range", badCall, "model: op 0:0 (FULLY_CONNECTED) calls subgraph 3, which does not exist"},
 		{"tensor out of range", badTensor, "model: output of subgraph 0 refers to tensor 0:4, which does not exist"},
+		{"each subgraph calls the next twice, 20 deep", randmodel.CallChain(20, 2),
+			"model: subgraph 6 takes 81917 steps, over the verifier's limit of 65536"},
+		{"a wide operator called many times", wide, "model: subgraph 0 makes 301000 operand uses, over the verifier's limit of 262144"},
+		{"entry subgraphs within the limit each, not together", long,
+			"model: the entry subgraphs together takes 65538 steps, over the verifier's limit of 65536"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,4 +147,19 @@ func TestWalkErrors(t *testing.T) {
 			assert.Equal(t, []Violation{{Malformed, tt.want}}, bad)
 		})
 	}
+}
+
+// TestWalkUsesGrowWithTheModel checks that the walk keeps one use per
+// tensor and user, the hull of its steps, however often a subgraph runs:
+// here the last subgraph of the chain runs 256 times, and the model has six
+// pairs of a tensor and a user (main's input and output, its ADD's two
+// tensors, the last subgraph's ADD's two).
+func TestWalkUsesGrowWithTheModel(t *testing.T) {
+	m := randmodel.CallChain(8, 2)
+	tl, bad := walk(m, inOrder(m, nil))
+	require.Empty(t, bad)
+	assert.Len(t, tl.uses, 6)
+	leaf := graph.TensorRef{Subgraph: 8, Tensor: 1}
+	assert.Contains(t, tl.uses, use{ref: leaf, first: 18, last: tl.steps - 1, by: user{op: graph.OpRef{Subgraph: 8}}},
+		"the leaf ADD's output, used from its first run to its last")
 }

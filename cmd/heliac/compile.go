@@ -27,6 +27,7 @@ type compileOptions struct {
 	platformFile string
 	configFile   string
 	noAlias      bool
+	strict       bool
 	emitTFLite   bool
 	quiet        bool
 	stdout       io.Writer
@@ -38,11 +39,13 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVarP(&opts.outDir, "out", "o", "out", "directory to write plan.json and the C sources into")
 	f.StringVar(&opts.prefix, "prefix", "", "prefix of every C name (default: derived from the model file name)")
 	f.StringVar(&opts.planner, "planner", plan.PlannerBest, "offset allocator: "+strategyHelp())
-	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit, "search budget per scratch arena for --planner best")
+	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit,
+		"search budget per scratch arena for --planner best; when it runs out, the best placement found by then is used")
 	f.StringVar(&opts.platform, "platform", "", "built-in platform: "+strings.Join(plan.BuiltinPlatformNames(), ", ")+" (default generic)")
 	f.StringVar(&opts.platformFile, "platform-file", "", "platform description (YAML or JSON); overrides --config's platform")
 	f.StringVar(&opts.configFile, "config", "", "config file (YAML or JSON) with a platform and placement rules")
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
+	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing (by default a warning)")
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<name>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
 }
@@ -61,6 +64,7 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if err := loadPlatform(opts, &cfg.Plan); err != nil {
 		return err
 	}
+	cfg.Plan.Strict = opts.strict
 	cfg.Liveness.NoAlias = opts.noAlias
 	cfg.EmitTFLite = opts.emitTFLite
 	out, err := driver.Compile(ctx, data, cfg)
@@ -185,5 +189,13 @@ func loadPlatform(opts *compileOptions, po *plan.Options) error {
 	}
 	o := f.Options(chosen)
 	po.Platform, po.Rules = o.Platform, o.Rules
+	return nil
+}
+
+// checkTimeLimit rejects a --time-limit that leaves no time to search.
+func checkTimeLimit(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("--time-limit must be positive, got %v", d)
+	}
 	return nil
 }

@@ -30,7 +30,10 @@ func newPackCmd(runF func(*packOptions) error, stdout io.Writer) *cobra.Command 
 		Short: "Run the offset allocator alone on a MiniMalloc-format CSV",
 		Long: `pack reads buffers in MiniMalloc's CSV format (id,lower,upper,size with
 half-open [lower, upper), optional alignment and offset columns), places them,
-and prints one line: height=… lower_bound=… buffers=… seconds=…
+and prints one line: height=… lower_bound=… buffers=… seconds=… optimal=…
+(optimal=true: the height is proven the least possible). --time-limit is
+the search budget of --strategy best: when it runs out, the best placement
+found by then (at worst tflm's) is used; the other strategies do not search.
 With -o it writes the rows back with an offset column.`,
 		Args: argCount(1, 1, "pack: expected one CSV file, got %d argument(s)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,8 +41,11 @@ With -o it writes the rows back with an offset column.`,
 			if _, err := lookupStrategy("pack: unknown strategy", opts.strategy); err != nil {
 				return err
 			}
-			if opts.capacity < 0 || opts.timeLimit <= 0 {
-				return &usageError{errors.New("pack: --capacity must be >= 0 and --time-limit > 0")}
+			if opts.capacity < 0 {
+				return &usageError{fmt.Errorf("pack: --capacity must be 0 (unbounded) or more, got %d", opts.capacity)}
+			}
+			if err := checkTimeLimit(opts.timeLimit); err != nil {
+				return &usageError{fmt.Errorf("pack: %w", err)}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -50,7 +56,7 @@ With -o it writes the rows back with an offset column.`,
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "out", "o", "", "write the buffers with their offsets to this CSV file")
 	f.Int64Var(&opts.capacity, "capacity", 0, "arena capacity in bytes (0: unbounded)")
-	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit, "search budget; the best placement found by then is used")
+	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit, "search budget of --strategy best; the best placement found by then is used")
 	f.StringVar(&opts.strategy, "strategy", plan.PlannerBest, "allocator: "+strategyHelp())
 	return cmd
 }
@@ -97,7 +103,7 @@ func runPack(ctx context.Context, opts *packOptions) error {
 			return err
 		}
 	}
-	fmt.Fprintf(opts.stdout, "height=%d lower_bound=%d buffers=%d seconds=%.3f\n",
-		sol.Height, dsa.LowerBound(p), len(p.Buffers), secs)
+	fmt.Fprintf(opts.stdout, "height=%d lower_bound=%d buffers=%d seconds=%.3f optimal=%t\n",
+		sol.Height, dsa.LowerBound(p), len(p.Buffers), secs, sol.Optimal)
 	return nil
 }

@@ -34,8 +34,8 @@ func TestPack(t *testing.T) {
 		stdout  string
 		errPart string
 	}{
-		{"greedy", []string{"pack", in, "--strategy", "greedy"}, exitOK, `^height=90 lower_bound=90 buffers=5 seconds=[0-9.]+\n$`, ""},
-		{"tflm", []string{"pack", in, "--strategy", "tflm"}, exitOK, `^height=90 lower_bound=90 buffers=5 seconds=[0-9.]+\n$`, ""},
+		{"greedy", []string{"pack", in, "--strategy", "greedy"}, exitOK, `^height=90 lower_bound=90 buffers=5 seconds=[0-9.]+ optimal=true\n$`, ""},
+		{"tflm", []string{"pack", in, "--strategy", "tflm"}, exitOK, `^height=90 lower_bound=90 buffers=5 seconds=[0-9.]+ optimal=true\n$`, ""},
 		{"best", []string{"pack", in, "--strategy", "best"}, exitOK, `^height=90 lower_bound=90 `, ""},
 		{"linear stacks everything", []string{"pack", in, "--strategy", "linear"}, exitOK, `^height=150 lower_bound=90 `, ""},
 		{"capacity too small", []string{"pack", in, "--capacity", "50"}, exitNoFit, "", "infeasible"},

@@ -108,6 +108,9 @@ firmware build compiles with no allocator and no interpreter.`,
 			if _, err := lookupStrategy("unknown planner", opts.planner); err != nil {
 				return err
 			}
+			if err := checkTimeLimit(opts.timeLimit); err != nil {
+				return &usageError{err}
+			}
 			if runF != nil {
 				return runF(opts)
 			}

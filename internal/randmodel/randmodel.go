@@ -5,7 +5,9 @@
 // Input: a seed and a Config. Output: a *graph.Model, the same for the same
 // seed and Config. Its non-test code imports only the standard library and
 // graph; tests write the model with tflite.Encode and read it back with
-// tflite.Load before using it.
+// tflite.Load before using it. CallChain builds, instead, one hostile
+// model: a chain of subgraphs each calling the next several times, for
+// tests of the limits on work.
 //
 // # What a model holds
 //

@@ -217,3 +217,13 @@ func TestWellFormed(t *testing.T) {
 		}
 	}
 }
+
+// TestCallChainRoundTrip checks that CallChain's model is one Load returns.
+func TestCallChainRoundTrip(t *testing.T) {
+	m := randmodel.CallChain(3, 2)
+	data, err := tflite.Encode(m, tflite.EncodeOptions{})
+	require.NoError(t, err)
+	got, err := tflite.Load(data)
+	require.NoError(t, err)
+	assert.Equal(t, m, got)
+}

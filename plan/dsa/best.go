@@ -2,6 +2,7 @@ package dsa
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"slices"
 	"sync"
@@ -12,15 +13,17 @@ import (
 // its steps and how well they do.
 //
 // Best stops as soon as it meets the bound (LowerBound, or more when pinned
-// buffers force it), which proves the placement optimal. Otherwise it uses
+// buffers force it, or when its search proves no lower height fits), which
+// proves the placement optimal and sets Solution.Optimal. Otherwise it uses
 // all the time ctx allows; without a deadline it stops after a fixed amount
 // of search work, so that its answer depends only on p. With a deadline the
 // answer depends on how far the search got: a tighter or busier budget can
 // give a taller, but always valid, placement, never one above Greedy's.
 // Ties break by index, the orders are fixed and searches are limited by
 // counted work, not time, so two runs that get as far give the same
-// offsets. If ctx is done before Greedy's placement is complete, Best
-// returns ctx's error.
+// offsets. Best always completes Greedy's placement, even after the
+// deadline has passed, so running out of time never fails; only a canceled
+// ctx makes it return ctx's error.
 func Best(ctx context.Context, p Problem) (Solution, error) {
 	return best(ctx, p, defaultLimits())
 }
@@ -47,7 +50,7 @@ func best(ctx context.Context, p Problem, lim limits) (Solution, error) {
 	if err := Validate(p); err != nil {
 		return Solution{}, err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
 		return Solution{}, err
 	}
 	if _, err := pin(p.Buffers, make([]int64, len(p.Buffers))); err != nil {
@@ -63,11 +66,12 @@ func best(ctx context.Context, p Problem, lim limits) (Solution, error) {
 		return Solution{}, err
 	}
 	hopeless := p.Capacity > 0 && p.Capacity < b.lo
-	if !b.done() && !hopeless && len(in.free) <= lim.searchBuffers {
+	if !b.done() && !hopeless && len(in.free) <= lim.searchBuffers && ctx.Err() == nil {
 		if sc := newSections(in, lim.members); sc != nil {
 			b.improve(ctx, sc, lim.searchWork)
 		}
 	}
+	b.best.Optimal = b.best.Height <= b.lo
 	return fit(p, b.best)
 }
 
@@ -145,17 +149,20 @@ func (b *bester) offer(offsets []int64) bool {
 // heuristics runs step 1 of Best, on as many goroutines as GOMAXPROCS
 // allows. It keeps the lowest placement, ties going to the earlier
 // heuristic, so the answer does not depend on scheduling; once one reaches
-// the bound, later ones are skipped. It fails only if ctx is done before
-// Greedy's placement is complete.
+// the bound, later ones are skipped. Greedy's placement runs whatever ctx's
+// deadline, so there is always one; the heuristics fail only if ctx is
+// canceled.
 func (b *bester) heuristics(ctx context.Context) error {
 	in := b.in
+	always, cancel := untimed(ctx)
+	defer cancel()
 	greedy := make([]int32, 0, len(in.free))
 	for _, i := range greedyOrder(in.bufs) {
 		if in.bufs[i].Size > 0 {
 			greedy = append(greedy, int32(i))
 		}
 	}
-	jobs := []func(*placer) int64{func(pl *placer) int64 { return pl.place(ctx, greedy, (*placer).firstFit) }}
+	jobs := []func(*placer) int64{func(pl *placer) int64 { return pl.place(always, greedy, (*placer).firstFit) }}
 	orders := in.heuristicOrders()
 	for _, o := range orders {
 		rank := rankOf(len(in.bufs), o)

@@ -52,10 +52,13 @@
 //     search that runs out of candidates proves H infeasible and raises the
 //     bound.
 //
-// The bound is LowerBound, or more when pinned buffers force it; a
-// placement that meets it is optimal, and Best stops there. Otherwise it
-// searches until ctx is done, or, when ctx has no deadline, until it has
-// spent a fixed amount of search work (a few seconds at most on two cores).
+// The bound is LowerBound, or more when pinned buffers force it or the
+// search proves a height infeasible; a placement that meets it is optimal
+// (Solution.Optimal), and Best stops there. Otherwise it searches until
+// ctx's deadline, or, when ctx has no deadline, until it has spent a fixed
+// amount of search work (a few seconds at most on two cores). A deadline
+// is a budget, never a failure: Greedy's placement is always completed, so
+// Best returns at least that however little time it had.
 // Searches are limited by counted work, never by time, so Best's answer
 // depends only on the problem and on when it is told to stop: a tighter or
 // busier deadline can give a taller, always valid, placement.

@@ -1,17 +1,21 @@
 package dsa
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Linear is the trivially correct baseline, like TFLM's LinearMemoryPlanner:
 // it reuses no bytes. Pinned buffers sit at their Fixed offsets; every other
 // buffer, in index order, is stacked above all buffers placed before it,
 // rounded up to its alignment. Its height is the sum of all sizes plus
-// alignment padding (plus what the pinned buffers take).
+// alignment padding (plus what the pinned buffers take). It ignores ctx's
+// deadline and fails only when ctx is canceled.
 func Linear(ctx context.Context, p Problem) (Solution, error) {
 	if err := Validate(p); err != nil {
 		return Solution{}, err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
 		return Solution{}, err
 	}
 	s := Solution{Offsets: make([]int64, len(p.Buffers))}

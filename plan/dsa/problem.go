@@ -26,10 +26,12 @@ type Problem struct {
 
 // Solution places a Problem: Offsets[i] is the offset of Buffers[i], and
 // Height is the arena size needed, the largest Offset+Size over buffers of
-// non-zero size.
+// non-zero size. Optimal says the strategy proved that no placement is
+// lower: Height meets LowerBound, or a higher bound Best proved.
 type Solution struct {
 	Offsets []int64
 	Height  int64
+	Optimal bool
 }
 
 // ErrInfeasible reports that a valid problem has no solution within its
@@ -41,6 +43,11 @@ var ErrInfeasible = errors.New("dsa: infeasible")
 // never changes it. When the only failure is a height above p.Capacity, the
 // error wraps ErrInfeasible and the Solution is still returned in full, so the
 // caller can report how much was needed.
+//
+// ctx's deadline is a time budget, not a reason to fail: a strategy that
+// searches (Best) returns the best placement it has when the deadline
+// passes, and the others ignore it. Only a canceled ctx makes a strategy
+// return ctx's error.
 type Strategy func(ctx context.Context, p Problem) (Solution, error)
 
 // Validate reports the first malformed buffer of p, naming its index: a
@@ -114,6 +121,7 @@ func height(bufs []Buffer, offsets []int64) int64 {
 // fit returns s, with an error wrapping ErrInfeasible if s is taller than a
 // non-zero capacity.
 func fit(p Problem, s Solution) (Solution, error) {
+	s.Optimal = s.Optimal || s.Height <= LowerBound(p)
 	if p.Capacity > 0 && s.Height > p.Capacity {
 		return s, fmt.Errorf("%w: need %d bytes, capacity %d", ErrInfeasible, s.Height, p.Capacity)
 	}

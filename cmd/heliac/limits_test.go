@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/internal/randmodel"
+	"github.com/heliac/heliac/tflite"
+)
+
+// TestHostileCallChain compiles a model of a few KB whose subgraphs each
+// call the next twice, twenty deep: about five million steps. heliac must
+// refuse it at once, naming the limit and the subgraph, before anything
+// grows with the timeline (a generous bound on the bytes allocated stands
+// in for a timing).
+func TestHostileCallChain(t *testing.T) {
+	data, err := tflite.Encode(randmodel.CallChain(20, 2), tflite.EncodeOptions{})
+	require.NoError(t, err)
+	require.Less(t, len(data), 8<<10, "the model is a few KB")
+	dir := t.TempDir()
+	model := filepath.Join(dir, "chain.tflite")
+	require.NoError(t, os.WriteFile(model, data, 0o644))
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, stdout, stderr := runHeliac(model, "-o", filepath.Join(dir, "out"))
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, exitFailure, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "heliac: compile "+model+`: liveness: subgraph 6 ("level6") takes 81917 steps with the subgraphs it calls, `+
+		"each run again on every call, over the limit of 65536\n", stderr)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated")
+	assert.NoDirExists(t, filepath.Join(dir, "out"))
+}
