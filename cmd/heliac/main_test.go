@@ -63,6 +63,7 @@ func TestExitCodes(t *testing.T) {
 		{"inspect without model", []string{"inspect"}, exitUsage, "inspect: expected one model file"},
 		{"missing file", []string{filepath.Join(dir, "missing.tflite"), "-o", dir}, exitFailure, "missing.tflite: no such file"},
 		{"corrupt model", []string{corrupt, "-o", filepath.Join(dir, "out")}, exitFailure, "compile " + corrupt + ": tflite:"},
+		{"empty -o", []string{helloWorld, "-o", ""}, exitUsage, "-o is empty; give the directory to write the plan and C files into"},
 		{"unknown planner", []string{helloWorld, "--planner", "magic", "-o", filepath.Join(dir, "o2")}, exitUsage, `unknown planner "magic" (known: best, tflm, linear)`},
 	}
 	for _, tt := range tests {

@@ -105,6 +105,9 @@ firmware build compiles with no allocator and no interpreter.`,
 		Args:          argCount(1, 1, "expected one model file, got %d argument(s); see 'heliac --help'"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.model = args[0]
+			if opts.outDir == "" {
+				return &usageError{errors.New("-o is empty; give the directory to write the plan and C files into")}
+			}
 			if _, err := lookupStrategy("unknown planner", opts.planner); err != nil {
 				return err
 			}
