@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/tflite"
 	"github.com/heliac/heliac/verify"
 )
@@ -43,7 +44,7 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "plan.json")
 	}
-	js, err := os.ReadFile(path)
+	js, err := inputfile.Read(path, inputfile.Plan)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +65,7 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 			return nil, err
 		}
 	}
-	data, err := os.ReadFile(modelPath)
+	data, err := inputfile.Read(modelPath, inputfile.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -84,14 +85,15 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 
 // findModel looks for the model file whose sha256 is sum, in the directory
 // of planPath, its parent and the current directory: first the .tflite
-// files, then the .bin files, of each directory in turn.
+// files, then the .bin files, of each directory in turn. inputfile.Read
+// passes over a FIFO or a device named *.tflite without opening it.
 func findModel(planPath, sum string) (string, error) {
 	dir := filepath.Dir(planPath)
 	for _, d := range []string{dir, filepath.Dir(dir), "."} {
 		for _, pat := range []string{"*.tflite", "*.bin"} {
 			files, _ := filepath.Glob(filepath.Join(d, pat))
 			for _, f := range files {
-				data, err := os.ReadFile(f)
+				data, err := inputfile.Read(f, inputfile.Model)
 				if err == nil && sha256Hex(data) == sum {
 					return f, nil
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/heliac/heliac/config"
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -51,7 +52,7 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	data, err := os.ReadFile(opts.model)
+	data, err := inputfile.Read(opts.model, inputfile.Model)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/plan/dsa"
 )
@@ -63,12 +65,11 @@ func runPack(ctx context.Context, opts *packOptions) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(opts.input)
+	data, err := inputfile.Read(opts.input, inputfile.CSV)
 	if err != nil {
 		return err
 	}
-	p, ids, err := dsa.ReadCSV(f)
-	f.Close()
+	p, ids, err := dsa.ReadCSV(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("pack %s: %w", opts.input, err)
 	}
