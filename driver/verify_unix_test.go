@@ -17,7 +17,7 @@ import (
 )
 
 // TestVerifyNeverOpensAFIFO puts FIFOs where verify looks for files: a
-// model and the plan itself. Opening one would block
+// model, a C file of the set and the plan itself. Opening one would block
 // until a writer came; verify must pass over them or refuse them.
 func TestVerifyNeverOpensAFIFO(t *testing.T) {
 	model, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
@@ -51,4 +51,8 @@ func TestVerifyNeverOpensAFIFO(t *testing.T) {
 
 	_, err = verify(filepath.Join(root, "fifo.plan.json"))
 	assert.EqualError(t, err, "read "+filepath.Join(root, "fifo.plan.json")+": a FIFO, not a regular file; give the plan as a file")
+
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "hello_world_int8.h"), 0o644))
+	_, err = verify(plan)
+	assert.EqualError(t, err, "read "+filepath.Join(dir, "hello_world_int8.h")+": a FIFO, not a regular file; give the C file as a file")
 }
