@@ -8,7 +8,8 @@
 // the model and writes the files. VerifyPlanFile re-checks a shipped plan:
 // it reads the plan file and model file it is given, the start of the C
 // files of the plan's set and (to find the model by its sha256) .tflite and
-// .bin files near the plan, but writes nothing.
+// .bin files near the plan, but writes nothing; CheckReplace reads what a
+// set would replace.
 package driver
 
 import (

@@ -156,3 +156,39 @@ func checkSet(s Set, planHash string) error {
 	}
 	return nil
 }
+
+// CheckReplace returns an error when writing files, the set of the model
+// named modelName, into dir would replace a file that is not an earlier
+// output of that model: a plan file made for another model (or not by
+// heliac), or a C file that carries no heliac plan hash. Other files of the
+// set are not checked.
+func CheckReplace(dir, modelName string, files emit.Files) error {
+	for _, f := range files {
+		path := filepath.Join(dir, f.Name)
+		if _, err := os.Lstat(path); err != nil {
+			continue
+		}
+		switch filepath.Ext(f.Name) {
+		case ".json":
+			js, err := inputfile.Read(path, inputfile.Plan)
+			if err != nil {
+				return err
+			}
+			switch name := readHead(js).Model.Name; {
+			case name == "":
+				return fmt.Errorf("%s is not a plan heliac wrote", path)
+			case name != modelName:
+				return fmt.Errorf("%s holds the plan of model %q, not %q", path, name, modelName)
+			}
+		case ".h", ".c":
+			head, err := inputfile.Head(path, inputfile.Kind{Name: "C file"}, cHeadBytes)
+			if err != nil {
+				return err
+			}
+			if _, ok := CPlanHash(head); !ok {
+				return fmt.Errorf("%s is not a C file heliac wrote", path)
+			}
+		}
+	}
+	return nil
+}

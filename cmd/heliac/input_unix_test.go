@@ -28,7 +28,7 @@ func TestInputFiles(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	code, _, stderr := runHeliac(helloWorld, "-o", out, "-q")
 	require.Equal(t, exitOK, code, stderr)
-	plan := filepath.Join(out, "plan.json")
+	plan := filepath.Join(out, "hello_world_int8.plan.json")
 
 	tests := []struct {
 		name string
