@@ -16,17 +16,18 @@
 // A bank's keys are the yaml tags of plan.Bank; this package declares no
 // bank field of its own.
 //
-// Of heliac's packages it imports plan only: it must not import graph,
-// liveness, emit, verify or driver, and plan must not import it.
+// Of heliac's packages it imports plan, and internal/inputfile to read files
+// with a size limit, only: it must not import graph, liveness, emit, verify
+// or driver, and plan must not import it.
 package config
 
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -130,7 +131,7 @@ func ParsePlatform(data []byte) (plan.Platform, error) {
 // Read reads the config file at path with Parse. A parse error is prefixed
 // with path.
 func Read(path string) (File, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, inputfile.Config)
 	if err != nil {
 		return File{}, err
 	}
@@ -144,7 +145,7 @@ func Read(path string) (File, error) {
 // ReadPlatform reads the platform file at path with ParsePlatform. A parse
 // error is prefixed with path.
 func ReadPlatform(path string) (plan.Platform, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, inputfile.Platform)
 	if err != nil {
 		return plan.Platform{}, err
 	}

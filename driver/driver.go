@@ -3,11 +3,13 @@
 // emitted plan independently.
 //
 // Compile's input is the bytes of a .tflite file and a Config; its output
-// is *Output, holding every stage's result. Compile does no file I/O;
-// cmd/heliac reads the model and writes the files. VerifyPlanFile re-checks
-// a shipped plan: it reads the plan.json and model files it is given (and,
-// to find the model by its sha256, the .tflite and .bin files near the
-// plan), but writes nothing.
+// is *Output, holding every stage's result and naming the set of files it
+// is written as (Output.Files). Compile does no file I/O; cmd/heliac reads
+// the model and writes the files. VerifyPlanFile re-checks a shipped plan:
+// it reads the plan file and model file it is given, the start of the C
+// files of the plan's set and (to find the model by its sha256) .tflite and
+// .bin files near the plan, but writes nothing; CheckReplace reads what a
+// set would replace.
 package driver
 
 import (

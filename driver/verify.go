@@ -7,64 +7,64 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/tflite"
 	"github.com/heliac/heliac/verify"
 )
 
 // VerifyReport names the files VerifyPlanFile checked.
 type VerifyReport struct {
-	Plan  string // the plan.json read: the path given, or DIR/plan.json
+	Plan  string // the plan file read: the path given, or the one in DIR
 	Model string // the model file, given or found by its sha256
 }
 
 // ModelNotNamedError reports that a plan records no model sha256, so the
 // model cannot be found and must be given.
 type ModelNotNamedError struct {
-	Plan string // the plan.json read
+	Plan string // the plan file read
 }
 
 func (e *ModelNotNamedError) Error() string {
 	return fmt.Sprintf("verify: %s names no model sha256; give the model: heliac verify MODEL %s", e.Plan, e.Plan)
 }
 
-// VerifyPlanFile checks a plan.json file against its model, independently
-// of the planner, as `heliac verify` does. planPath is plan.json or a
-// directory holding it. modelPath is the model file; "" means find it by the
-// sha256 the plan records, among the .tflite and .bin files in the plan's
-// directory, its parent and the current directory.
+// VerifyPlanFile checks a plan file against its model, independently of
+// the planner, as `heliac verify` does. planPath is a plan file or a
+// directory holding one (PlanFiles). modelPath is the model file; "" means
+// find it by the sha256 the plan records (see findModel).
 //
 // A given model must have the recorded sha256, when the plan records one. A
-// plan without one and no model given is a *ModelNotNamedError. Violations
-// are returned as a *VerifyError, wrapped with the plan's path, together
-// with the report.
+// plan without one and no model given is a *ModelNotNamedError. The C files
+// of the plan's set (FindSet) must carry the plan's hash. Violations are
+// returned as a *VerifyError, wrapped with the plan's path, together with
+// the report.
 func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
-	path := planPath
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "plan.json")
-	}
-	js, err := os.ReadFile(path)
+	path, err := onePlan(planPath)
 	if err != nil {
 		return nil, err
 	}
-	// A plan too broken to decode names no sha256; verify.Plan says what
-	// is wrong with it.
-	var head struct {
-		Model struct {
-			SHA256 string `json:"sha256"`
-		} `json:"model"`
+	js, err := inputfile.Read(path, inputfile.Plan)
+	if err != nil {
+		return nil, err
 	}
-	_ = json.Unmarshal(js, &head)
+	head := readHead(js)
+	if head.PlanHash != "" {
+		if err := checkSet(FindSet(path), head.PlanHash); err != nil {
+			return nil, err
+		}
+	}
 	sum := head.Model.SHA256
 	if modelPath == "" {
 		if sum == "" {
 			return nil, &ModelNotNamedError{Plan: path}
 		}
-		if modelPath, err = findModel(path, sum); err != nil {
+		if modelPath, err = findModel(path, head.Model.Name, sum); err != nil {
 			return nil, err
 		}
 	}
-	data, err := os.ReadFile(modelPath)
+	data, err := inputfile.Read(modelPath, inputfile.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -82,20 +82,80 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 	return r, nil
 }
 
+// onePlan returns the plan file planPath names: itself, or the one plan
+// file of a directory.
+func onePlan(planPath string) (string, error) {
+	plans, err := PlanFiles(planPath)
+	if err != nil {
+		return "", err
+	}
+	if len(plans) > 1 {
+		names := make([]string, len(plans))
+		for i, p := range plans {
+			names[i] = filepath.Base(p)
+		}
+		return "", fmt.Errorf("verify: %s holds %d plan files (%s); name one", planPath, len(plans), strings.Join(names, ", "))
+	}
+	return plans[0], nil
+}
+
+// planHead is what VerifyPlanFile reads of a plan before the verifier.
+type planHead struct {
+	Model struct {
+		Name   string `json:"name"`
+		SHA256 string `json:"sha256"`
+	} `json:"model"`
+	PlanHash string `json:"plan_hash"`
+}
+
+// readHead decodes what it can of js's head. A plan too broken to decode
+// names nothing; verify.Plan says what is wrong with it.
+func readHead(js []byte) planHead {
+	var h planHead
+	_ = json.Unmarshal(js, &h)
+	return h
+}
+
+// maxCandidates bounds how many files findModel hashes.
+const maxCandidates = 64
+
 // findModel looks for the model file whose sha256 is sum, in the directory
-// of planPath, its parent and the current directory: first the .tflite
-// files, then the .bin files, of each directory in turn.
-func findModel(planPath, sum string) (string, error) {
+// of planPath, its parent and the current directory: first the files named
+// for the model (name.tflite, name.bin) in each directory, then the other
+// .tflite and .bin files of each directory in turn. It hashes regular files
+// no larger than a model can be and at most maxCandidates of them, so a
+// FIFO or a device named *.tflite never blocks it.
+func findModel(planPath, name, sum string) (string, error) {
 	dir := filepath.Dir(planPath)
-	for _, d := range []string{dir, filepath.Dir(dir), "."} {
+	dirs := []string{dir, filepath.Dir(dir), "."}
+	var candidates []string
+	if name != "" && name == filepath.Base(name) {
+		for _, d := range dirs {
+			candidates = append(candidates, filepath.Join(d, name+".tflite"), filepath.Join(d, name+".bin"))
+		}
+	}
+	for _, d := range dirs {
 		for _, pat := range []string{"*.tflite", "*.bin"} {
 			files, _ := filepath.Glob(filepath.Join(d, pat))
-			for _, f := range files {
-				data, err := os.ReadFile(f)
-				if err == nil && sha256Hex(data) == sum {
-					return f, nil
-				}
-			}
+			candidates = append(candidates, files...)
+		}
+	}
+	hashed := map[string]bool{}
+	for _, f := range candidates {
+		abs, err := filepath.Abs(f)
+		if err != nil || hashed[abs] {
+			continue
+		}
+		if len(hashed) == maxCandidates {
+			return "", fmt.Errorf("verify: no model with sha256 %s among the first %d model files next to %s; give it: heliac verify MODEL %s",
+				sum, maxCandidates, planPath, planPath)
+		}
+		if st, err := os.Stat(f); err != nil || !st.Mode().IsRegular() || st.Size() > inputfile.Model.Max {
+			continue
+		}
+		hashed[abs] = true
+		if data, err := inputfile.Read(f, inputfile.Model); err == nil && sha256Hex(data) == sum {
+			return f, nil
 		}
 	}
 	return "", fmt.Errorf("verify: no model with sha256 %s next to %s; give it: heliac verify MODEL %s", sum, planPath, planPath)

@@ -41,6 +41,15 @@ func TestVerifyPlanFile(t *testing.T) {
 	// Every scratch tensor at offset 0: tensors live together now overlap.
 	overlapping := []byte(strings.ReplaceAll(string(good), `"offset": 16,`, `"offset": 0,`))
 	require.NotEqual(t, good, overlapping, "the plan has a tensor at offset 16")
+	// The C files of the plan, and of another run (another planner).
+	header, source := out.CFiles[0].Data, out.CFiles[1].Data
+	linearCfg := testConfig("hello_world_int8")
+	linearCfg.Plan.Planner = "linear"
+	linear, err := driver.Compile(context.Background(), model, linearCfg)
+	require.NoError(t, err)
+	oldHeader, oldSource := linear.CFiles[0].Data, linear.CFiles[1].Data
+	hash, oldHash := out.Plan.Hash(), linear.Plan.Hash()
+	require.NotEqual(t, hash, oldHash)
 
 	tests := []struct {
 		name  string
@@ -110,9 +119,51 @@ func TestVerifyPlanFile(t *testing.T) {
 			wantPlan: "out/plan.json", wantModel: "m.tflite",
 		},
 		{
-			name:  "unreadable plan",
-			files: map[string][]byte{"out/other.json": good, "m.tflite": model},
+			name:     "plan file named by prefix, with its C files",
+			files:    map[string][]byte{"out/hw.plan.json": good, "out/hw.h": header, "out/hw.c": source, "out/hello_world_int8.tflite": model},
+			plan:     "out",
+			wantPlan: "out/hw.plan.json", wantModel: "out/hello_world_int8.tflite",
+		},
+		{
+			name:  "header from another run",
+			files: map[string][]byte{"out/hw.plan.json": good, "out/hw.h": oldHeader, "out/hw.c": source, "m.tflite": model},
+			plan:  "out/hw.plan.json", model: "m.tflite",
+			errPart: "verify: ROOT/out/hw.h has plan hash OLDHASH, but ROOT/out/hw.plan.json has HASH: the files come from different runs of heliac; run heliac again to write the set whole",
+		},
+		{
+			name:  "source from another run",
+			files: map[string][]byte{"out/hw.plan.json": good, "out/hw.h": header, "out/hw.c": oldSource, "m.tflite": model},
 			plan:  "out", model: "m.tflite",
+			errPart: "verify: ROOT/out/hw.c has plan hash OLDHASH, but ROOT/out/hw.plan.json has HASH",
+		},
+		{
+			name:  "a C file heliac did not write",
+			files: map[string][]byte{"out/hw.plan.json": good, "out/hw.c": []byte("int hw;\n"), "m.tflite": model},
+			plan:  "out", model: "m.tflite",
+			errPart: "verify: ROOT/out/hw.c carries no heliac plan hash, so it is not the C file of ROOT/out/hw.plan.json; move it away or run heliac again",
+		},
+		{
+			name:  "plan.json, as heliac named plans before, has no C files",
+			files: map[string][]byte{"out/plan.json": good, "out/hello_world_int8.h": oldHeader, "out/plan.h": oldHeader, "m.tflite": model},
+			plan:  "out", model: "m.tflite",
+			wantPlan: "out/plan.json", wantModel: "m.tflite",
+		},
+		{
+			name:  "two plan files in DIR",
+			files: map[string][]byte{"out/a.plan.json": good, "out/plan.json": good, "m.tflite": model},
+			plan:  "out", model: "m.tflite",
+			errPart: "verify: ROOT/out holds 2 plan files (a.plan.json, plan.json); name one",
+		},
+		{
+			name:  "no plan file in DIR",
+			files: map[string][]byte{"out/other.json": good, "out/.plan.json": good, "m.tflite": model},
+			plan:  "out", model: "m.tflite",
+			errPart: "verify: no plan file (<prefix>.plan.json) in ROOT/out",
+		},
+		{
+			name:  "missing plan file",
+			files: map[string][]byte{"out/other.json": good, "m.tflite": model},
+			plan:  "out/plan.json", model: "m.tflite",
 			errPart: "ROOT/out/plan.json",
 			errIs:   fs.ErrNotExist,
 		},
@@ -183,7 +234,7 @@ func TestVerifyPlanFile(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			want := strings.NewReplacer("ROOT", root, "SUM", sum, "OTHER", otherSum).Replace(tt.errPart)
+			want := strings.NewReplacer("ROOT", root, "OLDHASH", oldHash, "HASH", hash, "SUM", sum, "OTHER", otherSum).Replace(tt.errPart)
 			assert.Contains(t, err.Error(), want)
 			if tt.errIs != nil {
 				assert.ErrorIs(t, err, tt.errIs)

@@ -75,12 +75,13 @@ func commentText(s string) string {
 
 // ModelName derives the name that C prefixes and plan.json use from a model
 // path: "models/hello_world.tflite" gives "hello_world". Only one .tflite or
-// .bin extension is removed ("m.tflite.bin" gives "m.tflite").
+// .bin extension is removed ("m.tflite.bin" gives "m.tflite"), in any case
+// ("M.TFLITE" gives "M").
 func ModelName(path string) string {
 	base := filepath.Base(path)
 	for _, ext := range []string{".tflite", ".bin"} {
-		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
-			return strings.TrimSuffix(base, ext)
+		if len(base) > len(ext) && strings.EqualFold(base[len(base)-len(ext):], ext) {
+			return base[:len(base)-len(ext)]
 		}
 	}
 	return base

@@ -15,6 +15,11 @@ func TestModelName(t *testing.T) {
 		"odml.tflite.bin":  "odml.tflite",
 		".tflite":          ".tflite",
 		"noext":            "noext",
+		"KWS.TFLITE":       "KWS",
+		"kws.TFLite":       "kws",
+		"kws.Bin":          "kws",
+		".TFLITE":          ".TFLITE",
+		"kws.tflite.BIN":   "kws.tflite",
 	} {
 		assert.Equal(t, want, emit.ModelName(in), in)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/heliac/heliac/config"
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -29,6 +30,7 @@ type compileOptions struct {
 	noAlias      bool
 	strict       bool
 	emitTFLite   bool
+	force        bool
 	quiet        bool
 	stdout       io.Writer
 	stderr       io.Writer
@@ -36,7 +38,7 @@ type compileOptions struct {
 
 func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f := cmd.Flags()
-	f.StringVarP(&opts.outDir, "out", "o", "out", "directory to write plan.json and the C sources into")
+	f.StringVarP(&opts.outDir, "out", "o", "out", "directory to write <prefix>.plan.json and the C sources into")
 	f.StringVar(&opts.prefix, "prefix", "", "prefix of every C name (default: derived from the model file name)")
 	f.StringVar(&opts.planner, "planner", plan.PlannerBest, "offset allocator: "+strategyHelp())
 	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit,
@@ -46,7 +48,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVar(&opts.configFile, "config", "", "config file (YAML or JSON) with a platform and placement rules")
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
 	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing (by default a warning)")
-	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<name>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
+	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
+	f.BoolVar(&opts.force, "force", false, "replace files of the set's names that another model's run, or not heliac, wrote (never the input model)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
 }
 
@@ -54,7 +57,7 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	data, err := os.ReadFile(opts.model)
+	data, err := inputfile.Read(opts.model, inputfile.Model)
 	if err != nil {
 		return err
 	}
@@ -71,26 +74,40 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)
 	}
-	files := append(emit.Files{{Name: "plan.json", Data: out.PlanJSON}}, out.CFiles...)
-	if out.TFLite != nil {
-		files = append(files, emit.File{Name: cfg.ModelName + ".tflite", Data: out.TFLite.Data})
-	}
-	if err := refuseInput(opts.model, opts.outDir, files); err != nil {
+	files := out.Files()
+	if err := writeOutput(opts, cfg.ModelName, files); err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)
 	}
-	if err := writeFiles(opts.outDir, files); err != nil {
-		return fmt.Errorf("compile %s: %w", opts.model, err)
+	if !opts.quiet {
+		printSummary(opts, out, files)
 	}
-	if opts.quiet {
-		return nil
+	return nil
+}
+
+// writeOutput writes the set files of the model named name into -o: never
+// over the input, and over files another model's run or not heliac wrote
+// only with --force.
+func writeOutput(opts *compileOptions, name string, files emit.Files) error {
+	if err := refuseInput(opts.model, "model", opts.outDir, files, "choose another -o or --prefix"); err != nil {
+		return err
 	}
+	if !opts.force {
+		if err := driver.CheckReplace(opts.outDir, name, files); err != nil {
+			return fmt.Errorf("%w; give this model another --prefix or -o, or replace the file with --force", err)
+		}
+	}
+	return writeSet(opts.outDir, files, opts.model)
+}
+
+// printSummary prints what was planned and written.
+func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	fmt.Fprintf(opts.stdout, "heliac %s: %d subgraph(s), %d step(s), %d tensor(s) placed\n",
 		opts.model, len(out.Model.Subgraphs), out.Plan.Schedule.Steps, len(out.Plan.Allocs))
 	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
 	if t := out.TFLite; t != nil {
 		fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+
 			"%d bytes for them, plus TFLM's kernel scratch and its persistent tail\n",
-			cfg.ModelName+".tflite", t.Offline.Planned, emit.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
+			out.Prefix()+".tflite", t.Offline.Planned, emit.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
 			t.Offline.ArenaSize)
 		if t.Offline.Deferred > 0 {
 			fmt.Fprintf(opts.stdout, "  note: %d tensor(s) left to TFLM: TFLM looks up a later subgraph's is_variable tensors among subgraph 0's offsets\n",
@@ -102,60 +119,21 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 		names[i] = filepath.Join(opts.outDir, f.Name)
 	}
 	fmt.Fprintf(opts.stdout, "wrote %s\n", strings.Join(names, ", "))
-	return nil
 }
 
 // refuseInput returns an error when writing files into dir would replace
-// the input model.
-func refuseInput(model, dir string, files emit.Files) error {
-	in, err := os.Stat(model)
+// the input file, a what, under its own name or another (a hard or symbolic
+// link). hint says what to change.
+func refuseInput(input, what, dir string, files emit.Files, hint string) error {
+	in, err := os.Stat(input)
 	if err != nil {
 		return err
 	}
 	for _, f := range files {
 		if st, err := os.Stat(filepath.Join(dir, f.Name)); err == nil && os.SameFile(in, st) {
-			return fmt.Errorf("writing %s would replace the input model; choose another -o", filepath.Join(dir, f.Name))
+			return fmt.Errorf("writing %s would replace the input %s; %s", filepath.Join(dir, f.Name), what, hint)
 		}
 	}
-	return nil
-}
-
-// writeFiles writes every file into dir, creating it if needed. Each file
-// is written to a temporary name and renamed into place, so a failure never
-// leaves a half-written file behind.
-func writeFiles(dir string, files emit.Files) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var tmps []string
-	defer func() {
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-	}()
-	for _, f := range files {
-		tmp, err := os.CreateTemp(dir, "."+f.Name+".*")
-		if err != nil {
-			return err
-		}
-		tmps = append(tmps, tmp.Name())
-		if _, err := tmp.Write(f.Data); err != nil {
-			tmp.Close()
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-	}
-	for i, f := range files {
-		if err := os.Chmod(tmps[i], 0o644); err != nil {
-			return err
-		}
-		if err := os.Rename(tmps[i], filepath.Join(dir, f.Name)); err != nil {
-			return err
-		}
-	}
-	tmps = nil
 	return nil
 }
 

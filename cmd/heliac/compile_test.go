@@ -75,3 +75,118 @@ func TestLoadPlatform(t *testing.T) {
 		})
 	}
 }
+
+const microSpeech = "../../testdata/models/micro_speech_quantized.tflite"
+
+// TestTwoModelsInOneDirectory writes two models' sets into one directory:
+// each keeps its own plan file, and verify checks both.
+func TestTwoModelsInOneDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	for _, m := range []string{helloWorld, microSpeech} {
+		code, _, stderr := runHeliac(m, "-o", dir, "-q")
+		require.Equal(t, exitOK, code, stderr)
+	}
+	for _, f := range []string{"hello_world_int8", "micro_speech_quantized"} {
+		js, err := os.ReadFile(filepath.Join(dir, f+".plan.json"))
+		require.NoError(t, err)
+		assert.Contains(t, string(js), `"name": "`+f+`"`)
+	}
+	t.Chdir("../../testdata/models") // where verify finds the models
+	code, stdout, stderr := runHeliac("verify", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, filepath.Join(dir, "hello_world_int8.plan.json")+": ok\n"+
+		filepath.Join(dir, "micro_speech_quantized.plan.json")+": ok\n", stdout)
+}
+
+// TestCompileRefusesToReplace checks that a run never silently replaces
+// files of the set's names that another model's run, or not heliac, wrote;
+// --force replaces them.
+func TestCompileRefusesToReplace(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, dir string)
+		errPart string
+	}{
+		{name: "another model's set of the same prefix", setup: func(t *testing.T, dir string) {
+			code, _, stderr := runHeliac(microSpeech, "-o", dir, "--prefix", "net", "-q")
+			require.Equal(t, exitOK, code, stderr)
+		}, errPart: `net.plan.json holds the plan of model "micro_speech_quantized", not "hello_world_int8"; give this model another --prefix or -o, or replace the file with --force`},
+		{name: "a header of the user's", setup: func(t *testing.T, dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "net.h"), []byte("#define NET 1\n"), 0o644))
+		}, errPart: `net.h is not a C file heliac wrote; give this model another --prefix or -o, or replace the file with --force`},
+		{name: "a plan file heliac did not write", setup: func(t *testing.T, dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "net.plan.json"), []byte("{}"), 0o644))
+		}, errPart: `net.plan.json is not a plan heliac wrote`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tt.setup(t, dir)
+			before := readDir(t, dir)
+			code, _, stderr := runHeliac(helloWorld, "-o", dir, "--prefix", "net", "-q")
+			assert.Equal(t, exitFailure, code)
+			assert.Contains(t, stderr, tt.errPart)
+			assert.Equal(t, before, readDir(t, dir), "nothing is written")
+
+			code, _, stderr = runHeliac(helloWorld, "-o", dir, "--prefix", "net", "-q", "--force")
+			require.Equal(t, exitOK, code, stderr)
+			js, err := os.ReadFile(filepath.Join(dir, "net.plan.json"))
+			require.NoError(t, err)
+			assert.Contains(t, string(js), `"name": "hello_world_int8"`)
+		})
+	}
+	// The same model again replaces its own set.
+	dir := t.TempDir()
+	for range 2 {
+		code, _, stderr := runHeliac(helloWorld, "-o", dir, "-q")
+		require.Equal(t, exitOK, code, stderr)
+	}
+}
+
+// TestCompileNeverWritesOverTheInput puts the model where an output of the
+// set goes, under the output's name or linked to it: heliac must leave it
+// as it was, with or without --force.
+func TestCompileNeverWritesOverTheInput(t *testing.T) {
+	model, err := os.ReadFile(helloWorld)
+	require.NoError(t, err)
+	tests := []struct {
+		name   string
+		file   string   // where the model is, in the output directory
+		link   string   // another name for it there: "hard" or "symbolic" link
+		args   []string // besides the model and -o
+		refuse bool
+	}{
+		{name: "model named plan.json", file: "plan.json"},
+		{name: "model named as the plan file", file: "hw.plan.json", args: []string{"--prefix", "hw"}, refuse: true},
+		{name: "model named as the header", file: "net.h", args: []string{"--prefix", "net"}, refuse: true},
+		{name: "model named as the source, --force", file: "net.c", args: []string{"--prefix", "net", "--force"}, refuse: true},
+		{name: "model named as the written model", file: "net.tflite", args: []string{"--prefix", "net", "--emit-tflite"}, refuse: true},
+		{name: "hard link as the source", file: "m.tflite", link: "hard", args: []string{"--prefix", "net"}, refuse: true},
+		{name: "symbolic link as the header", file: "m.tflite", link: "symbolic", args: []string{"--prefix", "net", "--force"}, refuse: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, tt.file)
+			require.NoError(t, os.WriteFile(path, model, 0o644))
+			switch tt.link {
+			case "hard":
+				require.NoError(t, os.Link(path, filepath.Join(dir, "net.c")))
+			case "symbolic":
+				require.NoError(t, os.Symlink(path, filepath.Join(dir, "net.h")))
+			}
+			before := readDir(t, dir)
+			code, _, stderr := runHeliac(append([]string{path, "-o", dir, "-q"}, tt.args...)...)
+			after, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, model, after, "the model is as it was")
+			if !tt.refuse {
+				assert.Equal(t, exitOK, code, stderr)
+				return
+			}
+			assert.Equal(t, exitFailure, code)
+			assert.Contains(t, stderr, "would replace the input model; choose another -o or --prefix")
+			assert.Equal(t, before, readDir(t, dir), "nothing is written")
+		})
+	}
+}

@@ -49,11 +49,11 @@ func TestEmitTFLiteNeverReplacesTheInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(model, orig, 0o644))
 	code, _, stderr := runHeliac(model, "-o", dir, "--emit-tflite")
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, stderr, "would replace the input model; choose another -o")
+	assert.Contains(t, stderr, "would replace the input model; choose another -o or --prefix")
 	after, err := os.ReadFile(model)
 	require.NoError(t, err)
 	assert.Equal(t, orig, after)
-	_, err = os.Stat(filepath.Join(dir, "plan.json"))
+	_, err = os.Stat(filepath.Join(dir, "hello_world_int8.plan.json"))
 	assert.True(t, os.IsNotExist(err), "nothing is written")
 }
 

@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/tflite"
 )
 
@@ -36,7 +36,7 @@ func newInspectCmd(runF func(*inspectOptions) error, stdout io.Writer) *cobra.Co
 }
 
 func runInspect(opts *inspectOptions) error {
-	data, err := os.ReadFile(opts.model)
+	data, err := inputfile.Read(opts.model, inputfile.Model)
 	if err != nil {
 		return err
 	}

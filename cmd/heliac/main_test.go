@@ -63,6 +63,7 @@ func TestExitCodes(t *testing.T) {
 		{"inspect without model", []string{"inspect"}, exitUsage, "inspect: expected one model file"},
 		{"missing file", []string{filepath.Join(dir, "missing.tflite"), "-o", dir}, exitFailure, "missing.tflite: no such file"},
 		{"corrupt model", []string{corrupt, "-o", filepath.Join(dir, "out")}, exitFailure, "compile " + corrupt + ": tflite:"},
+		{"empty -o", []string{helloWorld, "-o", ""}, exitUsage, "-o is empty; give the directory to write the plan and C files into"},
 		{"unknown planner", []string{helloWorld, "--planner", "magic", "-o", filepath.Join(dir, "o2")}, exitUsage, `unknown planner "magic" (known: best, tflm, linear)`},
 	}
 	for _, tt := range tests {
@@ -84,14 +85,14 @@ func TestCompileWritesPlanAndSources(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "scratch")
 	assert.Contains(t, stdout, "lower bound")
-	for _, f := range []string{"plan.json", "hello_world_int8.h", "hello_world_int8.c"} {
+	for _, f := range []string{"hello_world_int8.plan.json", "hello_world_int8.h", "hello_world_int8.c"} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 3, "no temporary files are left behind")
 	var plan map[string]any
-	data, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+	data, err := os.ReadFile(filepath.Join(dir, "hello_world_int8.plan.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &plan))
 	for _, k := range []string{"tensor_allocs", "arena_usages", "persistent_arenas", "constant_arenas", "tensor_lifetimes"} {

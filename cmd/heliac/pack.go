@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/plan/dsa"
 )
@@ -69,16 +72,18 @@ func runPack(ctx context.Context, opts *packOptions) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(opts.input)
+	data, err := inputfile.Read(opts.input, inputfile.CSV)
 	if err != nil {
 		return err
 	}
-	p, ids, err := dsa.ReadCSV(f)
-	f.Close()
+	p, ids, err := dsa.ReadCSV(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("pack %s: %w", opts.input, err)
 	}
 	p.Capacity = opts.capacity
+	if err := writePacked(opts, p, ids, nil); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeLimit)
 	defer cancel()
 	start := time.Now()
@@ -90,20 +95,35 @@ func runPack(ctx context.Context, opts *packOptions) error {
 		}
 		return fmt.Errorf("pack %s: %w", opts.input, err)
 	}
-	if opts.output != "" {
-		out, err := os.Create(opts.output)
-		if err != nil {
-			return err
-		}
-		if err := dsa.WriteCSV(out, p, ids, sol); err != nil {
-			out.Close()
-			return fmt.Errorf("pack %s: %w", opts.output, err)
-		}
-		if err := out.Close(); err != nil {
-			return err
-		}
+	if err := writePacked(opts, p, ids, &sol); err != nil {
+		return err
 	}
 	fmt.Fprintf(opts.stdout, "height=%d lower_bound=%d buffers=%d seconds=%.3f optimal=%t\n",
 		sol.Height, dsa.LowerBound(p), len(p.Buffers), secs, sol.Optimal)
+	return nil
+}
+
+// writePacked writes p's buffers with sol's offsets to -o, as writeSet writes
+// a set of one file, when -o is given. A nil sol only checks that -o does not
+// name the input, before the search.
+func writePacked(opts *packOptions, p dsa.Problem, ids []string, sol *dsa.Solution) error {
+	if opts.output == "" {
+		return nil
+	}
+	dir, files := filepath.Dir(opts.output), emit.Files{{Name: filepath.Base(opts.output)}}
+	if err := refuseInput(opts.input, "CSV file", dir, files, "choose another -o"); err != nil {
+		return fmt.Errorf("pack %s: %w", opts.input, err)
+	}
+	if sol == nil {
+		return nil
+	}
+	var csv bytes.Buffer
+	if err := dsa.WriteCSV(&csv, p, ids, *sol); err != nil {
+		return fmt.Errorf("pack %s: %w", opts.output, err)
+	}
+	files[0].Data = csv.Bytes()
+	if err := writeSet(dir, files, opts.input); err != nil {
+		return fmt.Errorf("pack %s: %w", opts.input, err)
+	}
 	return nil
 }

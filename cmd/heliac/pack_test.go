@@ -69,4 +69,19 @@ func TestPackWritesOffsets(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	require.Len(t, lines, 6)
 	assert.True(t, strings.HasSuffix(lines[0], ",offset"), lines[0])
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "no temporary files are left behind")
+
+	// -o naming the input, or a link to it, would lose the problem.
+	link := filepath.Join(dir, "link.csv")
+	require.NoError(t, os.Link(in, link))
+	for _, o := range []string{in, link} {
+		code, _, stderr = runHeliac("pack", in, "-o", o)
+		assert.Equal(t, exitFailure, code)
+		assert.Equal(t, "heliac: pack "+in+": writing "+o+" would replace the input CSV file; choose another -o\n", stderr)
+		after, err := os.ReadFile(in)
+		require.NoError(t, err)
+		assert.Equal(t, staircase, string(after))
+	}
 }

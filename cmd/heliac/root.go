@@ -65,7 +65,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "heliac: %v\n", err)
+	// Errors joined (verify's, one per plan) get a line each.
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "heliac: %v\n", e)
+	}
 	return exitCode(err)
 }
 
@@ -96,8 +103,9 @@ func newRootCmd(runF func(*compileOptions) error, stdout, stderr io.Writer) *cob
 		Short: "Plan a TFLite model's memory ahead of time and emit C for microcontrollers",
 		Long: `heliac reads a TensorFlow Lite model, computes every tensor's lifetime,
 places tensors in arenas so that tensors live at the same time never share
-bytes, and writes plan.json plus C sources (<prefix>.h, <prefix>.c) that a
-firmware build compiles with no allocator and no interpreter.`,
+bytes, and writes <prefix>.plan.json plus C sources (<prefix>.h, <prefix>.c)
+that a firmware build compiles with no allocator and no interpreter. Several
+models' files share a directory; a failed run leaves the previous files.`,
 		Example:       "  heliac testdata/models/hello_world_int8.tflite -o out/\n  heliac inspect model.tflite --json",
 		Version:       heliacVersion(),
 		SilenceErrors: true,
@@ -105,6 +113,9 @@ firmware build compiles with no allocator and no interpreter.`,
 		Args:          argCount(1, 1, "expected one model file, got %d argument(s); see 'heliac --help'"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.model = args[0]
+			if opts.outDir == "" {
+				return &usageError{errors.New("-o is empty; give the directory to write the plan and C files into")}
+			}
 			if _, err := lookupStrategy("unknown planner", opts.planner); err != nil {
 				return err
 			}

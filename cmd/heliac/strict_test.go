@@ -23,7 +23,7 @@ func TestStrict(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "\n  warning: rule 0 (tensor \"0:99\") selects nothing: subgraph 0 has 10 tensor(s)\n")
 	assert.NotContains(t, stdout, "rule 1")
-	assert.FileExists(t, filepath.Join(out, "plan.json"))
+	assert.FileExists(t, filepath.Join(out, "hello_world_int8.plan.json"))
 
 	out = filepath.Join(dir, "strict")
 	code, stdout, stderr = runHeliac(helloWorld, "--config", cfg, "-o", out, "--strict")

@@ -40,7 +40,7 @@ func TestVerifyCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := runHeliac(helloWorld, "-o", dir, "-q")
 	require.Equal(t, exitOK, code, stderr)
-	js, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+	js, err := os.ReadFile(filepath.Join(dir, "hello_world_int8.plan.json"))
 	require.NoError(t, err)
 
 	// Every scratch tensor at offset 0: live tensors now overlap.
@@ -60,7 +60,7 @@ func TestVerifyCommand(t *testing.T) {
 		stdout  string
 		errPart string
 	}{
-		{"ok", []string{"verify", helloWorld, dir}, exitOK, filepath.Join(dir, "plan.json") + ": ok\n", ""},
+		{"ok", []string{"verify", helloWorld, dir}, exitOK, filepath.Join(dir, "hello_world_int8.plan.json") + ": ok\n", ""},
 		{"violations", []string{"verify", helloWorld, badPath}, exitVerify, "", "Overlap"},
 		{"another model", []string{"verify", "../../testdata/models/micro_speech_quantized.tflite", dir}, exitFailure, "", "sha256"},
 		{"no model beside the plan", []string{"verify", dir}, exitFailure, "", "no model with sha256"},
@@ -83,5 +83,49 @@ func TestVerifyCommand(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "renamed.tflite"), model, 0o644))
 	code, stdout, stderr := runHeliac("verify", dir)
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, filepath.Join(dir, "plan.json")+": ok\n", stdout)
+	assert.Equal(t, filepath.Join(dir, "hello_world_int8.plan.json")+": ok\n", stdout)
+}
+
+// TestVerifySets checks verify on directories of sets: a set whose files
+// come from two runs fails (exit 1), a directory of several plans needs the
+// plan named when the model is given, and each failing plan gets its line.
+func TestVerifySets(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "out")
+	code, _, stderr := runHeliac(helloWorld, "-o", dir, "-q")
+	require.Equal(t, exitOK, code, stderr)
+	linear := filepath.Join(root, "linear")
+	code, _, stderr = runHeliac(helloWorld, "-o", linear, "-q", "--planner", "linear")
+	require.Equal(t, exitOK, code, stderr)
+	plan := filepath.Join(dir, "hello_world_int8.plan.json")
+
+	// A run killed between renames: the new source beside the old plan.
+	src, err := os.ReadFile(filepath.Join(linear, "hello_world_int8.c"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello_world_int8.c"), src, 0o644))
+	code, stdout, stderr := runHeliac("verify", helloWorld, dir)
+	assert.Equal(t, exitFailure, code)
+	assert.Empty(t, stdout)
+	assert.Regexp(t, `^heliac: verify: \S+/out/hello_world_int8.c has plan hash [0-9a-f]{64}, but \S+/out/hello_world_int8.plan.json has [0-9a-f]{64}: `+
+		`the files come from different runs of heliac; run heliac again to write the set whole\n$`, stderr)
+
+	// Two plans: the model given must come with the plan's name.
+	code, _, stderr = runHeliac(microSpeech, "-o", dir, "-q")
+	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr = runHeliac("verify", helloWorld, dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "heliac: verify: "+dir+" holds 2 plan files; name the one made for "+helloWorld+"\n", stderr)
+
+	// Without the model, each plan is verified and each failure reported.
+	code, stdout, stderr = runHeliac("verify", dir)
+	assert.Equal(t, exitFailure, code)
+	assert.Empty(t, stdout)
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if assert.Len(t, lines, 2, stderr) {
+		assert.Contains(t, lines[0], "heliac: verify: "+filepath.Join(dir, "hello_world_int8.c")+" has plan hash")
+		assert.Contains(t, lines[1], "heliac: verify: no model with sha256")
+	}
+	code, stdout, stderr = runHeliac("verify", helloWorld, plan)
+	assert.Equal(t, exitFailure, code, "the mixed set, named")
+	assert.Empty(t, stdout, stderr)
 }
