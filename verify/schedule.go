@@ -89,7 +89,7 @@ func walk(m *graph.Model, runs []run) (*timeline, []Violation) {
 		for oi, op := range m.Subgraphs[si].Ops {
 			for _, c := range op.Called {
 				if c < 0 || int(c) >= len(m.Subgraphs) {
-					r.add(Malformed, "model: op %d:%d (%s) calls subgraph %d, which does not exist", si, oi, op.Name(), c)
+					r.add(Malformed, "model: op %d:%d (%s) calls subgraph %d, which does not exist", si, oi, escapeName(op.Name()), c)
 					return nil, r
 				}
 				called[c] = true
@@ -204,11 +204,11 @@ func (w *walker) subgraph(s graph.SubgraphIndex, caller *run) bool {
 		}
 		end := w.next - 1
 		if e.name != op.Name() {
-			w.r.add(Malformed, "%s: name %q, but op %v is %s", e.path, e.name, e.op, op.Name())
+			w.r.add(Malformed, "%s: name %s, but op %v is %s", e.path, shown(e.name), e.op, shown(op.Name()))
 		}
 		if e.start != begin || e.end != end {
 			w.r.add(BadSchedule, "%s: op %v (%s) runs over steps %d..%d, not %d..%d as the schedule's order gives",
-				e.path, e.op, op.Name(), e.start, e.end, begin, end)
+				e.path, e.op, escapeName(op.Name()), e.start, e.end, begin, end)
 		}
 		sp, seen := w.tl.spans[e.op]
 		if !seen {
@@ -239,10 +239,10 @@ func (w *walker) subgraph(s graph.SubgraphIndex, caller *run) bool {
 // subgraph s that has not run yet in this run of s, or reports why not.
 func (w *walker) nextRun(s graph.SubgraphIndex, ran []bool, caller *run) *run {
 	pending := fmt.Sprintf("op %v (%s)", graph.OpRef{Subgraph: s, Op: graph.OpIndex(slices.Index(ran, false))},
-		w.m.Subgraphs[s].Ops[slices.Index(ran, false)].Name())
+		escapeName(w.m.Subgraphs[s].Ops[slices.Index(ran, false)].Name()))
 	inside := ""
 	if caller != nil {
-		inside = fmt.Sprintf(", which op %v (%s) calls and which must run inside it,", caller.op, caller.name)
+		inside = fmt.Sprintf(", which op %v (%s) calls and which must run inside it,", caller.op, escapeName(caller.name))
 	}
 	if w.pos >= len(w.runs) {
 		w.r.add(BadSchedule, "the schedule ends before subgraph %d%s has run %s", s, inside, pending)
