@@ -78,6 +78,7 @@ func TestCompileRandomHostileNames(t *testing.T) {
 				out, err := driver.Compile(context.Background(), encodeRandom(t, seed, cfg), randConfig(false))
 				require.NoError(t, err, "%s seed %d", p.Name, seed)
 				require.True(t, utf8.Valid(out.PlanJSON), "%s seed %d: plan.json is not UTF-8", p.Name, seed)
+				assertHashRecomputed(t, out)
 				require.Len(t, out.Plan.Allocs, len(plain.Plan.Allocs))
 				for i, a := range out.Plan.Allocs {
 					want := plain.Plan.Allocs[i]

@@ -76,7 +76,7 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 		return nil, fmt.Errorf("verify %s: %w", modelPath, err)
 	}
 	r := &VerifyReport{Plan: path, Model: modelPath}
-	if v := verify.Plan(m, js); len(v) > 0 {
+	if v := append(verify.Plan(m, js), verifyCBeside(path, js)...); len(v) > 0 {
 		return r, fmt.Errorf("%s: %w", path, &VerifyError{Violations: v})
 	}
 	return r, nil

@@ -16,6 +16,7 @@ const schemaVersion = 2
 // planDoc is plan.json as the verifier reads it: the fields it checks, each
 // entry with its JSON path for messages.
 type planDoc struct {
+	planHash   string
 	alignment  int64
 	steps      int64 // model.steps
 	subgraphs  int64 // model.subgraphs
@@ -204,8 +205,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 	}
 	top.str("generator")
 	top.str("planner")
-	top.str("plan_hash")
-	doc := &planDoc{}
+	doc := &planDoc{planHash: top.str("plan_hash")}
 	model := top.object("model")
 	model.name("name")
 	model.str("sha256")

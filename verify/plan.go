@@ -34,6 +34,7 @@ func Plan(m *graph.Model, planJSON []byte) []Violation {
 	}
 	c := index(m, doc, tl, &r)
 	for _, check := range []func(){
+		c.checkHash,
 		c.checkSchedule,
 		c.checkTensors,
 		c.checkSkipped,
