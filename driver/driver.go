@@ -109,7 +109,11 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	}
 	out := &Output{Model: m, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files}
 	if !cfg.NoVerify {
-		if v := verify.Plan(m, js); len(v) > 0 {
+		v := verify.Plan(m, js)
+		if len(v) == 0 {
+			v = verify.C(js, files[0].Data, files[1].Data)
+		}
+		if len(v) > 0 {
 			return out, &VerifyError{Violations: v}
 		}
 	}

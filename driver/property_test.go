@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,6 +52,38 @@ func TestCompileRandom(t *testing.T) {
 						continue
 					}
 					require.NoError(t, err, "%s seed %d, NoAlias=%v", p.Name, seed, noAlias)
+				}
+			})
+		}
+	}
+}
+
+// TestCompileRandomHostileNames compiles random models whose every name
+// holds invalid UTF-8, control characters and C comment ends
+// (randmodel.Config.HostileNames): each must compile and verify, write
+// plan.json as UTF-8, and be planned exactly as the same model with plain
+// names is (names place nothing).
+func TestCompileRandomHostileNames(t *testing.T) {
+	for _, p := range randmodel.Presets() {
+		n := randSeeds[p.Name] / 5
+		if testing.Short() || raceEnabled {
+			n /= 10
+		}
+		for seed := range n {
+			t.Run(fmt.Sprintf("%s/seed=%d", p.Name, seed), func(t *testing.T) {
+				cfg := p.Config
+				plain, err := driver.Compile(context.Background(), encodeRandom(t, seed, cfg), randConfig(false))
+				require.NoError(t, err)
+				cfg.HostileNames = true
+				out, err := driver.Compile(context.Background(), encodeRandom(t, seed, cfg), randConfig(false))
+				require.NoError(t, err, "%s seed %d", p.Name, seed)
+				require.True(t, utf8.Valid(out.PlanJSON), "%s seed %d: plan.json is not UTF-8", p.Name, seed)
+				assertHashRecomputed(t, out)
+				require.Len(t, out.Plan.Allocs, len(plain.Plan.Allocs))
+				for i, a := range out.Plan.Allocs {
+					want := plain.Plan.Allocs[i]
+					assert.Equal(t, []any{want.Kind, want.Ref, want.Arena, want.Offset, want.Size},
+						[]any{a.Kind, a.Ref, a.Arena, a.Offset, a.Size}, "%s seed %d: allocation %d", p.Name, seed, i)
 				}
 			})
 		}

@@ -76,7 +76,11 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 		return nil, fmt.Errorf("verify %s: %w", modelPath, err)
 	}
 	r := &VerifyReport{Plan: path, Model: modelPath}
-	if v := verify.Plan(m, js); len(v) > 0 {
+	cv, err := verifySetC(FindSet(path), js)
+	if err != nil {
+		return nil, err
+	}
+	if v := append(verify.Plan(m, js), cv...); len(v) > 0 {
 		return r, fmt.Errorf("%s: %w", path, &VerifyError{Violations: v})
 	}
 	return r, nil

@@ -185,11 +185,11 @@ func (g *cgen) buildTables() error {
 		a := &g.p.Allocs[i]
 		ai, ok := g.byID[a.Arena]
 		if !ok {
-			return fmt.Errorf("emit: %v (%s) is in arena %d, which holds no bytes", a.Key, a.Name, a.Arena)
+			return fmt.Errorf("emit: %v %s is in arena %d, which holds no bytes", a.Key, quoted(a.Name), a.Arena)
 		}
 		if size := g.arenas[ai].Size; a.Offset < 0 || a.Size < 0 || a.Offset+a.Size > size {
-			return fmt.Errorf("emit: %v (%s) at [%d, %d) lies outside its %d-byte arena",
-				a.Key, a.Name, a.Offset, a.Offset+a.Size, size)
+			return fmt.Errorf("emit: %v %s at [%d, %d) lies outside its %d-byte arena",
+				a.Key, quoted(a.Name), a.Offset, a.Offset+a.Size, size)
 		}
 		r := cRow{Alloc: a, arena: ai}
 		switch a.Kind {
@@ -212,7 +212,7 @@ func (g *cgen) buildTables() error {
 			}
 			g.kernel = append(g.kernel, r)
 		default:
-			return fmt.Errorf("emit: %v (%s) has unknown kind %v", a.Key, a.Name, a.Kind)
+			return fmt.Errorf("emit: %v %s has unknown kind %v", a.Key, quoted(a.Name), a.Kind)
 		}
 	}
 	slices.SortStableFunc(g.table, func(x, y cRow) int {

@@ -107,8 +107,8 @@ func (g *cgen) constantImage(w *cwriter, i int) error {
 			return err
 		}
 		if off < end {
-			return fmt.Errorf("emit: constant tensor %v (%s) at offset %d overlaps the data before it, which ends at %d",
-				first.Ref, first.Name, off, end)
+			return fmt.Errorf("emit: constant tensor %v %s at offset %d overlaps the data before it, which ends at %d",
+				first.Ref, quoted(first.Name), off, end)
 		}
 		writeCZeros(&w.Buffer, off-end)
 		for ; k < len(rows) && rows[k].Offset == off; k++ {
@@ -137,11 +137,11 @@ func (g *cgen) constantData(r cRow) ([]byte, error) {
 	}
 	t := g.m.Tensor(r.Ref.Subgraph, r.Ref.Tensor)
 	if !g.m.HasData(t) {
-		return nil, fmt.Errorf("emit: constant tensor %v (%s) has no data in the model", r.Ref, r.Name)
+		return nil, fmt.Errorf("emit: constant tensor %v %s has no data in the model", r.Ref, quoted(r.Name))
 	}
 	data := g.m.Buffers[t.Buffer].Data
 	if int64(len(data)) != r.Size {
-		return nil, fmt.Errorf("emit: constant tensor %v (%s) is planned as %d bytes but its buffer holds %d", r.Ref, r.Name, r.Size, len(data))
+		return nil, fmt.Errorf("emit: constant tensor %v %s is planned as %d bytes but its buffer holds %d", r.Ref, quoted(r.Name), r.Size, len(data))
 	}
 	return data, nil
 }

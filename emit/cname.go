@@ -48,31 +48,6 @@ func checkPrefix(p string) error {
 	return nil
 }
 
-// commentText makes s safe inside a /* */ comment on one line: bytes outside
-// printable ASCII become \xNN, and a backslash breaks up "*/", "/*" and "??"
-// (which would start a trigraph).
-func commentText(s string) string {
-	var b strings.Builder
-	var prev byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c > 0x7e {
-			const hex = "0123456789abcdef"
-			b.WriteString(`\x`)
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-			prev = 'x'
-			continue
-		}
-		if prev == '*' && c == '/' || prev == '/' && c == '*' || prev == '?' && c == '?' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-		prev = c
-	}
-	return b.String()
-}
-
 // ModelName derives the name that C prefixes and plan.json use from a model
 // path: "models/hello_world.tflite" gives "hello_world". Only one .tflite or
 // .bin extension is removed ("m.tflite.bin" gives "m.tflite"), in any case

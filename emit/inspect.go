@@ -21,10 +21,10 @@ func Inspect(m *graph.Model) []byte {
 	fmt.Fprintf(&buf, "model: version %d, %d subgraph(s), %d tensor(s), %d operator(s), %d buffer(s)\n",
 		m.Version, len(m.Subgraphs), tensors, ops, len(m.Buffers))
 	if m.Description != "" {
-		fmt.Fprintf(&buf, "description: %s\n", oneLine(m.Description))
+		fmt.Fprintf(&buf, "description: %s\n", escapeName(m.Description))
 	}
 	for _, s := range m.Signatures {
-		fmt.Fprintf(&buf, "signature %q: subgraph %d, %d input(s), %d output(s)\n", s.Key, s.Subgraph, len(s.Inputs), len(s.Outputs))
+		fmt.Fprintf(&buf, "signature %s: subgraph %d, %d input(s), %d output(s)\n", quoted(s.Key), s.Subgraph, len(s.Inputs), len(s.Outputs))
 	}
 	if op := offlinePlanOf(m); op != nil {
 		if op.Err != "" {
@@ -35,8 +35,8 @@ func Inspect(m *graph.Model) []byte {
 		}
 	}
 	for si, sg := range m.Subgraphs {
-		fmt.Fprintf(&buf, "\nsubgraph %d %q: %d tensor(s), %d operator(s), inputs %v, outputs %v\n",
-			si, sg.Name, len(sg.Tensors), len(sg.Ops), sg.Inputs, sg.Outputs)
+		fmt.Fprintf(&buf, "\nsubgraph %d %s: %d tensor(s), %d operator(s), inputs %v, outputs %v\n",
+			si, quoted(sg.Name), len(sg.Tensors), len(sg.Ops), sg.Inputs, sg.Outputs)
 		w := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(w, "  tensor\ttype\tshape\tbytes\tbuffer\tflags\tname\n")
 		for ti := range sg.Tensors {
@@ -55,7 +55,7 @@ func Inspect(m *graph.Model) []byte {
 				flags = append(flags, "quant")
 			}
 			fmt.Fprintf(w, "  %d\t%s\t%s\t%d\t%d\t%s\t%s\n", ti, t.Type, shapeString(t.Shape), t.Size, t.Buffer,
-				strings.Join(flags, ","), oneLine(t.Name))
+				strings.Join(flags, ","), escapeName(t.Name))
 		}
 		w.Flush()
 		w = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
@@ -66,7 +66,7 @@ func Inspect(m *graph.Model) []byte {
 			if len(op.Called) > 0 {
 				calls = fmt.Sprint(op.Called)
 			}
-			fmt.Fprintf(w, "  %d\t%s\t%v\t%v\t%s\n", oi, op.Name(), op.Inputs, op.Outputs, calls)
+			fmt.Fprintf(w, "  %d\t%s\t%v\t%v\t%s\n", oi, escapeName(op.Name()), op.Inputs, op.Outputs, calls)
 		}
 		w.Flush()
 	}
@@ -79,16 +79,6 @@ func shapeString(s []int32) string {
 		parts[i] = fmt.Sprint(d)
 	}
 	return "[" + strings.Join(parts, ",") + "]"
-}
-
-// oneLine keeps names from breaking table rows.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		return r
-	}, s)
 }
 
 type inspectModel struct {
@@ -178,13 +168,13 @@ type inspectSignature struct {
 
 // InspectJSON renders the same information as Inspect as JSON.
 func InspectJSON(m *graph.Model) ([]byte, error) {
-	out := inspectModel{Version: m.Version, Description: m.Description, Buffers: len(m.Buffers),
+	out := inspectModel{Version: m.Version, Description: escapeName(m.Description), Buffers: len(m.Buffers),
 		Subgraphs: []inspectSubgraph{}, Signatures: []inspectSignature{}, OfflinePlan: offlinePlanOf(m)}
 	for _, s := range m.Signatures {
-		out.Signatures = append(out.Signatures, inspectSignature{Key: s.Key, Subgraph: int(s.Subgraph)})
+		out.Signatures = append(out.Signatures, inspectSignature{Key: escapeName(s.Key), Subgraph: int(s.Subgraph)})
 	}
 	for _, sg := range m.Subgraphs {
-		is := inspectSubgraph{Name: sg.Name, Inputs: nonNil(sg.Inputs), Outputs: nonNil(sg.Outputs),
+		is := inspectSubgraph{Name: escapeName(sg.Name), Inputs: nonNil(sg.Inputs), Outputs: nonNil(sg.Outputs),
 			Tensors: []inspectTensor{}, Operators: []inspectOperator{}}
 		for ti := range sg.Tensors {
 			t := &sg.Tensors[ti]
@@ -192,13 +182,13 @@ func InspectJSON(m *graph.Model) ([]byte, error) {
 			if shape == nil {
 				shape = []int32{}
 			}
-			is.Tensors = append(is.Tensors, inspectTensor{Name: t.Name, Type: t.Type.String(), Shape: shape,
+			is.Tensors = append(is.Tensors, inspectTensor{Name: escapeName(t.Name), Type: t.Type.String(), Shape: shape,
 				ShapeSignature: t.ShapeSignature, Bytes: t.Size, Buffer: int(t.Buffer), Constant: m.HasData(t),
 				IsVariable: t.IsVariable})
 		}
 		for oi := range sg.Ops {
 			op := &sg.Ops[oi]
-			is.Operators = append(is.Operators, inspectOperator{Name: op.Name(), Inputs: nonNil(op.Inputs),
+			is.Operators = append(is.Operators, inspectOperator{Name: escapeName(op.Name()), Inputs: nonNil(op.Inputs),
 				Outputs: nonNil(op.Outputs), Intermediates: op.Intermediates, Calls: op.Called})
 		}
 		out.Subgraphs = append(out.Subgraphs, is)

@@ -81,7 +81,7 @@ func keyOf(k plan.Key) jsonKey {
 	str := func(s string) *string { return &s }
 	switch k.Kind {
 	case plan.VariableAlloc:
-		return jsonKey{Container: str(k.Variable.Container), SharedName: str(k.Variable.SharedName)}
+		return jsonKey{Container: str(escapeName(k.Variable.Container)), SharedName: str(escapeName(k.Variable.SharedName))}
 	case plan.KernelScratchAlloc:
 		return jsonKey{Subgraph: n(int(k.Op.Subgraph)), Operator: n(int(k.Op.Op)), Index: n(k.Index)}
 	}
@@ -216,7 +216,7 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	out := jsonPlan{
 		SchemaVersion:    SchemaVersion,
 		Generator:        "heliac " + meta.Version,
-		Model:            jsonModel{Name: meta.ModelName, SHA256: meta.ModelSHA256, Subgraphs: meta.Subgraphs, Steps: p.Schedule.Steps},
+		Model:            jsonModel{Name: escapeName(meta.ModelName), SHA256: meta.ModelSHA256, Subgraphs: meta.Subgraphs, Steps: p.Schedule.Steps},
 		Alignment:        p.Alignment,
 		Planner:          p.Planner,
 		PlanHash:         p.Hash(),
@@ -237,7 +237,7 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	out.Rules = append(out.Rules, p.Rules...)
 	out.Platform.Banks = append(out.Platform.Banks, p.Platform.Banks...)
 	for _, sp := range p.Spills {
-		out.Spills = append(out.Spills, jsonSpill{jsonKey: keyOf(sp.Key), Name: sp.Name, From: sp.From, To: sp.To, Reason: sp.Reason})
+		out.Spills = append(out.Spills, jsonSpill{jsonKey: keyOf(sp.Key), Name: escapeName(sp.Name), From: sp.From, To: sp.To, Reason: sp.Reason})
 	}
 	for _, u := range p.UnusedRules {
 		out.UnusedRules = append(out.UnusedRules, jsonUnused{Rule: u.Rule, Reason: u.Reason})
@@ -252,14 +252,14 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	}
 	for _, sk := range p.Skipped {
 		out.Skipped = append(out.Skipped, jsonSkipped{Subgraph: int(sk.Ref.Subgraph), Tensor: int(sk.Ref.Tensor),
-			Name: sk.Name, Reason: sk.Reason})
+			Name: escapeName(sk.Name), Reason: sk.Reason})
 	}
 	for _, r := range p.Schedule.Runs {
 		if r.Op.Subgraph < 0 || int(r.Op.Subgraph) >= len(m.Subgraphs) || r.Op.Op < 0 || int(r.Op.Op) >= len(m.Subgraphs[r.Op.Subgraph].Ops) {
 			return nil, fmt.Errorf("emit: the schedule runs operator %v, which the model does not have", r.Op)
 		}
 		out.Schedule = append(out.Schedule, jsonRun{Subgraph: int(r.Op.Subgraph), Operator: int(r.Op.Op),
-			Name: m.Subgraphs[r.Op.Subgraph].Ops[r.Op.Op].Name(), StartOp: int(r.Span.First), EndOp: int(r.Span.Last)})
+			Name: escapeName(m.Subgraphs[r.Op.Subgraph].Ops[r.Op.Op].Name()), StartOp: int(r.Span.First), EndOp: int(r.Span.Last)})
 	}
 	return encodeJSON(out)
 }
@@ -268,7 +268,7 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 	ar := p.Arena(a.Arena)
 	if ar == nil {
-		return fmt.Errorf("emit: %v (%s) is in arena %d, which the plan does not have", a.Key, a.Name, a.Arena)
+		return fmt.Errorf("emit: %v %s is in arena %d, which the plan does not have", a.Key, quoted(a.Name), a.Arena)
 	}
 	b := jsonBinding{Role: a.Class.String(), Arena: int(ar.ID), Memory: ar.Memory, Offset: a.Offset}
 	if ar.Staged() {
@@ -277,7 +277,7 @@ func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 	}
 	switch a.Kind {
 	case plan.TensorAlloc:
-		ja := jsonAlloc{Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), Name: a.Name, Size: a.Size,
+		ja := jsonAlloc{Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), Name: escapeName(a.Name), Size: a.Size,
 			Binding: b, Dynamic: a.Dynamic}
 		if a.AliasOf != nil {
 			ja.AliasOf = &jsonRef{int(a.AliasOf.Subgraph), int(a.AliasOf.Tensor)}
@@ -289,7 +289,7 @@ func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 			})
 		}
 	case plan.VariableAlloc:
-		jv := jsonVariable{Container: a.Variable.Container, SharedName: a.Variable.SharedName, Size: a.Size,
+		jv := jsonVariable{Container: escapeName(a.Variable.Container), SharedName: escapeName(a.Variable.SharedName), Size: a.Size,
 			Arena: int(ar.ID), Memory: ar.Memory, Offset: a.Offset, Handles: []jsonRef{}}
 		for _, h := range a.Handles {
 			jv.Handles = append(jv.Handles, jsonRef{int(h.Subgraph), int(h.Tensor)})
@@ -297,9 +297,9 @@ func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 		out.Variables = append(out.Variables, jv)
 	case plan.KernelScratchAlloc:
 		out.KernelScratch = append(out.KernelScratch, jsonKernel{Subgraph: int(a.Op.Subgraph), Operator: int(a.Op.Op),
-			Index: a.Index, Name: a.Name, Size: a.Size, Binding: b, StartOp: int(a.Live.First), EndOp: int(a.Live.Last)})
+			Index: a.Index, Name: escapeName(a.Name), Size: a.Size, Binding: b, StartOp: int(a.Live.First), EndOp: int(a.Live.Last)})
 	default:
-		return fmt.Errorf("emit: %v (%s) has unknown kind %v", a.Key, a.Name, a.Kind)
+		return fmt.Errorf("emit: %v %s has unknown kind %v", a.Key, quoted(a.Name), a.Kind)
 	}
 	return nil
 }

@@ -85,7 +85,7 @@ func TFLMOfflinePlan(m *graph.Model, p *plan.Plan) (*OfflinePlan, error) {
 			return nil, fmt.Errorf("emit: offline plan: tensor %v is not in the model", r)
 		}
 		if a.Offset < 0 || a.Offset > math.MaxInt32 {
-			return nil, fmt.Errorf("emit: offline plan: tensor %v (%s) at offset %d does not fit TFLM's int32 offsets", r, a.Name, a.Offset)
+			return nil, fmt.Errorf("emit: offline plan: tensor %v %s at offset %d does not fit TFLM's int32 offsets", r, quoted(a.Name), a.Offset)
 		}
 		offsets[first[r.Subgraph]+int(r.Tensor)] = int32(a.Offset)
 		out.Planned++

@@ -53,11 +53,11 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			al := p.Lookup(k)
 			switch {
 			case al == nil:
-				fmt.Fprintf(&buf, " %s", k)
+				fmt.Fprintf(&buf, " %s", keyText(k))
 			case al.Name != "":
-				fmt.Fprintf(&buf, " %s %q (%d B)", k, oneLine(al.Name), al.Size)
+				fmt.Fprintf(&buf, " %s %s (%d B)", keyText(k), quoted(al.Name), al.Size)
 			default:
-				fmt.Fprintf(&buf, " %s (%d B)", k, al.Size)
+				fmt.Fprintf(&buf, " %s (%d B)", keyText(k), al.Size)
 			}
 		}
 		buf.WriteByte('\n')
@@ -74,10 +74,10 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			fmt.Fprintf(&buf, "  … and %d more spilled tensor(s) (see plan.json spills)\n", len(p.Spills)-i)
 			break
 		}
-		fmt.Fprintf(&buf, "  spilled %s %q from %s to %s: %s\n", sp.Key, oneLine(sp.Name), sp.From, sp.To, sp.Reason)
+		fmt.Fprintf(&buf, "  spilled %s %s from %s to %s: %s\n", keyText(sp.Key), quoted(sp.Name), sp.From, sp.To, sp.Reason)
 	}
 	for _, u := range p.UnusedRules {
-		fmt.Fprintf(&buf, "  warning: %s\n", oneLine(u.Describe(p.Rules)))
+		fmt.Fprintf(&buf, "  warning: %s\n", escapeName(u.Describe(p.Rules)))
 	}
 	count := map[plan.AllocKind]int{}
 	size := map[plan.AllocKind]int64{}
@@ -110,6 +110,18 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 		fmt.Fprintf(&buf, "  note: %d used tensor(s) take no bytes: %s\n", reasons[r], r)
 	}
 	return buf.Bytes()
+}
+
+// keyText formats an allocation key as plan.Key does, with a resource
+// variable's names escaped as every name is.
+func keyText(k plan.Key) string {
+	if k.Kind != plan.VariableAlloc {
+		return k.String()
+	}
+	if k.Variable.Container != "" {
+		return fmt.Sprintf("variable %s in container %s", quoted(k.Variable.SharedName), quoted(k.Variable.Container))
+	}
+	return "variable " + quoted(k.Variable.SharedName)
 }
 
 func countAliases(p *plan.Plan) int {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"strconv"
 
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
@@ -20,6 +21,12 @@ import (
 // A field still at the value a schema_version 1 plan implied (an arena
 // named <role>_<memory> and owned by heliac, the model's operator order)
 // adds nothing to the hashed text, so such plans keep the hash they had.
+//
+// The hashed text is made of plan.json's fields alone, so that a reader
+// of plan.json (package verify does) can recompute it; docs/plan-format.md
+// ("plan_hash") specifies it line by line. A resource variable's names are
+// quoted by strconv.QuoteToASCII, which escapes every byte outside
+// printable ASCII by fixed rules, so the text depends on no Unicode table.
 func (p *Plan) Hash() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "heliac-plan-v1 align=%d\n", p.Alignment)
@@ -44,8 +51,8 @@ func (p *Plan) Hash() string {
 				fmt.Fprintf(h, "alias %v\n", *a.AliasOf)
 			}
 		case VariableAlloc:
-			fmt.Fprintf(h, "variable %q %q arena=%d offset=%d size=%d\n",
-				a.Variable.Container, a.Variable.SharedName, a.Arena, a.Offset, a.Size)
+			fmt.Fprintf(h, "variable %s %s arena=%d offset=%d size=%d\n", strconv.QuoteToASCII(a.Variable.Container),
+				strconv.QuoteToASCII(a.Variable.SharedName), a.Arena, a.Offset, a.Size)
 		default:
 			fmt.Fprintf(h, "%s %v/%d arena=%d offset=%d size=%d live=%d..%d\n",
 				a.Kind, a.Op, a.Index, a.Arena, a.Offset, a.Size, a.Live.First, a.Live.Last)

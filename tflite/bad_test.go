@@ -90,6 +90,11 @@ var badCases = []badCase{
 		putU32(d, elemPos(t, tab, 4, 1, 4), 1<<30)
 		return d
 	}},
+	{"constant_buffer_short", func(t *testing.T) []byte {
+		d := model(t, "hello_world_int8")
+		putU32(d, elemPos(t, tensor(t, d, 0, 3).Table(), 4, 0, 4), 17) // INT32 [16] over 64 bytes
+		return d
+	}},
 	{"op_input_out_of_range", func(t *testing.T) []byte {
 		d := model(t, "hello_world_int8")
 		putU32(d, elemPos(t, op(t, d, 0, 1).Table(), 6, 2, 4), 42)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/heliac/heliac/graph"
 )
 
 // The flatbuffers Go runtime trusts its input: a bad offset makes it index
@@ -293,3 +295,17 @@ var (
 		{"decomposition_subgraph_index", 6, kindScalar, 4},
 	}
 )
+
+// shortData says why data, a tensor's buffer, cannot hold the tensor: it
+// has fewer bytes than the type and shape need (sub-byte types packed,
+// INT4 two to a byte), so kernels would read past it, into whatever the
+// plan puts next. Empty data (no constant), types without a fixed size
+// (STRING) and zero-size shapes are never short. Load and Encode both
+// check it; it returns "" when data is not short.
+func shortData(t *graph.Tensor, data []byte) string {
+	need, err := graph.ByteSize(t.Type, t.Shape)
+	if err != nil || len(data) == 0 || t.Type.Bits() == 0 || int64(len(data)) >= need {
+		return "" // a bad shape is reported as such
+	}
+	return fmt.Sprintf("buffer %d holds %d bytes, but the %s shape %v needs %d", t.Buffer, len(data), t.Type, t.Shape, need)
+}

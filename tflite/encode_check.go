@@ -73,6 +73,9 @@ func validateSubgraph(m *graph.Model, si int) error {
 		if t.Buffer < 0 || int(t.Buffer) >= nb {
 			return invalid(tp+".buffer", "index %d out of range [0, %d)", t.Buffer, nb)
 		}
+		if msg := shortData(t, m.Buffers[t.Buffer].Data); msg != "" {
+			return invalid(tp, "%s", msg)
+		}
 	}
 	if err := validateIDs(path+".inputs", sg.Inputs, nt, false); err != nil {
 		return err

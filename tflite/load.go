@@ -16,7 +16,9 @@
 // The flatbuffers runtime panics on corrupt input, so every offset, length
 // and index is checked (see check.go) before a generated accessor reads it,
 // and every other table of the schema is checked too (walk.go), so that
-// the object API of the bindings can read the whole model.
+// the object API of the bindings can read the whole model. The model must
+// also make sense: a constant's buffer holds at least the bytes its type
+// and shape need (shortData), so no kernel reads past it.
 // A malformed file yields an error naming the field path and byte offset,
 // never a panic.
 package tflite
@@ -239,9 +241,13 @@ func (l *loader) tensor(path string, t *schema.Tensor, out *graph.Tensor) error 
 		return corrupt(path+".shape", -1, "%v", err)
 	}
 	if out.Type.Bits() == 0 {
-		size = int64(len(l.m.Buffers[buf].Data))
+		size = int64(len(l.m.Buffers[buf].Data)) // STRING and the like: the data says
 	}
 	out.Size = size
+	// A sparse tensor's buffer holds only its non-zero values.
+	if msg := shortData(out, l.m.Buffers[buf].Data); msg != "" && t.Sparsity(nil) == nil {
+		return corrupt(path, -1, "%s", msg)
+	}
 	if q := t.Quantization(nil); q != nil {
 		if err := l.c.table(int64(q.Table().Pos), path+".quantization", quantizationFields); err != nil {
 			return err

@@ -16,6 +16,7 @@ const schemaVersion = 2
 // planDoc is plan.json as the verifier reads it: the fields it checks, each
 // entry with its JSON path for messages.
 type planDoc struct {
+	planHash   string
 	alignment  int64
 	steps      int64 // model.steps
 	subgraphs  int64 // model.subgraphs
@@ -204,10 +205,9 @@ func decode(data []byte) (*planDoc, []Violation) {
 	}
 	top.str("generator")
 	top.str("planner")
-	top.str("plan_hash")
-	doc := &planDoc{}
+	doc := &planDoc{planHash: top.str("plan_hash")}
 	model := top.object("model")
-	model.str("name")
+	model.name("name")
 	model.str("sha256")
 	doc.subgraphs = model.int("subgraphs")
 	doc.steps = model.int("steps")
@@ -235,7 +235,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 			size: o.int("size"), used: o.int("used"), alignment: o.int("alignment")})
 	})
 	each("tensor_allocs", func(o *object) {
-		doc.allocs = append(doc.allocs, alloc{path: o.path, ref: o.ref(), name: o.str("name"), size: o.int("size"),
+		doc.allocs = append(doc.allocs, alloc{path: o.path, ref: o.ref(), name: o.name("name"), size: o.int("size"),
 			binding: o.binding(), aliasOf: o.refOrNull("alias_of"), dynamic: o.optBool("dynamic_shape")})
 	})
 	each("arena_usages", func(o *object) {
@@ -259,7 +259,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 		doc.lifetimes = append(doc.lifetimes, lifetime{path: o.path, ref: o.ref(), start: o.int("start_op"), end: o.int("end_op")})
 	})
 	each("resource_variables", func(o *object) {
-		rv := varEntry{path: o.path, container: o.str("container"), shared: o.str("shared_name"),
+		rv := varEntry{path: o.path, container: o.name("container"), shared: o.name("shared_name"),
 			size: o.int("size"), arena: o.int("arena"), memory: o.str("memory"), offset: o.int("offset")}
 		for j, h := range o.list("handles") {
 			rv.handles = append(rv.handles, newObject(&r, h, fmt.Sprintf("%s.handles[%d]", o.path, j)).ref())
@@ -267,23 +267,23 @@ func decode(data []byte) (*planDoc, []Violation) {
 		doc.variables = append(doc.variables, rv)
 	})
 	each("kernel_scratch", func(o *object) {
-		doc.kernel = append(doc.kernel, kernelEntry{path: o.path, op: o.opRef(), index: o.int("index"), name: o.str("name"),
+		doc.kernel = append(doc.kernel, kernelEntry{path: o.path, op: o.opRef(), index: o.int("index"), name: o.name("name"),
 			size: o.int("size"), binding: o.binding(), start: o.int("start_op"), end: o.int("end_op")})
 	})
 	each("skipped_tensors", func(o *object) {
-		doc.skipped = append(doc.skipped, skipped{path: o.path, ref: o.ref(), name: o.str("name"), reason: o.str("reason")})
+		doc.skipped = append(doc.skipped, skipped{path: o.path, ref: o.ref(), name: o.name("name"), reason: o.str("reason")})
 	})
 	each("rules", func(o *object) {
 		doc.rules = append(doc.rules, rule{path: o.path, class: o.optString("class"), tensor: o.optString("tensor"),
 			name: o.optString("name"), memory: o.str("memory"), source: o.optString("source")})
 	})
 	each("spills", func(o *object) {
-		sp := spill{path: o.path, key: o.key(), name: o.str("name"), from: o.str("from"), to: o.str("to")}
+		sp := spill{path: o.path, key: o.key(), name: o.name("name"), from: o.str("from"), to: o.str("to")}
 		o.str("reason")
 		doc.spills = append(doc.spills, sp)
 	})
 	each("schedule", func(o *object) {
-		doc.schedule = append(doc.schedule, run{path: o.path, op: o.opRef(), name: o.str("name"),
+		doc.schedule = append(doc.schedule, run{path: o.path, op: o.opRef(), name: o.name("name"),
 			start: o.int("start_op"), end: o.int("end_op")})
 	})
 	for i, v := range banks {
@@ -324,9 +324,9 @@ func (o *object) key() key {
 	case isOp && !isTensor && !isVar:
 		return key{kind: scratchKey, op: o.opRef(), index: o.int("index")}
 	case isVar && !isTensor && !isOp:
-		return key{kind: variableKey, variable: varKey{o.str("container"), o.str("shared_name")}}
+		return key{kind: variableKey, variable: varKey{o.name("container"), o.name("shared_name")}}
 	}
-	o.r.add(Malformed, "%s: want one of tensor, operator or shared_name to name an allocation", o.name())
+	o.r.add(Malformed, "%s: want one of tensor, operator or shared_name to name an allocation", o.where())
 	*o.ok = false
 	return key{}
 }
@@ -351,7 +351,7 @@ func newObject(r *report, v any, path string) *object {
 func (o *object) asObject(v any) map[string]any {
 	m, isObj := v.(map[string]any)
 	if !isObj {
-		o.r.add(Malformed, "%s: %s, want an object", o.name(), jsonType(v))
+		o.r.add(Malformed, "%s: %s, want an object", o.where(), jsonType(v))
 		*o.ok = false
 	}
 	return m
@@ -365,7 +365,7 @@ func (o *object) at(key string) string {
 }
 
 // name is the object's path for messages.
-func (o *object) name() string {
+func (o *object) where() string {
 	if o.path == "" {
 		return "plan.json"
 	}
@@ -378,7 +378,7 @@ func (o *object) field(key string) (any, bool) {
 	}
 	v, ok := o.m[key]
 	if !ok {
-		o.r.add(Malformed, "%s: missing key %q", o.name(), key)
+		o.r.add(Malformed, "%s: missing key %q", o.where(), key)
 		*o.ok = false
 	}
 	return v, ok
@@ -453,6 +453,18 @@ func (o *object) optBool(key string) *bool {
 		return nil
 	}
 	return &b
+}
+
+// name reads a name of the model (docs/plan-format.md, "Names") and
+// returns the bytes it stands for.
+func (o *object) name(key string) string {
+	text := o.str(key)
+	raw, ok := unescapeName(text)
+	if !ok {
+		o.r.add(Malformed, "%s: %q is not written as docs/plan-format.md says names are (a backslash as \\\\, invalid UTF-8 and control characters as \\xNN)", o.at(key), text)
+		*o.ok = false
+	}
+	return raw
 }
 
 func (o *object) str(key string) string {

@@ -3,8 +3,8 @@
 // it is obviously right even where it is slow.
 //
 // Input: a *graph.Model and the plan.json bytes written for it
-// (docs/plan-format.md), or, for allocator tests, a list of Blocks and a
-// capacity. Output: every Violation found, nil when the plan is clean. The
+// (docs/plan-format.md), plan.json and the C sources written with it, or,
+// for allocator tests, a list of Blocks and a capacity. Output: every Violation found, nil when the plan is clean. The
 // inputs are never changed. Plan and Blocks never panic on bad input; a plan
 // that cannot be read is reported as Malformed.
 //
@@ -65,6 +65,19 @@
 //     peak_tensors agree with its allocations (HeightMismatch). An alias
 //     group is one buffer, live over the union of its members' lifetimes,
 //     and peak_tensors names each buffer live at peak_step by its root.
+//   - plan_hash is the hash of the plan's own arenas, allocations and
+//     operator order, recomputed (hash.go; docs/plan-format.md, plan_hash)
+//     without the planner's code, so a plan changed after heliac wrote it
+//     is seen (HashMismatch);
+//   - every name is written as docs/plan-format.md ("Names") says and
+//     stands for the model's bytes (names.go; else Malformed).
+//
+// C checks the C module written with a plan (<prefix>.h and <prefix>.c)
+// against its plan.json: the plan hash both files name, and every figure
+// of the arena macros and arrays, the tensor and kernel scratch tables, the
+// resource variable and input/output macros and the accessors (CMismatch).
+// It reads the tables heliac writes with a line reader of their few shapes
+// (cparse.go), not a C parser.
 //
 // A plan that does not describe the model is Malformed: two arenas with one
 // id or name, an arena name C cannot use, an unknown provider, an

@@ -20,11 +20,13 @@ func _() {
 	_ = x[OverCapacity-10]
 	_ = x[RuleViolated-11]
 	_ = x[BadSchedule-12]
+	_ = x[HashMismatch-13]
+	_ = x[CMismatch-14]
 }
 
-const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolatedBadSchedule"
+const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolatedBadScheduleHashMismatchCMismatch"
 
-var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119, 130}
+var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119, 130, 142, 151}
 
 func (i Kind) String() string {
 	idx := int(i) - 1

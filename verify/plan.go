@@ -34,6 +34,7 @@ func Plan(m *graph.Model, planJSON []byte) []Violation {
 	}
 	c := index(m, doc, tl, &r)
 	for _, check := range []func(){
+		c.checkHash,
 		c.checkSchedule,
 		c.checkTensors,
 		c.checkSkipped,
@@ -119,12 +120,12 @@ type member struct {
 
 // name formats a tensor as "subgraph:tensor (name)".
 func (c *checker) name(r graph.TensorRef) string {
-	return fmt.Sprintf("%d:%d (%s)", r.Subgraph, r.Tensor, c.m.Subgraphs[r.Subgraph].Tensors[r.Tensor].Name)
+	return fmt.Sprintf("%d:%d (%s)", r.Subgraph, r.Tensor, escapeName(c.m.Subgraphs[r.Subgraph].Tensors[r.Tensor].Name))
 }
 
 // opName formats an operator as "op subgraph:index (NAME)".
 func (c *checker) opName(o graph.OpRef) string {
-	return fmt.Sprintf("op %d:%d (%s)", o.Subgraph, o.Op, c.m.Subgraphs[o.Subgraph].Ops[o.Op].Name())
+	return fmt.Sprintf("op %d:%d (%s)", o.Subgraph, o.Op, escapeName(c.m.Subgraphs[o.Subgraph].Ops[o.Op].Name()))
 }
 
 // tensor returns the tensor r names, or nil when there is none.

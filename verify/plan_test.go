@@ -124,15 +124,27 @@ func insert(path string, v any) edit {
 	}
 }
 
+// applyEdits applies edits to a plan and, unless an edit changed
+// plan_hash, gives it the hash of its new fields, so that each case shows
+// the violation its edit causes rather than a HashMismatch too.
 func applyEdits(t *testing.T, data []byte, edits []edit) []byte {
 	t.Helper()
 	var doc any
 	require.NoError(t, json.Unmarshal(data, &doc))
+	top, _ := doc.(map[string]any)
+	before := top["plan_hash"]
 	for _, e := range edits {
 		doc = e(t, doc)
 	}
 	out, err := json.Marshal(doc)
 	require.NoError(t, err)
+	if top, _ := doc.(map[string]any); top != nil && top["plan_hash"] == before {
+		if h, bad := PlanHash(out); bad == nil {
+			top["plan_hash"] = h
+			out, err = json.Marshal(doc)
+			require.NoError(t, err)
+		}
+	}
 	return out
 }
 
@@ -586,6 +598,8 @@ func TestKindString(t *testing.T) {
 	assert.Equal(t, "OverCapacity", OverCapacity.String())
 	assert.Equal(t, "RuleViolated", RuleViolated.String())
 	assert.Equal(t, "BadSchedule", BadSchedule.String())
-	assert.Equal(t, "Kind(13)", Kind(13).String())
+	assert.Equal(t, "HashMismatch", HashMismatch.String())
+	assert.Equal(t, "CMismatch", CMismatch.String())
+	assert.Equal(t, "Kind(15)", Kind(15).String())
 	assert.Equal(t, "Unplaced: 0:1 (a) has no allocation", Violation{Unplaced, "0:1 (a) has no allocation"}.String())
 }

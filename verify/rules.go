@@ -219,7 +219,7 @@ func (c *checker) checkSpills() {
 			c.r.add(Malformed, "%s: %s has no allocation", s.path, c.describe(s.key))
 			continue
 		case s.name != c.spillName(p):
-			c.r.add(Malformed, "%s: name %q, but %s is named %q", s.path, s.name, p.what, c.spillName(p))
+			c.r.add(Malformed, "%s: name %s, but %s is named %s", s.path, shown(s.name), p.what, shown(c.spillName(p)))
 		}
 		switch {
 		case p.group != p.key && c.byKey[p.group] != nil:

@@ -93,7 +93,7 @@ func walk(m *graph.Model, runs []run) (*timeline, []Violation) {
 		for oi, op := range m.Subgraphs[si].Ops {
 			for _, c := range op.Called {
 				if c < 0 || int(c) >= len(m.Subgraphs) {
-					r.add(Malformed, "model: op %d:%d (%s) calls subgraph %d, which does not exist", si, oi, op.Name(), c)
+					r.add(Malformed, "model: op %d:%d (%s) calls subgraph %d, which does not exist", si, oi, escapeName(op.Name()), c)
 					return nil, r
 				}
 				called[c] = true
@@ -216,11 +216,11 @@ func (w *walker) subgraph(s graph.SubgraphIndex, caller *run) bool {
 		}
 		end := w.next - 1
 		if e.name != op.Name() {
-			w.r.add(Malformed, "%s: name %q, but op %v is %s", e.path, e.name, e.op, op.Name())
+			w.r.add(Malformed, "%s: name %s, but op %v is %s", e.path, shown(e.name), e.op, shown(op.Name()))
 		}
 		if e.start != begin || e.end != end {
 			w.r.add(BadSchedule, "%s: op %v (%s) runs over steps %d..%d, not %d..%d as the schedule's order gives",
-				e.path, e.op, op.Name(), e.start, e.end, begin, end)
+				e.path, e.op, escapeName(op.Name()), e.start, e.end, begin, end)
 		}
 		sp, seen := w.tl.spans[e.op]
 		if !seen {
@@ -273,7 +273,7 @@ func (w *walker) nextRun(s graph.SubgraphIndex, ran []bool, caller *run) *run {
 // pending names the first operator of subgraph s that has not run yet.
 func (w *walker) pending(s graph.SubgraphIndex, ran []bool) string {
 	oi := slices.Index(ran, false)
-	return fmt.Sprintf("op %v (%s)", graph.OpRef{Subgraph: s, Op: graph.OpIndex(oi)}, w.m.Subgraphs[s].Ops[oi].Name())
+	return fmt.Sprintf("op %v (%s)", graph.OpRef{Subgraph: s, Op: graph.OpIndex(oi)}, escapeName(w.m.Subgraphs[s].Ops[oi].Name()))
 }
 
 // inside says, for messages, that a callee runs inside its caller.
@@ -281,7 +281,7 @@ func inside(caller *run) string {
 	if caller == nil {
 		return ""
 	}
-	return fmt.Sprintf(", which op %v (%s) calls and which must run inside it,", caller.op, caller.name)
+	return fmt.Sprintf(", which op %v (%s) calls and which must run inside it,", caller.op, escapeName(caller.name))
 }
 
 // useAll records that the tensors of subgraph s in list are used over

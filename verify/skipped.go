@@ -63,7 +63,7 @@ func (c *checker) checkSkipped() {
 		}
 		t := c.tensor(s.ref)
 		if s.name != t.Name {
-			c.r.add(Malformed, "%s: name %q, but %v is named %q", s.path, s.name, s.ref, t.Name)
+			c.r.add(Malformed, "%s: name %s, but %v is named %s", s.path, shown(s.name), s.ref, shown(t.Name))
 		}
 		switch s.reason {
 		case reasonZeroSize, reasonResource, reasonString:

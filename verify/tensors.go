@@ -93,7 +93,7 @@ func (c *checker) checkTensors() {
 			continue
 		}
 		if p.name != p.t.Name {
-			c.r.add(Malformed, "%s: name %q, but %v is named %q", p.path, p.name, p.key.ref, p.t.Name)
+			c.r.add(Malformed, "%s: name %s, but %v is named %s", p.path, shown(p.name), p.key.ref, shown(p.t.Name))
 		}
 		if p.declared != p.size {
 			c.r.add(Malformed, "%s: %s has size %d in the plan, but %d bytes", p.path, p.what, p.declared, p.size)

@@ -14,9 +14,9 @@ type varKey struct{ container, shared string }
 
 func (k varKey) String() string {
 	if k.container == "" {
-		return fmt.Sprintf("resource variable %q", k.shared)
+		return "resource variable " + shown(k.shared)
 	}
-	return fmt.Sprintf("resource variable %q in container %q", k.shared, k.container)
+	return "resource variable " + shown(k.shared) + " in container " + shown(k.container)
 }
 
 func (e *varEntry) key() varKey { return varKey{e.container, e.shared} }
@@ -161,7 +161,7 @@ func (c *checker) measureValues(cs carriers) {
 				v.accessors = append(v.accessors, graph.OpRef{Subgraph: s, Op: graph.OpIndex(oi)})
 				if size > v.need {
 					v.needVia = h
-					v.need, v.needBy = size, fmt.Sprintf("op %d:%d (%s) %s", si, oi, op.Name(), verb)
+					v.need, v.needBy = size, fmt.Sprintf("op %d:%d (%s) %s", si, oi, escapeName(op.Name()), verb)
 				}
 			}
 		}

@@ -23,6 +23,8 @@ const (
 	OverCapacity            // the arenas of a bank together exceed its capacity
 	RuleViolated            // an allocation is not where the plan's rules put it
 	BadSchedule             // the schedule does not run every operator once, nested and in dependency order
+	HashMismatch            // plan_hash is not the hash of the plan's own fields
+	CMismatch               // the C sources do not describe the plan
 )
 
 // Violation is one broken rule. Msg names tensors as

@@ -37,6 +37,10 @@ var (
 	Config   = Kind{Name: "config file", Max: 1 << 20}
 	Platform = Kind{Name: "platform file", Max: 1 << 20}
 	CSV      = Kind{Name: "CSV problem", Max: 64 << 20}
+	// CSource is a C file heliac wrote: the source spells every weight
+	// out as text, about 4.5 bytes per byte of a model of at most
+	// Model.Max.
+	CSource = Kind{Name: "C source", Max: 5 * (256 << 20)}
 )
 
 // Read returns the contents of the regular file at path. It refuses any

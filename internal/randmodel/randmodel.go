@@ -76,6 +76,12 @@ type Config struct {
 	// MaxDepth is how deeply calls nest: 1 lets only main call subgraphs
 	// (default 3).
 	MaxDepth int
+	// HostileNames gives every name of the model (tensors, subgraphs,
+	// custom operators, resource variables, signatures, the description)
+	// bytes that plain text cannot carry as they are: invalid UTF-8,
+	// control characters, terminal escapes, C comment ends. The model is
+	// otherwise the one the seed gives without it.
+	HostileNames bool
 }
 
 // Defaults for zero Config fields.
@@ -148,6 +154,9 @@ func Generate(seed int64, cfg Config) *graph.Model {
 	}
 	for _, s := range g.subs {
 		m.Subgraphs = append(m.Subgraphs, s.sg)
+	}
+	if cfg.HostileNames {
+		hostileNames(m)
 	}
 	return m
 }

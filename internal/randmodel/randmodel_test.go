@@ -22,12 +22,15 @@ func seeds(n int) int {
 
 // TestRoundTrip writes each generated model as a .tflite file and reads it
 // back: Load must accept it and return the model unchanged (every seventh
-// with its buffers in the external offset/size form, which Load marks).
+// with its buffers in the external offset/size form, which Load marks;
+// every third with hostile names).
 func TestRoundTrip(t *testing.T) {
 	for seed := range int64(seeds(500)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			presets := randmodel.Presets()
-			m := randmodel.Generate(seed, presets[int(seed)%len(presets)].Config)
+			cfg := presets[int(seed)%len(presets)].Config
+			cfg.HostileNames = seed%3 == 0
+			m := randmodel.Generate(seed, cfg)
 			data, err := tflite.Encode(m, tflite.EncodeOptions{ExternalBuffers: seed%7 == 0})
 			require.NoError(t, err, "seed %d", seed)
 			got, err := tflite.Load(data)
@@ -54,6 +57,39 @@ func TestDeterministic(t *testing.T) {
 		assert.Equal(t, randmodel.Generate(seed, randmodel.Config{}), randmodel.Generate(seed, randmodel.Config{}), "seed %d", seed)
 	}
 	assert.NotEqual(t, randmodel.Generate(1, randmodel.Config{}), randmodel.Generate(2, randmodel.Config{}))
+}
+
+// TestHostileNames checks that hostile names change nothing but names,
+// and keep distinct resource variables distinct.
+func TestHostileNames(t *testing.T) {
+	for seed := range int64(50) {
+		plain := randmodel.Generate(seed, randmodel.Config{})
+		hostile := randmodel.Generate(seed, randmodel.Config{HostileNames: true})
+		require.Len(t, hostile.Subgraphs, len(plain.Subgraphs))
+		vars := map[graph.ResourceName]graph.ResourceName{}
+		for si, sg := range hostile.Subgraphs {
+			for ti, tn := range sg.Tensors {
+				want := plain.Subgraphs[si].Tensors[ti]
+				assert.NotEqual(t, want.Name, tn.Name)
+				tn.Name = want.Name
+				assert.Equal(t, want, tn, "seed %d tensor %d:%d", seed, si, ti)
+			}
+			for oi, op := range sg.Ops {
+				if op.Resource != nil {
+					from := *plain.Subgraphs[si].Ops[oi].Resource
+					if to, ok := vars[from]; ok {
+						assert.Equal(t, to, *op.Resource, "seed %d: one variable, one name", seed)
+					}
+					vars[from] = *op.Resource
+				}
+			}
+		}
+		seen := map[graph.ResourceName]bool{}
+		for _, to := range vars {
+			assert.False(t, seen[to], "seed %d: two variables named %q", seed, to)
+			seen[to] = true
+		}
+	}
 }
 
 // TestCoverage checks that, over many seeds, the generator produces every

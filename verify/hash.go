@@ -1,0 +1,148 @@
+package verify
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// PlanHash recomputes plan_hash from the other fields of planJSON, as
+// docs/plan-format.md ("plan_hash") defines it, without the planner's
+// code. It returns the violations that keep planJSON from being read
+// instead when there are any.
+func PlanHash(planJSON []byte) (string, []Violation) {
+	doc, bad := decode(planJSON)
+	if doc == nil {
+		return "", bad
+	}
+	return hashOf(doc), nil
+}
+
+// checkHash reports a plan_hash that is not the hash of the plan's fields:
+// the plan was changed after heliac wrote it, or describes another layout
+// than the C sources that carry the hash.
+func (c *checker) checkHash() {
+	if got := hashOf(c.doc); got != c.doc.planHash {
+		c.r.add(HashMismatch, "plan_hash: %q, but the plan's arenas, allocations and schedule hash to %s; "+
+			"the plan was changed after it was written", c.doc.planHash, got)
+	}
+}
+
+// hashOf computes plan_hash: a SHA-256 over one line per arena, one per
+// allocation (tensors, then resource variables, then kernel scratch, in
+// file order) and one per subgraph run in an order other than its own.
+func hashOf(doc *planDoc) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "heliac-plan-v1 align=%d\n", doc.alignment)
+	for _, a := range doc.arenas {
+		hashArena(h, a)
+	}
+	for _, a := range doc.allocs {
+		fmt.Fprintf(h, "tensor %d:%d arena=%d offset=%d size=%d\n", a.ref.Subgraph, a.ref.Tensor, a.arena, a.offset, a.size)
+		if a.aliasOf != nil {
+			fmt.Fprintf(h, "alias %d:%d\n", a.aliasOf.Subgraph, a.aliasOf.Tensor)
+		}
+	}
+	for _, v := range doc.variables {
+		fmt.Fprintf(h, "variable %s %s arena=%d offset=%d size=%d\n",
+			strconv.QuoteToASCII(v.container), strconv.QuoteToASCII(v.shared), v.arena, v.offset, v.size)
+	}
+	for _, k := range doc.kernel {
+		fmt.Fprintf(h, "kernel_scratch %d:%d/%d arena=%d offset=%d size=%d live=%d..%d\n",
+			k.op.Subgraph, k.op.Op, k.index, k.arena, k.offset, k.size, k.start, k.end)
+	}
+	subgraphs, order := firstRuns(doc.schedule)
+	for _, s := range subgraphs {
+		ops := order[s]
+		for i, o := range ops {
+			if int(o) != i {
+				fmt.Fprintf(h, "order %d %s\n", s, opList(ops))
+				break
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// hashArena writes an arena's line. The name and provider are written only
+// when they are not the defaults, <role>_<memory as a C name> and "owned".
+func hashArena(w io.Writer, a arenaRec) {
+	staged := a.role == roleConstant && a.source != nil
+	src := ""
+	switch {
+	case a.source != nil:
+		src = *a.source
+	case a.role == roleConstant:
+		src = a.memory // a cold arena is its own source
+	}
+	fmt.Fprintf(w, "arena %d %s %s size=%d align=%d src=%s staged=%t", a.id, a.role, a.memory, a.size, a.alignment, src, staged)
+	if a.name != defaultArenaName(a.role, a.memory) || a.provider != "owned" {
+		fmt.Fprintf(w, " name=%s provider=%s", a.name, a.provider)
+	}
+	fmt.Fprintln(w)
+}
+
+// defaultArenaName is the name an arena of role in memory has unless it is
+// given another: the role, then '_' and the memory as a C name part
+// (lower-case letters and digits, every other run of bytes one '_', none
+// at either end) unless that is empty.
+func defaultArenaName(role, memory string) string {
+	var b strings.Builder
+	gap := false
+	for i := 0; i < len(memory); i++ {
+		c := memory[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			if gap && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteByte(c)
+			gap = false
+			continue
+		}
+		gap = true
+	}
+	if b.Len() == 0 {
+		return role
+	}
+	return role + "_" + b.String()
+}
+
+// firstRuns returns the subgraphs the schedule runs, in index order, and
+// for each the operators of its first run in the order they run: its
+// entries in schedule order up to the first operator that runs again.
+func firstRuns(schedule []run) ([]graph.SubgraphIndex, map[graph.SubgraphIndex][]graph.OpIndex) {
+	order := map[graph.SubgraphIndex][]graph.OpIndex{}
+	ran := map[graph.OpRef]bool{}
+	done := map[graph.SubgraphIndex]bool{}
+	for _, r := range schedule {
+		s := r.op.Subgraph
+		switch {
+		case done[s]:
+		case ran[r.op]:
+			done[s] = true
+		default:
+			ran[r.op] = true
+			order[s] = append(order[s], r.op.Op)
+		}
+	}
+	return slices.Sorted(maps.Keys(order)), order
+}
+
+// opList formats operator indices as Go formats a slice of them: "[0 2 1]".
+func opList(ops []graph.OpIndex) string {
+	parts := make([]string, len(ops))
+	for i, o := range ops {
+		parts[i] = strconv.Itoa(int(o))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
