@@ -3,6 +3,8 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Bank is one memory of a platform. Sizes are bytes.
@@ -67,22 +69,28 @@ type Platform struct {
 	ConstantBank string `json:"constant_bank,omitempty" yaml:"constant_bank,omitempty"`
 }
 
-// Validate checks that bank names are unique and not empty, capacities are
-// not negative, alignments are 0 or a power of two up to MaxAlignment, some
-// bank is writable
-// and ConstantBank, when set, names a read-only bank. It reports every
-// problem, one a line.
+// Validate checks that bank names and the platform's name are printable
+// UTF-8 (they reach summaries, C comments and terminals as they are), bank
+// names unique and not empty, capacities not negative, alignments 0 or a
+// power of two up to MaxAlignment, some bank writable, and ConstantBank,
+// when set, a read-only bank. It reports every problem, one a line.
 func (p Platform) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("plan: "+format, args...)) }
 	seen := map[string]int{}
 	writable := false
+	if !printable(p.Name) {
+		add("platform name %q is not printable UTF-8", p.Name)
+	}
 	for i, b := range p.Banks {
 		id := fmt.Sprintf("bank %q", b.Name)
 		switch j, dup := seen[b.Name]; {
 		case b.Name == "":
 			id = fmt.Sprintf("bank %d", i)
 			add("%s: name is empty", id)
+		case !printable(b.Name):
+			id = fmt.Sprintf("bank %d", i)
+			add("%s: name %q is not printable UTF-8", id, b.Name)
 		case dup:
 			add("%s: defined twice (banks %d and %d)", id, j, i)
 		default:
@@ -115,4 +123,17 @@ func (p Platform) describe() string {
 		return "the platform"
 	}
 	return fmt.Sprintf("platform %q", p.Name)
+}
+
+// printable reports whether s is valid UTF-8 without control characters.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
