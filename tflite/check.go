@@ -244,6 +244,7 @@ var (
 		{"name", 10, kindString, 0},
 		{"quantization", 12, kindOffset, 0},
 		{"is_variable", 14, kindScalar, 1},
+		{"sparsity", 16, kindOffset, 0},
 		{"shape_signature", 18, kindVector, 4},
 	}
 	quantizationFields = []fieldSpec{
