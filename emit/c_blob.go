@@ -74,7 +74,11 @@ func (g *cgen) blobDecl(w *cwriter, a *cArena, sym string) error {
 	}
 	g.attrDefault(w, attr, put)
 	w.f("#if !defined(__has_embed)\n#error \"%s.c: this compiler has no #embed (C23); run heliac with --constants incbin or c\"\n#endif\n", g.prefix)
+	// #embed's elements are ints: clang 19 warns under -Wsign-conversion
+	// when they initialize uint8_t, though every value fits.
+	w.f("#if defined(__GNUC__)\n#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored \"-Wsign-conversion\"\n#endif\n")
 	w.f("%s_ALIGNAS(%d) const uint8_t %s[%s] %s = {\n#embed \"%s\"\n};\n", g.macro, a.Alignment, sym, a.sizeMacro(), attr, g.blobName(a))
+	w.f("#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n")
 	return nil
 }
 

@@ -3,6 +3,7 @@ package emit_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -403,6 +404,66 @@ func TestCCompilesTwoModelsLink(t *testing.T) {
 				args := append(append(slices.Clone(cc.args), cWarnings...), "-o", exe, "main.c")
 				run(t, dir, cc.cmd, append(append(args, sources(a)...), sources(b)...)...)
 				run(t, dir, filepath.Join(dir, exe))
+			}
+		})
+	}
+}
+
+// c23Compilers are the compilers with #embed (C23) that modules written
+// with emit.ConstantsEmbed are checked with, when on PATH (.ci/run
+// installs clang-19).
+var c23Compilers = []cCompiler{
+	{"clang-19-c23", "clang-19", []string{"-std=c23", "-O0"}},
+	{"gcc-15-c23", "gcc-15", []string{"-std=c23", "-O0"}},
+}
+
+// embedMain initialises the module (which hydrates staged arenas from
+// their #embed'ed images).
+const embedMain = `#include "%[1]s.h"
+
+int main(void)
+{
+	return %[1]s_init() == %[2]s_OK ? 0 : 1;
+}
+`
+
+// TestCCompilesEmbed compiles modules whose constants are #embed'ed with
+// each C23 compiler on PATH, under the warnings of the matrix, and runs a
+// program that initialises them. (The checking dispatcher of the driver's
+// tests checks the bytes.)
+func TestCCompilesEmbed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files func(t *testing.T) emit.Files
+	}{
+		{"dense", func(t *testing.T) emit.Files {
+			return pipelineC(t, denseModel(), plan.Options{}, emit.COptions{Meta: emit.Meta{ModelName: "dense"}, Constants: emit.ConstantsEmbed})
+		}},
+		{"dense staged", func(t *testing.T) emit.Files {
+			return pipelineC(t, denseModel(), plan.Options{Platform: stagedPlatform(), Rules: stagedRules},
+				emit.COptions{Meta: emit.Meta{ModelName: "dense"}, Constants: emit.ConstantsEmbed})
+		}},
+		{"hello_world_int8", func(t *testing.T) emit.Files {
+			return compileModelC(t, filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"),
+				emit.COptions{Meta: emit.Meta{ModelName: "hello_world_int8"}, Constants: emit.ConstantsEmbed})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := tc.files(t)
+			prefix := strings.TrimSuffix(files[0].Name, ".h")
+			main := fmt.Sprintf(embedMain, prefix, strings.ToUpper(prefix))
+			for _, cc := range c23Compilers {
+				t.Run(cc.name, func(t *testing.T) {
+					if _, err := exec.LookPath(cc.cmd); err != nil {
+						t.Skipf("%s not on PATH", cc.cmd)
+					}
+					dir := t.TempDir()
+					writeFiles(t, dir, files)
+					require.NoError(t, os.WriteFile(filepath.Join(dir, "main.c"), []byte(main), 0o644))
+					args := append(append(slices.Clone(cc.args), cWarnings...), "-o", "embed", "main.c")
+					run(t, dir, cc.cmd, append(args, sources(files)...)...)
+					run(t, dir, filepath.Join(dir, "embed"))
+				})
 			}
 		})
 	}

@@ -44,8 +44,9 @@ type Options struct {
 	// KernelScratch are the scratch buffers kernels ask for, each planned
 	// as a KernelScratchAlloc live over its operator's span.
 	KernelScratch []ScratchRequest
-	// Strict makes a tensor or name rule that selects nothing an error;
-	// otherwise Plan.UnusedRules lists it.
+	// Strict makes a tensor or name rule that selects nothing, and an
+	// External glob that binds nothing, an error; otherwise
+	// Plan.UnusedRules and Plan.UnusedExternal list them.
 	Strict bool
 	// External lists the arenas the application provides: arena names as
 	// plan.json gives them ("scratch_sram"), or path.Match globs ("*" for
@@ -198,7 +199,7 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 	if err := pl.run(ctx); err != nil {
 		return nil, err
 	}
-	if err := bindExternal(p, opts.External); err != nil {
+	if err := bindExternal(p, opts.External, opts.Strict); err != nil {
 		return nil, err
 	}
 	return p, nil

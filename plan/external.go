@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -27,13 +28,16 @@ func checkExternal(patterns []string) error {
 // the application binds a buffer of its own. A cold constant arena holds
 // the model's weights, which the module defines (in a read-only bank, or
 // in RAM the start-up code fills): a name given exactly that names one is
-// an error, and a glob passes it by. A name given
-// exactly (without '*', '?' or '[') must name an arena of the plan; a glob
-// may match none (persistent_* on a model without state).
-func bindExternal(p *Plan, patterns []string) error {
+// an error, and a glob passes it by. A name given exactly (without '*',
+// '?' or '[') must name an arena of the plan. A glob that binds nothing
+// (persistent_* on a model without state, or a typo) goes to
+// Plan.UnusedExternal, an error when strict; "*", which --external-arenas
+// gives, binds whatever the model has and is never reported.
+func bindExternal(p *Plan, patterns []string, strict bool) error {
+	var unused []error
 	for _, pat := range patterns {
 		literal := !strings.ContainsAny(pat, `*?[\`)
-		found := false
+		found, bound := false, false
 		for i := range p.Arenas {
 			a := &p.Arenas[i]
 			if ok, _ := path.Match(pat, a.Name); !ok {
@@ -47,14 +51,28 @@ func bindExternal(p *Plan, patterns []string) error {
 				}
 				continue
 			}
-			a.Provider = Bound
+			a.Provider, bound = Bound, true
 		}
-		if literal && !found {
+		switch {
+		case literal && !found:
 			return fmt.Errorf("plan: external arena %q names no arena of the plan (arenas: %s); fix external_arenas in the config",
 				pat, p.arenaNames())
+		case !bound && pat != "*":
+			p.UnusedExternal = append(p.UnusedExternal, pat)
+			unused = append(unused, fmt.Errorf("plan: %s (rules are strict)", p.DescribeUnusedExternal(pat)))
 		}
 	}
+	if strict {
+		return errors.Join(unused...)
+	}
 	return nil
+}
+
+// DescribeUnusedExternal says why an external_arenas glob of the plan
+// binds nothing, naming the arenas it could have bound.
+func (p *Plan) DescribeUnusedExternal(pat string) string {
+	return fmt.Sprintf("external arena glob %q binds no arena: it matches no scratch, persistent or staged constant arena (arenas: %s)",
+		pat, p.arenaNames())
 }
 
 // arenaNames lists the plan's arena names for messages.

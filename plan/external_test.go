@@ -22,14 +22,22 @@ func TestExternal(t *testing.T) {
 		external []string
 		platform *plan.Platform
 		rules    []plan.Rule
+		strict   bool
 		bound    []string // the arenas Bound, in plan order
+		unused   []string // Plan.UnusedExternal
 		err      string
 	}{
 		{name: "none", bound: nil},
 		{name: "every arena it can bind", external: []string{"*"}, bound: []string{"persistent_sram", "scratch_sram"}},
 		{name: "one by name", external: []string{"scratch_sram"}, bound: []string{"scratch_sram"}},
 		{name: "a glob", external: []string{"persistent_*"}, bound: []string{"persistent_sram"}},
-		{name: "a glob that matches nothing", external: []string{"*_psram"}, bound: nil},
+		{name: "a glob that matches nothing", external: []string{"*_psram"}, bound: nil, unused: []string{"*_psram"}},
+		{name: "a glob that matches only cold constants", external: []string{"constant_*", "scratch_*"},
+			bound: []string{"scratch_sram"}, unused: []string{"constant_*"}},
+		{name: "a glob that matches nothing, strict", external: []string{"scratch_*", "*_psram", "x?"}, strict: true,
+			err: `plan: external arena glob "*_psram" binds no arena: it matches no scratch, persistent or staged constant arena (arenas: constant_flash, persistent_sram, scratch_sram) (rules are strict)` + "\n" +
+				`plan: external arena glob "x?" binds no arena: it matches no scratch, persistent or staged constant arena (arenas: constant_flash, persistent_sram, scratch_sram) (rules are strict)`},
+		{name: "every arena, strict", external: []string{"*"}, strict: true, bound: []string{"persistent_sram", "scratch_sram"}},
 		{name: "a staged constant arena", external: []string{"constant_dtcm"}, platform: &staged, rules: stagedRules,
 			bound: []string{"constant_dtcm"}},
 		{name: "every arena with staged constants", external: []string{"*"}, platform: &staged, rules: stagedRules,
@@ -48,7 +56,7 @@ func TestExternal(t *testing.T) {
 			m := diamond()
 			lt, err := liveness.Analyze(m, liveness.Options{})
 			require.NoError(t, err)
-			p, err := plan.Build(context.Background(), m, lt, plan.Options{External: tt.external, Platform: tt.platform, Rules: tt.rules})
+			p, err := plan.Build(context.Background(), m, lt, plan.Options{External: tt.external, Platform: tt.platform, Rules: tt.rules, Strict: tt.strict})
 			if tt.err != "" {
 				assert.EqualError(t, err, tt.err)
 				return
@@ -65,6 +73,7 @@ func TestExternal(t *testing.T) {
 				}
 			}
 			assert.ElementsMatch(t, tt.bound, bound)
+			assert.Equal(t, tt.unused, p.UnusedExternal)
 		})
 	}
 }

@@ -18,9 +18,16 @@ HELLO_WORLD_INT8_ALIGNAS(16) uint8_t hello_world_int8_constant_dtcm[HELLO_WORLD_
 #if !defined(__has_embed)
 #error "hello_world_int8.c: this compiler has no #embed (C23); run heliac with --constants incbin or c"
 #endif
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+#endif
 HELLO_WORLD_INT8_ALIGNAS(16) const uint8_t hello_world_int8_constant_dtcm_source[HELLO_WORLD_INT8_CONSTANT_DTCM_SIZE] HELLO_WORLD_INT8_CONSTANT_DTCM_SOURCE_ATTR = {
 #embed "hello_world_int8.constant_dtcm.bin"
 };
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 /* scratch arena in DTCM: 32 bytes. */
 #ifndef HELLO_WORLD_INT8_SCRATCH_DTCM_ATTR
