@@ -141,7 +141,8 @@ func newCModule(m *graph.Model, doc *planDoc, h, c *cFile, r *report) *cModule {
 
 // cIdent makes a bank name a part of a C identifier as emit does:
 // lower-cased, every run of bytes outside [a-z0-9] one '_', none at either
-// end.
+// end. It restates plan.CIdent on purpose: the verifier imports nothing of
+// the planner, so a slip in one is caught by the other.
 func cIdent(s string) string {
 	var b strings.Builder
 	under := true
