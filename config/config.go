@@ -45,12 +45,16 @@ import (
 //	  - class: constant      # staged: copied from MRAM into DTCM at init
 //	    memory: DTCM
 //	    source: MRAM
+//	external_arenas:         # arenas the application binds (names or globs)
+//	  - scratch_sram
 type File struct {
 	// Platform is the zero Platform, with no banks, when the file names
 	// none: the caller picks one (Options leaves it to plan's default) and
 	// plan checks Rules against it.
 	Platform plan.Platform
 	Rules    []plan.Rule // in file order
+	// External names the arenas the application binds (plan.Options.External).
+	External []string
 }
 
 // fileDoc is the shape of a config file. The platform is a node because it
@@ -58,6 +62,7 @@ type File struct {
 type fileDoc struct {
 	Platform yaml.Node   `yaml:"platform"`
 	Rules    []plan.Rule `yaml:"rules"`
+	External []string    `yaml:"external_arenas"`
 }
 
 // Parse reads a File from YAML or JSON. A platform the file gives is
@@ -75,7 +80,7 @@ func Parse(data []byte) (File, error) {
 	if err := decodeStrict(root, "", &doc); err != nil {
 		return File{}, err
 	}
-	f := File{Rules: doc.Rules}
+	f := File{Rules: doc.Rules, External: doc.External}
 	if pn := resolve(&doc.Platform); pn.Kind == 0 || isNull(pn) {
 		if err := plan.ValidateRuleForms(f.Rules); err != nil {
 			return File{}, err
@@ -156,13 +161,14 @@ func ReadPlatform(path string) (plan.Platform, error) {
 	return p, nil
 }
 
-// Options returns the plan options f gives: its Rules, and a Platform.
-// chosen is a platform picked outside the file, as heliac's --platform and
-// --platform-file flags pick one; when it is not nil it beats f's platform.
-// Otherwise the platform is f's, or nil (plan's default) when f names none.
-// The other fields of the result are zero, which means plan's defaults.
+// Options returns the plan options f gives: its Rules and External, and a
+// Platform. chosen is a platform picked outside the file, as heliac's
+// --platform and --platform-file flags pick one; when it is not nil it
+// beats f's platform. Otherwise the platform is f's, or nil (plan's
+// default) when f names none. The other fields of the result are zero,
+// which means plan's defaults.
 func (f File) Options(chosen *plan.Platform) plan.Options {
-	o := plan.Options{Rules: f.Rules, Platform: chosen}
+	o := plan.Options{Rules: f.Rules, External: f.External, Platform: chosen}
 	if chosen == nil && len(f.Platform.Banks) > 0 {
 		p := f.Platform
 		o.Platform = &p

@@ -45,6 +45,11 @@ func TestParse(t *testing.T) {
 			want: func() config.File { return config.File{} },
 		},
 		{
+			name: "external arenas",
+			in:   "external_arenas: [scratch_sram, \"persistent_*\"]\n",
+			want: func() config.File { return config.File{External: []string{"scratch_sram", "persistent_*"}} },
+		},
+		{
 			name: "built-in platform by name",
 			in:   "platform: Apollo510\n",
 			want: func() config.File { return config.File{Platform: ap510} },
@@ -268,7 +273,7 @@ func TestPlatformFiles(t *testing.T) {
 		"apollo510-psram.yaml": edit(ap510, func(p *plan.Platform) {
 			p.Name = "apollo510-psram"
 			p.Banks[0].Capacity = 384 * 1024
-			p.Banks = append(p.Banks, plan.Bank{Name: "PSRAM", Capacity: 8 << 20, Writable: true, Order: 5})
+			p.Banks = append(p.Banks, plan.Bank{Name: "PSRAM", Capacity: 8 << 20, Writable: true, Order: 5, Section: ".psram_bss"})
 		}),
 		"custom.json": {Name: "custom-m7", ConstantBank: "QSPI", Banks: []plan.Bank{
 			{Name: "DTCM", Capacity: 128 * 1024, Writable: true, Alignment: 32},
@@ -365,11 +370,12 @@ func TestOptions(t *testing.T) {
 		{"the file's platform", config.File{Platform: ap510, Rules: rules}, nil, &ap510},
 		{"a chosen platform beats the file's", config.File{Platform: ap510, Rules: rules}, &generic, &generic},
 		{"a chosen platform without one in the file", config.File{Rules: rules}, &generic, &generic},
+		{"external arenas", config.File{External: []string{"scratch_*"}}, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.file.Options(tt.chosen)
-			assert.Equal(t, plan.Options{Platform: tt.want, Rules: tt.file.Rules}, got)
+			assert.Equal(t, plan.Options{Platform: tt.want, Rules: tt.file.Rules, External: tt.file.External}, got)
 		})
 	}
 }

@@ -16,7 +16,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "platform: generic\nrule:\n  - class: scratch\n",
-			err:  `config: line 2: unknown key "rule" in the config (known: platform, rules)`,
+			err:  `config: line 2: unknown key "rule" in the config (known: platform, rules, external_arenas)`,
 		},
 		{
 			name: "unknown platform key",
@@ -26,7 +26,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown bank key",
 			in:   "platform:\n  base: generic\n  banks:\n    - name: SRAM\n      size: 4\n",
-			err:  `config: line 5: unknown key "size" in platform.banks[0] (known: name, capacity, writable, boot_init, alignment, order)`,
+			err:  `config: line 5: unknown key "size" in platform.banks[0] (known: name, capacity, writable, boot_init, alignment, order, section, init_section)`,
 		},
 		{
 			name: "unknown rule key",
@@ -36,7 +36,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown key in JSON",
 			in:   "{\"platform\": \"generic\",\n \"extra\": 1}",
-			err:  `config: line 2: unknown key "extra" in the config (known: platform, rules)`,
+			err:  `config: line 2: unknown key "extra" in the config (known: platform, rules, external_arenas)`,
 		},
 		{
 			name: "key given twice",

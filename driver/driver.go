@@ -36,6 +36,9 @@ type Config struct {
 	// EmitTFLite also writes the model with the plan's scratch offsets as
 	// TFLM's OfflineMemoryAllocation metadata (Output.TFLite).
 	EmitTFLite bool
+	// Constants says how the C module writes constant arenas' bytes
+	// (emit.Constants); "" is plain C.
+	Constants emit.Constants
 }
 
 // Output holds the results of every stage of Compile.
@@ -103,7 +106,7 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := emit.C(m, p, emit.COptions{Prefix: cfg.Prefix, Meta: meta})
+	files, err := emit.C(m, p, emit.COptions{Prefix: cfg.Prefix, Meta: meta, Constants: cfg.Constants})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +114,7 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	if !cfg.NoVerify {
 		v := verify.Plan(m, js)
 		if len(v) == 0 {
-			v = verify.C(js, files[0].Data, files[1].Data)
+			v = verify.C(m, js, cModule(files))
 		}
 		if len(v) > 0 {
 			return out, &VerifyError{Violations: v}

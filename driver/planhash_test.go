@@ -15,6 +15,7 @@ import (
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/internal/corpus"
+	"github.com/heliac/heliac/tflite"
 	"github.com/heliac/heliac/verify"
 )
 
@@ -125,7 +126,9 @@ func TestVerifyPlanEditedToAnotherLayout(t *testing.T) {
 		assert.ErrorContains(t, err, "the files come from different runs of heliac")
 	})
 	t.Run("plan_hash recomputed, C checked alone", func(t *testing.T) {
-		v := verify.C([]byte(rehashed), files["call_once_mul.h"], files["call_once_mul.c"])
+		m, err := tflite.Load(model)
+		require.NoError(t, err)
+		v := verify.C(m, []byte(rehashed), verify.Module{Header: files["call_once_mul.h"], Source: files["call_once_mul.c"]})
 		var kinds []string
 		for _, x := range v {
 			kinds = append(kinds, x.Kind.String())

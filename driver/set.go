@@ -12,10 +12,15 @@ import (
 )
 
 // PlanSuffix ends the name of a model's plan file: heliac writes a model's
-// set into a directory as <prefix>.h, <prefix>.c, <prefix>.tflite (with
-// Config.EmitTFLite) and <prefix>.plan.json, so the sets of several models
-// share a directory.
+// set into a directory as <prefix>.h, <prefix>.c, with Config.Constants
+// incbin <prefix>.constants.S, with incbin or embed the binary files of
+// constants <prefix>.<arena>.bin, with Config.EmitTFLite <prefix>.tflite,
+// and <prefix>.plan.json, so the sets of several models share a directory.
 const PlanSuffix = ".plan.json"
+
+// StubSuffix ends the name of the assembler stub that includes a module's
+// binary files of constants (emit.ConstantsIncbin).
+const StubSuffix = ".constants.S"
 
 // legacyPlan is the name heliac gave every plan file before it named them
 // by prefix; verify still reads it, without C files.
@@ -55,12 +60,14 @@ type Set struct {
 	Plan   string // the plan file
 	Header string // <prefix>.h beside it; "" when there is none
 	Source string // <prefix>.c beside it; "" when there is none
+	Stub   string // <prefix>.constants.S beside it; "" when there is none
 }
 
 // FindSet returns the set the plan file at planPath belongs to: for
-// DIR/<prefix>.plan.json, DIR/<prefix>.h and DIR/<prefix>.c when they
-// exist. A plan file named otherwise (plan.json, as heliac named every plan
-// before) has no C files.
+// DIR/<prefix>.plan.json, DIR/<prefix>.h, DIR/<prefix>.c and
+// DIR/<prefix>.constants.S when they exist. A plan file named otherwise
+// (plan.json, as heliac named every plan before) has no C files. The
+// binary files of constants are those the stub or the source include.
 func FindSet(planPath string) Set {
 	s := Set{Plan: planPath}
 	base := filepath.Base(planPath)
@@ -75,7 +82,7 @@ func FindSet(planPath string) Set {
 		}
 		return p
 	}
-	s.Header, s.Source = exists(prefix+".h"), exists(prefix+".c")
+	s.Header, s.Source, s.Stub = exists(prefix+".h"), exists(prefix+".c"), exists(prefix+StubSuffix)
 	return s
 }
 
@@ -138,7 +145,7 @@ func CPlanHash(head []byte) (hash string, ok bool) {
 // another one than planHash, the plan file's: the files of a set must come
 // from one run of heliac.
 func checkSet(s Set, planHash string) error {
-	for _, c := range []string{s.Header, s.Source} {
+	for _, c := range []string{s.Header, s.Source, s.Stub} {
 		if c == "" {
 			continue
 		}
@@ -180,7 +187,7 @@ func CheckReplace(dir, modelName string, files emit.Files) error {
 			case name != modelName:
 				return fmt.Errorf("%s holds the plan of model %q, not %q", path, name, modelName)
 			}
-		case ".h", ".c":
+		case ".h", ".c", ".S":
 			head, err := inputfile.Head(path, inputfile.Kind{Name: "C file"}, cHeadBytes)
 			if err != nil {
 				return err
@@ -188,7 +195,68 @@ func CheckReplace(dir, modelName string, files emit.Files) error {
 			if _, ok := CPlanHash(head); !ok {
 				return fmt.Errorf("%s is not a C file heliac wrote", path)
 			}
+		case ".bin":
+			refs, err := setBlobs(dir, files)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(refs, f.Name) {
+				return fmt.Errorf("%s is not a file of constants that heliac's C files beside it include", path)
+			}
 		}
 	}
 	return nil
+}
+
+// setBlobs returns the binary files of constants that the set's C files
+// now in dir include, when heliac wrote them.
+func setBlobs(dir string, files emit.Files) ([]string, error) {
+	prefix := strings.TrimSuffix(files[0].Name, ".h")
+	var texts [2][]byte
+	for i, name := range []string{prefix + StubSuffix, prefix + ".c"} {
+		path := filepath.Join(dir, name)
+		if _, err := os.Lstat(path); err != nil {
+			continue
+		}
+		head, err := inputfile.Head(path, inputfile.Kind{Name: "C file"}, cHeadBytes)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := CPlanHash(head); !ok {
+			continue
+		}
+		if texts[i], err = inputfile.Read(path, inputfile.CSource); err != nil {
+			return nil, err
+		}
+	}
+	return blobRefs(texts[0], texts[1]), nil
+}
+
+// Obsolete returns the files of the set of files (a model's, as Output.Files
+// gives it) that dir holds from an earlier run but files do not: the
+// assembler stub and binary files of constants of a run with other
+// Config.Constants. Writing the set removes them with the rest, so that the
+// directory holds one set.
+func Obsolete(dir string, files emit.Files) ([]string, error) {
+	have := map[string]bool{}
+	for _, f := range files {
+		have[f.Name] = true
+	}
+	refs, err := setBlobs(dir, files)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	stub := strings.TrimSuffix(files[0].Name, ".h") + StubSuffix
+	if head, err := inputfile.Head(filepath.Join(dir, stub), inputfile.Kind{Name: "C file"}, cHeadBytes); err == nil && !have[stub] {
+		if _, ok := CPlanHash(head); ok {
+			out = append(out, stub)
+		}
+	}
+	for _, name := range refs {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil && !have[name] && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }

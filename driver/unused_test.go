@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -40,4 +41,27 @@ func TestUnusedRulesInPlanJSON(t *testing.T) {
 	v = nil
 	require.NoError(t, json.Unmarshal(out.PlanJSON, &v))
 	assert.NotContains(t, v, "unused_rules")
+}
+
+// TestUnusedExternalInPlanJSON checks that an external_arenas glob that
+// binds nothing reaches plan.json's unused_external_arenas (which the
+// schema accepts) and the summary, and that --strict refuses it.
+func TestUnusedExternalInPlanJSON(t *testing.T) {
+	data, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
+	require.NoError(t, err)
+	cfg := testConfig("hello_world_int8")
+	cfg.Plan.External = []string{"scratch_*", "nope_*"}
+	out, err := driver.Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(out.PlanJSON, &v))
+	assert.Equal(t, []any{"nope_*"}, v["unused_external_arenas"])
+	c := loadSchema(t)
+	c.check("$", any(v), c.root)
+	assert.Empty(t, c.errs)
+	assert.Contains(t, string(emit.Summary(out.Model, out.Plan)), `warning: external arena glob "nope_*" binds no arena`)
+
+	cfg.Plan.Strict = true
+	_, err = driver.Compile(context.Background(), data, cfg)
+	require.ErrorContains(t, err, `external arena glob "nope_*" binds no arena`)
 }

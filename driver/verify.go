@@ -76,7 +76,7 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 		return nil, fmt.Errorf("verify %s: %w", modelPath, err)
 	}
 	r := &VerifyReport{Plan: path, Model: modelPath}
-	cv, err := verifySetC(FindSet(path), js)
+	cv, err := verifySetC(FindSet(path), m, js)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,9 @@ type COptions struct {
 	// that starts with a letter and yields no "__".
 	Prefix string
 	Meta   Meta
+	// Constants says how the bytes of constant arenas are written; the zero
+	// value is ConstantsC.
+	Constants Constants
 }
 
 // File is one generated file: a base name and its contents.
@@ -32,15 +35,37 @@ type File struct {
 // Files is the output of C, header first.
 type Files []File
 
-// C renders the plan as a C11 module for firmware: "<prefix>.h" declares
-// the arenas, a table locating every tensor that occupies memory and macros
-// for subgraph 0's inputs and outputs; "<prefix>.c" defines the arenas, with
-// each constant arena holding the model's weights at their planned offsets.
-// There is no main(). The output compiles without warnings under
-// -std=c11 -Wall -Wextra -Wconversion -pedantic, and the header also under
-// C++. Offsets and sizes must fit in 32 bits.
+// C renders the plan as a C module for firmware (docs/c-module.md; the
+// README's "The C module"): "<prefix>.h" declares the module's API and
+// "<prefix>.c" defines it.
+//
+//   - Arenas: every arena heliac owns is an array placed in its bank's
+//     linker section (<PREFIX>_PUT_IN_<BANK>, from plan.Bank.Section); an
+//     arena the plan says the application binds (plan.Bound) has no
+//     storage, and <prefix>_bind_arena takes a buffer for it, returning a
+//     status. <prefix>_init checks that every such arena is bound, zeroes
+//     persistent arenas, hydrates staged constant arenas (one call of the
+//     weak <prefix>_hydrate each) and resolves every tensor's pointer.
+//   - Tables: <prefix>_arenas, <prefix>_tensors (arena, offset, size,
+//     element type, shape), <prefix>_subgraphs and <prefix>_operators, every
+//     run of an operator in the plan's schedule with its operands as
+//     tensor-table indices and the subgraphs it runs.
+//   - Macros: the plan hash, sizes, and subgraph 0's inputs and outputs
+//     with their type, scale and zero point.
+//
+// With Constants other than ConstantsC, the bytes of constant arenas go to
+// binary files "<prefix>.<arena>.bin" beside the sources, included by an
+// assembler stub "<prefix>.constants.S" or by #embed; Files lists them
+// after the source. There is no main(). The output compiles without
+// warnings under -std=c99 and -std=c11 with -Wall -Wextra -Wconversion
+// -pedantic (GNU C under C99: alignment and sections are attributes), and
+// the header also under C++11. Offsets and sizes must fit in 32 bits.
 func C(m *graph.Model, p *plan.Plan, opts COptions) (Files, error) {
 	g, err := newCGen(m, p, opts)
+	if err != nil {
+		return nil, err
+	}
+	h, err := g.header()
 	if err != nil {
 		return nil, err
 	}
@@ -48,10 +73,12 @@ func C(m *graph.Model, p *plan.Plan, opts COptions) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Files{
-		{Name: g.prefix + ".h", Data: g.header()},
-		{Name: g.prefix + ".c", Data: src},
-	}, nil
+	files := Files{{Name: g.prefix + ".h", Data: h}, {Name: g.prefix + ".c", Data: src}}
+	blobs, err := g.blobFiles()
+	if err != nil {
+		return nil, err
+	}
+	return append(files, blobs...), nil
 }
 
 // cgen holds what both files need: names and the tables.
@@ -59,33 +86,58 @@ type cgen struct {
 	m      *graph.Model
 	p      *plan.Plan
 	meta   Meta
+	mode   Constants
 	hash   string
 	prefix string // lower-case symbols: <prefix>_tensors
 	macro  string // upper-case macros: <PREFIX>_TENSOR_COUNT
 	arenas []cArena
 	byID   map[plan.ArenaID]int // arena ID -> index into arenas, for arenas that hold bytes
-	table  []cRow               // tensors, in (subgraph, tensor) order
+	banks  []cBank
+	table  []cRow // tensors, in (subgraph, tensor) order
 	row    map[graph.TensorRef]int
 	vars   []cRow // resource variables, in plan order
 	kernel []cRow // kernel scratch, in plan order
+	sched  cSchedule
 }
 
-// cArena is one arena that C defines.
+// cArena is one arena that C defines or binds.
 type cArena struct {
 	*plan.Arena
 	sym   string // <prefix>_<name>
 	macro string // <PREFIX>_<NAME>
 	enum  string // <PREFIX>_ARENA_<NAME>
+	bank  *cBank // the bank it lives in
+	src   *cBank // for a staged arena, the bank its image is copied from
 }
 
-func (a *cArena) sizeMacro() string { return a.macro + "_SIZE" }
-func (a *cArena) attrMacro() string { return a.macro + "_ATTR" }
-func (a *cArena) writable() bool    { return a.Role != liveness.Constant || a.Staged() }
+func (a *cArena) sizeMacro() string  { return a.macro + "_SIZE" }
+func (a *cArena) alignMacro() string { return a.macro + "_ALIGNMENT" }
+func (a *cArena) attrMacro() string  { return a.macro + "_ATTR" }
+func (a *cArena) imageSym() string   { return a.sym + "_source" }
+
+// writable reports whether the arena's bytes may change at run time:
+// scratch and persistent arenas, and staged constants' copies.
+func (a *cArena) writable() bool { return a.Role != liveness.Constant || a.Staged() }
+
+// cold reports whether the arena is constants read where they lie.
+func (a *cArena) cold() bool { return a.Role == liveness.Constant && !a.Staged() }
+
+// external reports whether the application binds the arena's buffer.
+func (a *cArena) external() bool { return a.Provider == plan.Bound }
+
+// cBank is one bank of the platform and the macros that place arenas in
+// it.
+type cBank struct {
+	plan.Bank
+	put  string // <PREFIX>_PUT_IN_<BANK>
+	init string // <PREFIX>_PUT_IN_<BANK>_INIT, for writable banks with BootInit; "" otherwise
+}
 
 // cRow is one allocation in a C table.
 type cRow struct {
 	*plan.Alloc
-	arena int // index into cgen.arenas
+	arena int   // index into cgen.arenas
+	dims  int64 // for a tensor, the index of its first dimension in <prefix>_dims
 }
 
 func newCGen(m *graph.Model, p *plan.Plan, opts COptions) (*cgen, error) {
@@ -95,8 +147,14 @@ func newCGen(m *graph.Model, p *plan.Plan, opts COptions) (*cgen, error) {
 	} else if err := checkPrefix(prefix); err != nil {
 		return nil, err
 	}
-	g := &cgen{m: m, p: p, meta: opts.Meta, hash: p.Hash(), prefix: prefix, macro: strings.ToUpper(prefix),
-		row: map[graph.TensorRef]int{}}
+	if err := opts.Constants.check(); err != nil {
+		return nil, err
+	}
+	g := &cgen{m: m, p: p, meta: opts.Meta, mode: opts.Constants, hash: p.Hash(), prefix: prefix,
+		macro: strings.ToUpper(prefix), row: map[graph.TensorRef]int{}}
+	if err := g.nameBanks(); err != nil {
+		return nil, err
+	}
 	if err := g.nameArenas(); err != nil {
 		return nil, err
 	}
@@ -104,6 +162,9 @@ func newCGen(m *graph.Model, p *plan.Plan, opts COptions) (*cgen, error) {
 		return nil, err
 	}
 	if err := g.checkPadding(); err != nil {
+		return nil, err
+	}
+	if err := g.buildSchedule(); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -136,6 +197,33 @@ func (g *cgen) checkPadding() error {
 	return nil
 }
 
+// nameBanks gives every bank of the platform its placement macros, from
+// the bank's name made a C identifier.
+func (g *cgen) nameBanks() error {
+	for _, b := range g.p.Platform.Banks {
+		up := strings.ToUpper(plan.CIdent(b.Name))
+		if up == "" {
+			return fmt.Errorf("emit: bank %q gives no C name (it has no letter or digit); rename it in the platform file", b.Name)
+		}
+		cb := cBank{Bank: b, put: g.macro + "_PUT_IN_" + up}
+		if b.Writable && b.BootInit {
+			cb.init = cb.put + "_INIT"
+		}
+		g.banks = append(g.banks, cb)
+	}
+	return nil
+}
+
+// bank returns the bank named name, or nil.
+func (g *cgen) bank(name string) *cBank {
+	for i := range g.banks {
+		if g.banks[i].Name == name {
+			return &g.banks[i]
+		}
+	}
+	return nil
+}
+
 // nameArenas gives every arena that holds bytes its C names, from the
 // arena's own name.
 func (g *cgen) nameArenas() error {
@@ -160,22 +248,41 @@ func (g *cgen) nameArenas() error {
 			return fmt.Errorf("emit: arena %s: alignment %d is not a positive power of two", a.Name, a.Alignment)
 		case a.Alignment > plan.MaxAlignment:
 			return fmt.Errorf("emit: arena %s: alignment %d is more than %d, the most C compilers accept in _Alignas", a.Name, a.Alignment, plan.MaxAlignment)
-		case a.Provider != plan.Owned:
-			return fmt.Errorf("emit: arena %s is %s; the C module defines only arenas heliac owns", a.Name, a.Provider)
+		case a.Provider == plan.Shared:
+			return fmt.Errorf("emit: arena %s is shared between models; the C module defines owned arenas and binds bound ones", a.Name)
+		case a.Provider != plan.Owned && a.Provider != plan.Bound:
+			return fmt.Errorf("emit: arena %s has provider %v", a.Name, a.Provider)
+		case a.Provider == plan.Bound && a.Role == liveness.Constant && !a.Staged():
+			return fmt.Errorf("emit: arena %s holds constants read where they lie; the application cannot bind it", a.Name)
 		}
 		if j, dup := named[a.Name]; dup {
 			return fmt.Errorf("emit: arenas %d and %d are both named %s", j, a.ID, a.Name)
 		}
 		named[a.Name] = a.ID
+		bank := g.bank(a.Memory)
+		if bank == nil {
+			return fmt.Errorf("emit: arena %s is in memory %s, which is not a bank of platform %q", a.Name, a.Memory, g.p.Platform.Name)
+		}
+		var src *cBank
+		if a.Staged() {
+			if src = g.bank(a.Source); src == nil {
+				return fmt.Errorf("emit: arena %s is staged from memory %s, which is not a bank of platform %q", a.Name, a.Source, g.p.Platform.Name)
+			}
+		}
 		up := strings.ToUpper(a.Name)
 		g.byID[a.ID] = len(g.arenas)
-		g.arenas = append(g.arenas, cArena{Arena: a, sym: g.prefix + "_" + a.Name, macro: g.macro + "_" + up, enum: g.macro + "_ARENA_" + up})
+		g.arenas = append(g.arenas, cArena{Arena: a, sym: g.prefix + "_" + a.Name, macro: g.macro + "_" + up,
+			enum: g.macro + "_ARENA_" + up, bank: bank, src: src})
 	}
 	if len(g.arenas) > math.MaxUint8+1 {
 		return fmt.Errorf("emit: %d arenas; the C tables number at most %d", len(g.arenas), math.MaxUint8+1)
 	}
 	return nil
 }
+
+// maxTableRows is the most rows the tensor table may have: operands are
+// 16-bit indices into it, and NoTensor, 0xffff, is none.
+const maxTableRows = math.MaxUint16
 
 // buildTables sorts every allocation into its table (tensors in (subgraph,
 // tensor) order) and checks that it fits the table's field widths and its
@@ -195,10 +302,10 @@ func (g *cgen) buildTables() error {
 		switch a.Kind {
 		case plan.TensorAlloc:
 			switch {
-			case a.Ref.Subgraph < 0 || a.Ref.Subgraph > math.MaxUint16:
-				return fmt.Errorf("emit: tensor %v: subgraph index does not fit the C table's 16 bits", a.Ref)
-			case a.Ref.Tensor < 0 || a.Ref.Tensor > math.MaxUint16:
-				return fmt.Errorf("emit: tensor %v: tensor index does not fit the C table's 16 bits", a.Ref)
+			case a.Ref.Subgraph < 0 || a.Ref.Subgraph > math.MaxUint16 || int(a.Ref.Subgraph) >= len(g.m.Subgraphs):
+				return fmt.Errorf("emit: tensor %v: subgraph index does not fit the C table's 16 bits or the model", a.Ref)
+			case a.Ref.Tensor < 0 || a.Ref.Tensor > math.MaxUint16 || int(a.Ref.Tensor) >= len(g.m.Subgraphs[a.Ref.Subgraph].Tensors):
+				return fmt.Errorf("emit: tensor %v: tensor index does not fit the C table's 16 bits or the model", a.Ref)
 			}
 			g.table = append(g.table, r)
 		case plan.VariableAlloc:
@@ -215,20 +322,31 @@ func (g *cgen) buildTables() error {
 			return fmt.Errorf("emit: %v %s has unknown kind %v", a.Key, quoted(a.Name), a.Kind)
 		}
 	}
+	if len(g.table) >= maxTableRows {
+		return fmt.Errorf("emit: %d tensors occupy memory; the C tensor table holds at most %d", len(g.table), maxTableRows-1)
+	}
 	slices.SortStableFunc(g.table, func(x, y cRow) int {
 		return cmp.Or(cmp.Compare(x.Ref.Subgraph, y.Ref.Subgraph), cmp.Compare(x.Ref.Tensor, y.Ref.Tensor))
 	})
-	for i, r := range g.table {
+	var dims int64
+	for i := range g.table {
+		r := &g.table[i]
 		if _, dup := g.row[r.Ref]; dup {
 			return fmt.Errorf("emit: tensor %v is allocated twice", r.Ref)
 		}
 		g.row[r.Ref] = i
+		t := g.m.Tensor(r.Ref.Subgraph, r.Ref.Tensor)
+		if len(t.Shape) > math.MaxUint8 {
+			return fmt.Errorf("emit: tensor %v %s has %d dimensions; the C table holds at most %d", r.Ref, quoted(r.Name), len(t.Shape), math.MaxUint8)
+		}
+		r.dims = dims
+		dims += int64(len(t.Shape))
 	}
 	return nil
 }
 
 // staged reports whether some constant arena is copied in before the first
-// run, which needs <prefix>_stage_constants.
+// run, which needs <prefix>_hydrate.
 func (g *cgen) staged() bool {
 	for _, a := range g.arenas {
 		if a.Staged() {
@@ -238,7 +356,42 @@ func (g *cgen) staged() bool {
 	return false
 }
 
-// cwriter is a bytes.Buffer with formatted writes.
-type cwriter struct{ bytes.Buffer }
+// cwriter is a bytes.Buffer with formatted writes that records the names
+// it defines, so that a name two parts of the module would both define is
+// an error rather than C that does not compile.
+type cwriter struct {
+	bytes.Buffer
+	names map[string]bool
+	dup   string // the first name defined twice
+}
 
 func (w *cwriter) f(format string, args ...any) { fmt.Fprintf(&w.Buffer, format, args...) }
+
+// name records that the module defines name.
+func (w *cwriter) name(name string) {
+	if w.names == nil {
+		w.names = map[string]bool{}
+	}
+	if w.names[name] && w.dup == "" {
+		w.dup = name
+	}
+	w.names[name] = true
+}
+
+// define writes "#define name value" and records name.
+func (w *cwriter) define(name, format string, args ...any) {
+	w.name(name)
+	w.f("#define %s", name)
+	if v := fmt.Sprintf(format, args...); v != "" {
+		w.f(" %s", v)
+	}
+	w.WriteString("\n")
+}
+
+// err reports a name defined twice.
+func (w *cwriter) err(file string) error {
+	if w.dup == "" {
+		return nil
+	}
+	return fmt.Errorf("emit: %s would define %s twice: an arena, bank or prefix gives a name the module already uses; rename the bank or give another --prefix", file, w.dup)
+}

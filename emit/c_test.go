@@ -3,7 +3,9 @@ package emit_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,7 +131,7 @@ func arrayBytes(t *testing.T, c, sym string) []byte {
 	return out
 }
 
-var rowRE = regexp.MustCompile(`(?m)^\t\{(\d+)u, (\d+)u, (\w+), (\d+)u, (\d+)u\},`)
+var rowRE = regexp.MustCompile(`(?m)^\t\{(\d+)u, (\d+)u, (\w+_ARENA_\w+), \w+_TYPE_\w+, \d+u, (\d+)u, (\d+)u, \d+u\},`)
 
 // tableRow is one parsed entry of <prefix>_tensors.
 type tableRow struct {
@@ -198,7 +200,7 @@ func TestCHeader(t *testing.T) {
 	for _, a := range p.Arenas {
 		sym := "dense_" + a.Role.String() + "_" + strings.ToLower(a.Memory)
 		assert.Contains(t, h, fmt.Sprintf("extern %suint8_t %s[", map[bool]string{true: "const "}[a.Role == liveness.Constant], sym))
-		assert.Contains(t, c, fmt.Sprintf("_Alignas(16) %suint8_t %s[", map[bool]string{true: "const "}[a.Role == liveness.Constant], sym))
+		assert.Contains(t, c, fmt.Sprintf("DENSE_ALIGNAS(16) %suint8_t %s[", map[bool]string{true: "const "}[a.Role == liveness.Constant], sym))
 	}
 }
 
@@ -264,7 +266,7 @@ func TestCComments(t *testing.T) {
 	h, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense */ é"}})
 	for name, text := range map[string]string{"h": h, "c": c} {
 		for ln, line := range strings.Split(text, "\n") {
-			assert.False(t, strings.HasPrefix(line, "#error"), "%s:%d: a name became a directive", name, ln+1)
+			assert.False(t, strings.HasPrefix(line, "#error x"), "%s:%d: a name became a directive", name, ln+1)
 			for _, r := range line {
 				if r > 0x7e || (r < 0x20 && r != '\t') {
 					t.Errorf("%s:%d: byte %q outside printable ASCII: %s", name, ln+1, r, line)
@@ -383,28 +385,42 @@ func TestCStaged(t *testing.T) {
 		}
 	}
 	require.True(t, staged)
+	p.Platform.Banks = append(slices.Clone(p.Platform.Banks), plan.Bank{Name: "DTCM", Writable: true})
 	h, c := emitC(t, m, &p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
 	assert.Contains(t, h, "extern uint8_t dense_constant_dtcm[DENSE_CONSTANT_DTCM_SIZE];")
-	assert.Contains(t, h, "void dense_stage_constants(void);")
-	assert.Contains(t, c, "dense_constant_dtcm[i] = dense_constant_dtcm_source[i];")
+	assert.Contains(t, h, "extern const uint8_t dense_constant_dtcm_source[DENSE_CONSTANT_DTCM_SIZE];")
+	assert.Contains(t, h, "void dense_hydrate(dense_arena_t arena, void *dst, const void *src, size_t size);")
+	assert.Contains(t, c, "DENSE_WEAK void dense_hydrate(")
+	assert.Contains(t, c, "\tdense_hydrate(DENSE_ARENA_CONSTANT_DTCM, dense_arena_base[DENSE_ARENA_CONSTANT_DTCM], dense_constant_dtcm_source, DENSE_CONSTANT_DTCM_SIZE);\n")
+	assert.Contains(t, c, "#define DENSE_CONSTANT_DTCM_SOURCE_ATTR DENSE_PUT_IN_FLASH\n", "the image lies in the bank it is staged from")
 	img := arrayBytes(t, c, "dense_constant_dtcm_source")
 	assert.Equal(t, seq(16), img[:16])
 }
 
 func TestCErrors(t *testing.T) {
 	m := denseModel()
+	generic, err := plan.BuiltinPlatform("generic")
+	require.NoError(t, err)
 	arena := func(id int, name string, role liveness.Class, size int64) plan.Arena {
 		return plan.Arena{ID: plan.ArenaID(id), Name: name, Role: role, Memory: "SRAM", Provider: plan.Owned, Size: size, Alignment: 16}
 	}
 	tensor := func(tn int, class liveness.Class, arena int, size, offset int64) plan.Alloc {
 		return plan.Alloc{Key: plan.TensorKey(graph.TensorRef{Tensor: graph.TensorID(tn)}), Class: class, Arena: plan.ArenaID(arena), Size: size, Offset: offset}
 	}
-	bound := arena(0, "scratch_sram", liveness.Scratch, 16)
-	bound.Provider = plan.Bound
+	shared := arena(0, "scratch_sram", liveness.Scratch, 16)
+	shared.Provider = plan.Shared
+	boundCold := arena(0, "constant_flash", liveness.Constant, 16)
+	boundCold.Provider, boundCold.Memory = plan.Bound, "FLASH"
 	misaligned := arena(0, "scratch_sram", liveness.Scratch, 16)
 	misaligned.Alignment = 24
 	overAligned := arena(0, "scratch_sram", liveness.Scratch, 1<<29)
 	overAligned.Alignment = 1 << 29
+	inPSRAM := arena(0, "scratch_psram", liveness.Scratch, 16)
+	inPSRAM.Memory = "PSRAM"
+	oddBanks := generic
+	oddBanks.Banks = []plan.Bank{{Name: "SRAM", Writable: true}, {Name: "--", Writable: true}}
+	twinBanks := generic
+	twinBanks.Banks = []plan.Bank{{Name: "SRAM", Writable: true}, {Name: "ext-ram", Writable: true}, {Name: "EXT RAM", Writable: true}}
 	for _, tc := range []struct {
 		name string
 		p    plan.Plan
@@ -434,8 +450,18 @@ func TestCErrors(t *testing.T) {
 			"emit: arena scratch_sram: alignment 536870912 is more than 268435456, the most C compilers accept in _Alignas"},
 		{"an array 32-bit targets cannot declare", plan.Plan{Alignment: 16, Arenas: []plan.Arena{arena(0, "scratch_sram", liveness.Scratch, 1<<31)}},
 			"emit: arena scratch_sram is 2147483648 bytes, more than 2147483647, the largest array a 32-bit target's C compiler accepts"},
-		{"an arena the application binds", plan.Plan{Alignment: 16, Arenas: []plan.Arena{bound}},
-			"arena scratch_sram is bound; the C module defines only arenas heliac owns"},
+		{"an arena shared between models", plan.Plan{Alignment: 16, Arenas: []plan.Arena{shared}},
+			"emit: arena scratch_sram is shared between models; the C module defines owned arenas and binds bound ones"},
+		{"cold constants the application binds", plan.Plan{Alignment: 16, Arenas: []plan.Arena{boundCold}},
+			"emit: arena constant_flash holds constants read where they lie; the application cannot bind it"},
+		{"an arena in no bank", plan.Plan{Alignment: 16, Arenas: []plan.Arena{inPSRAM}},
+			`emit: arena scratch_psram is in memory PSRAM, which is not a bank of platform "generic"`},
+		{"a bank without a C name", plan.Plan{Alignment: 16, Platform: oddBanks},
+			`emit: bank "--" gives no C name (it has no letter or digit); rename it in the platform file`},
+		{"two banks with one C name", plan.Plan{Alignment: 16, Platform: twinBanks},
+			"emit: dense.h would define DENSE_PUT_IN_EXT_RAM twice: an arena, bank or prefix gives a name the module already uses; rename the bank or give another --prefix"},
+		{"an arena named like a part of the module", plan.Plan{Alignment: 16, Arenas: []plan.Arena{arena(0, "count", liveness.Scratch, 16)}},
+			"emit: dense.h would define DENSE_ARENA_COUNT twice"},
 		{"constant with wrong size", plan.Plan{Alignment: 16,
 			Arenas: []plan.Arena{arena(0, "constant_flash", liveness.Constant, 32)},
 			Allocs: []plan.Alloc{tensor(1, liveness.Constant, 0, 8, 0)}},
@@ -446,9 +472,209 @@ func TestCErrors(t *testing.T) {
 			"no data"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.p.Platform.Banks == nil {
+				tc.p.Platform = generic
+			}
 			_, err := emit.C(m, &tc.p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.err)
 		})
 	}
+}
+
+func TestCString(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"MIX", `"MIX"`},
+		{"TFLite_Detection_PostProcess", `"TFLite_Detection_PostProcess"`},
+		{"a,b{c}", `"a\054b\173c\175"`},
+		{`q"\?`, `"q\042\134\077"`},
+		{"\x017", `"\0017"`}, // three octal digits, so the 7 stays a character
+		{"/* é */", `"/\052 \303\251 \052/"`},
+		{"", `""`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			_, c := emitC(t, customModel(tc.in), buildPlan(t, customModel(tc.in)), emit.COptions{Meta: emit.Meta{ModelName: "m"}})
+			assert.Contains(t, c, "{0u, 0u, 32, "+tc.want+", ")
+		})
+	}
+}
+
+// customModel is one custom operator named name, from input to output.
+func customModel(name string) *graph.Model {
+	return &graph.Model{
+		Buffers: []graph.Buffer{{}},
+		Subgraphs: []graph.Subgraph{{
+			Tensors: []graph.Tensor{tensor("in", graph.Int8, []int32{4}, 0), tensor("out", graph.Int8, []int32{4}, 0)},
+			Ops:     []graph.Op{{Code: graph.Custom, CustomName: name, Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}}},
+			Inputs:  []graph.TensorID{0},
+			Outputs: []graph.TensorID{1},
+		}},
+	}
+}
+
+var opRowRE = regexp.MustCompile(`(?m)^\t\{(\d+)u, (\d+)u, (-?\d+), (NULL|"[^"]*"), (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u\},`)
+
+// TestCSchedule reads the operator table back: one row per run of the
+// plan's schedule, in order, whose operands are the tensor-table rows of
+// the operator's tensors and whose span ends at the last run inside it.
+func TestCSchedule(t *testing.T) {
+	m := readModel(t, filepath.Join("..", "testdata", "models", "multi_subgraphs_while.tflite"))
+	p := buildPlan(t, m)
+	_, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "w"}})
+	rows := opRowRE.FindAllStringSubmatch(c, -1)
+	require.Len(t, rows, len(p.Schedule.Runs))
+	pool := poolValues(t, c, "w_operands")
+	calls := poolValues(t, c, "w_calls")
+	tableRow := map[graph.TensorRef]int{}
+	for i, r := range tableRows(c) {
+		tableRow[r.ref] = i
+	}
+	n := func(s string) int { v, err := strconv.Atoi(s); require.NoError(t, err); return v }
+	for i, run := range p.Schedule.Runs {
+		r := rows[i]
+		op := &m.Subgraphs[run.Op.Subgraph].Ops[run.Op.Op]
+		assert.Equal(t, []int{int(run.Op.Subgraph), int(run.Op.Op), int(op.Code)}, []int{n(r[1]), n(r[2]), n(r[3])}, "row %d", i)
+		var want []int
+		for _, id := range op.Inputs {
+			v, ok := tableRow[graph.TensorRef{Subgraph: run.Op.Subgraph, Tensor: id}]
+			if !ok {
+				v = 65535
+			}
+			want = append(want, v)
+		}
+		assert.Equal(t, want, pool[n(r[5]):n(r[5])+n(r[10])], "row %d inputs", i)
+		var called []int
+		for _, s := range op.Called {
+			called = append(called, int(s))
+		}
+		assert.Equal(t, called, append([]int(nil), calls[n(r[8]):n(r[8])+n(r[13])]...), "row %d calls", i)
+		last := n(r[9])
+		assert.GreaterOrEqual(t, last, i)
+		assert.LessOrEqual(t, p.Schedule.Runs[last].Span.Last, run.Span.Last, "row %d: its last row runs inside it", i)
+		if last+1 < len(p.Schedule.Runs) {
+			assert.Greater(t, p.Schedule.Runs[last+1].Span.First, run.Span.Last, "row %d: the row after its last runs after it", i)
+		}
+	}
+	assert.Contains(t, c, "{0u, 0u, 119, NULL, 13u, 16u, 19u, 0u, 4u,", "the WHILE of the main subgraph spans the rows of cond and body")
+}
+
+// poolValues parses back the values of a flat uint16 table of a .c file.
+func poolValues(t *testing.T, c, sym string) []int {
+	t.Helper()
+	i := strings.Index(c, " "+sym+"[")
+	if i < 0 {
+		return nil
+	}
+	body := c[i:]
+	body = body[strings.Index(body, "= {\n")+4 : strings.Index(body, "\n};")]
+	var out []int
+	for _, f := range strings.Split(commentRE.ReplaceAllString(body, ""), ",") {
+		if f = strings.TrimSuffix(strings.TrimSpace(f), "u"); f != "" {
+			v, err := strconv.Atoi(f)
+			require.NoError(t, err, "element %q", f)
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// TestCPlacement checks that every arena carries its bank's placement
+// macro, defined from the platform's sections, and that constants in RAM
+// the start-up code fills go to its init section.
+func TestCPlacement(t *testing.T) {
+	apollo510, err := plan.BuiltinPlatform("apollo510")
+	require.NoError(t, err)
+	apollo510.Banks[1].BootInit = true
+	m := denseModel()
+	lt, err := liveness.Analyze(m, liveness.Options{})
+	require.NoError(t, err)
+	p, err := plan.Build(context.Background(), m, lt, plan.Options{Platform: &apollo510,
+		Rules: []plan.Rule{{Class: "constant", Memory: "SRAM"}, {Class: "persistent", Memory: "SRAM"}}})
+	require.NoError(t, err)
+	h, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
+	defs := macros(h)
+	assert.Equal(t, `DENSE_SECTION(".bss")`, defs["DENSE_PUT_IN_DTCM"])
+	assert.Equal(t, `DENSE_SECTION(".sram_bss")`, defs["DENSE_PUT_IN_SRAM"])
+	assert.Equal(t, `DENSE_SECTION(".shared")`, defs["DENSE_PUT_IN_SRAM_INIT"])
+	assert.Equal(t, `DENSE_SECTION(".rodata")`, defs["DENSE_PUT_IN_MRAM"])
+	assert.NotContains(t, defs, "DENSE_PUT_IN_DTCM_INIT", "DTCM is not filled at boot")
+	src := macros(c)
+	assert.Equal(t, "DENSE_PUT_IN_DTCM", src["DENSE_SCRATCH_DTCM_ATTR"])
+	assert.Equal(t, "DENSE_PUT_IN_SRAM", src["DENSE_PERSISTENT_SRAM_ATTR"])
+	assert.Equal(t, "DENSE_PUT_IN_SRAM_INIT", src["DENSE_CONSTANT_SRAM_ATTR"], "constants in RAM filled at boot")
+	assert.Contains(t, h, "#ifndef DENSE_PUT_IN_SRAM\n", "the application can override each")
+
+	generic, _ := emitC(t, m, buildPlan(t, m), emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
+	assert.Contains(t, generic, "#define DENSE_PUT_IN_SRAM\n", "generic leaves placement to the toolchain")
+}
+
+// TestCExternal: an arena the application binds has no storage, its data
+// macros go through the bound buffer, and the tables say it is external.
+func TestCExternal(t *testing.T) {
+	m := denseModel()
+	h, c := emitC(t, m, buildPlanWith(t, m, plan.Options{External: []string{"scratch_sram"}}), emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
+	defs := macros(h)
+	assert.Equal(t, "1", defs["DENSE_SCRATCH_SRAM_EXTERNAL"])
+	assert.NotContains(t, defs, "DENSE_PERSISTENT_SRAM_EXTERNAL")
+	assert.NotContains(t, h, "extern uint8_t dense_scratch_sram[")
+	assert.Contains(t, h, "extern uint8_t dense_persistent_sram[")
+	assert.NotContains(t, c, " dense_scratch_sram[")
+	assert.Equal(t, "(dense_arena_data(DENSE_INPUT_0_ARENA) + DENSE_INPUT_0_OFFSET)", defs["DENSE_INPUT_0_DATA"])
+	assert.Contains(t, c, "{DENSE_SCRATCH_SRAM_SIZE, 16u, DENSE_ROLE_SCRATCH, 1u}, /* [2] scratch_sram */")
+	assert.Contains(t, c, "\tNULL, /* [2] scratch_sram: bound by dense_bind_arena */")
+}
+
+func buildPlanWith(t testing.TB, m *graph.Model, opts plan.Options) *plan.Plan {
+	t.Helper()
+	lt, err := liveness.Analyze(m, liveness.Options{})
+	require.NoError(t, err)
+	p, err := plan.Build(context.Background(), m, lt, opts)
+	require.NoError(t, err)
+	return p
+}
+
+// TestCConstantsForms writes the dense model's constants in each form: the
+// bytes are the same, in the .c, or in a binary file an assembler stub or
+// #embed includes.
+func TestCConstantsForms(t *testing.T) {
+	m := denseModel()
+	p := buildPlan(t, m)
+	_, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}})
+	img := arrayBytes(t, c, "dense_constant_flash")
+
+	incbin, err := emit.C(m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}, Constants: emit.ConstantsIncbin})
+	require.NoError(t, err)
+	var names []string
+	for _, f := range incbin {
+		names = append(names, f.Name)
+	}
+	assert.Equal(t, []string{"dense.h", "dense.c", "dense.constants.S", "dense.constant_flash.bin"}, names)
+	assert.Equal(t, img, incbin[3].Data)
+	assert.Contains(t, string(incbin[2].Data), "dense_constant_flash:\n\t.incbin \"dense.constant_flash.bin\"\n\t.size dense_constant_flash, 48\n")
+	assert.NotContains(t, string(incbin[1].Data), "uint8_t dense_constant_flash[")
+
+	embed, err := emit.C(m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}, Constants: emit.ConstantsEmbed})
+	require.NoError(t, err)
+	require.Len(t, embed, 3)
+	assert.Equal(t, img, embed[2].Data)
+	assert.Contains(t, string(embed[1].Data), "dense_constant_flash[DENSE_CONSTANT_FLASH_SIZE] DENSE_CONSTANT_FLASH_ATTR = {\n#embed \"dense.constant_flash.bin\"\n};")
+
+	_, err = emit.C(m, p, emit.COptions{Meta: emit.Meta{ModelName: "dense"}, Constants: "hex"})
+	assert.EqualError(t, err, `emit: constants "hex" is not one of c, incbin, embed`)
+}
+
+// TestCIOMacros checks the type, scale and zero point of a quantized
+// model's input and output.
+func TestCIOMacros(t *testing.T) {
+	m := readModel(t, filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
+	h, _ := emitC(t, m, buildPlan(t, m), emit.COptions{Meta: emit.Meta{ModelName: "hello"}})
+	defs := macros(h)
+	in := m.Tensor(0, m.Subgraphs[0].Inputs[0])
+	require.NotNil(t, in.Quantization)
+	assert.Equal(t, "HELLO_TYPE_INT8", defs["HELLO_INPUT_0_TYPE"])
+	scale, err := strconv.ParseFloat(strings.TrimSuffix(defs["HELLO_INPUT_0_SCALE"], "f"), 32)
+	require.NoError(t, err)
+	assert.Equal(t, in.Quantization.Scale[0], float32(scale), "the scale reads back exactly")
+	assert.Equal(t, fmt.Sprintf("(%d)", in.Quantization.ZeroPoint[0]), defs["HELLO_INPUT_0_ZERO_POINT"])
+	assert.Contains(t, h, "\tHELLO_TYPE_INT8 = 9,\n", "TFLite's number for INT8")
 }

@@ -49,6 +49,7 @@ type jsonPlan struct {
 	Skipped          []jsonSkipped    `json:"skipped_tensors"`
 	Spills           []jsonSpill      `json:"spills"`
 	UnusedRules      []jsonUnused     `json:"unused_rules,omitempty"`
+	UnusedExternal   []string         `json:"unused_external_arenas,omitempty"`
 	Schedule         []jsonRun        `json:"schedule"`
 }
 
@@ -241,6 +242,9 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	}
 	for _, u := range p.UnusedRules {
 		out.UnusedRules = append(out.UnusedRules, jsonUnused{Rule: u.Rule, Reason: u.Reason})
+	}
+	for _, pat := range p.UnusedExternal {
+		out.UnusedExternal = append(out.UnusedExternal, escapeName(pat))
 	}
 	for _, a := range p.Allocs {
 		if err := out.addAlloc(p, a); err != nil {

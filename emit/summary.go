@@ -79,6 +79,9 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 	for _, u := range p.UnusedRules {
 		fmt.Fprintf(&buf, "  warning: %s\n", escapeName(u.Describe(p.Rules)))
 	}
+	for _, pat := range p.UnusedExternal {
+		fmt.Fprintf(&buf, "  warning: %s\n", escapeName(p.DescribeUnusedExternal(pat)))
+	}
 	count := map[plan.AllocKind]int{}
 	size := map[plan.AllocKind]int64{}
 	dynamic := 0

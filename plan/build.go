@@ -44,9 +44,17 @@ type Options struct {
 	// KernelScratch are the scratch buffers kernels ask for, each planned
 	// as a KernelScratchAlloc live over its operator's span.
 	KernelScratch []ScratchRequest
-	// Strict makes a tensor or name rule that selects nothing an error;
-	// otherwise Plan.UnusedRules lists it.
+	// Strict makes a tensor or name rule that selects nothing, and an
+	// External glob that binds nothing, an error; otherwise
+	// Plan.UnusedRules and Plan.UnusedExternal list them.
 	Strict bool
+	// External lists the arenas the application provides: arena names as
+	// plan.json gives them ("scratch_sram"), or path.Match globs ("*" for
+	// every arena it can bind). Each arena matched is Bound: the C module
+	// defines no storage for it, and the application binds a buffer of its
+	// own at run time. Cold constant arenas hold the model's weights and stay
+	// Owned. See bindExternal.
+	External []string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -81,6 +89,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, err
 	}
 	if err := ValidateRules(o.Rules, *o.Platform); err != nil {
+		return o, err
+	}
+	if err := checkExternal(o.External); err != nil {
 		return o, err
 	}
 	return o, nil
@@ -186,6 +197,9 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 	pl := newPlacer(p, m, lt, opts)
 	pl.fit = fit
 	if err := pl.run(ctx); err != nil {
+		return nil, err
+	}
+	if err := bindExternal(p, opts.External, opts.Strict); err != nil {
 		return nil, err
 	}
 	return p, nil

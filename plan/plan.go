@@ -241,6 +241,9 @@ type Plan struct {
 	// UnusedRules lists the tensor and name rules that select nothing, in
 	// rule order (see Options.Strict).
 	UnusedRules []UnusedRule
+	// UnusedExternal lists the globs of Options.External that bind no
+	// arena, in their order (see Options.Strict). "*" is never listed.
+	UnusedExternal []string
 	// Platform is the set of banks the plan was made for, and Rules the
 	// placement rules it honours.
 	Platform Platform

@@ -31,6 +31,38 @@ type Bank struct {
 	// with the lowest Order first and spill to the next when it is full.
 	// Ties keep the order of Platform.Banks.
 	Order int `json:"order" yaml:"order"`
+	// Section is the linker section the C module places the bank's arenas
+	// in (its <PREFIX>_PUT_IN_<BANK> macro): for a writable bank, one the
+	// start-up code does not fill from an image (.bss-like, or NOLOAD); for
+	// a read-only bank, where cold constants and staged images lie. "" leaves
+	// placement to the compiler and linker's defaults.
+	Section string `json:"section" yaml:"section"`
+	// InitSection is, for a writable bank, the section the start-up code
+	// fills from an image (.data-like): where the C module places constant
+	// arenas that a BootInit bank holds without staging (its
+	// <PREFIX>_PUT_IN_<BANK>_INIT macro, written for BootInit banks). ""
+	// leaves it to the defaults; a read-only bank ignores it.
+	InitSection string `json:"init_section" yaml:"init_section"`
+}
+
+// maxSection is the longest section name a bank may give.
+const maxSection = 128
+
+// checkSection returns why s cannot name a linker section in the C module
+// and the assembler stub, or "" when it can: ASCII letters, digits, '.',
+// '_' and '-', at most maxSection of them, so that it needs no quoting in C
+// strings, assembler directives or linker scripts.
+func checkSection(s string) string {
+	if len(s) > maxSection {
+		return fmt.Sprintf("is %d bytes long, more than %d", len(s), maxSection)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return "may hold only ASCII letters, digits, '.', '_' and '-'"
+		}
+	}
+	return ""
 }
 
 // MaxAlignment is the largest alignment, in bytes, a bank or a plan may
@@ -72,8 +104,9 @@ type Platform struct {
 // Validate checks that bank names and the platform's name are printable
 // UTF-8 (they reach summaries, C comments and terminals as they are), bank
 // names unique and not empty, capacities not negative, alignments 0 or a
-// power of two up to MaxAlignment, some bank writable, and ConstantBank,
-// when set, a read-only bank. It reports every problem, one a line.
+// power of two up to MaxAlignment, section names ones C and linker scripts
+// take as they are (checkSection), some bank writable, and ConstantBank, when set, a read-only bank. It
+// reports every problem, one a line.
 func (p Platform) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("plan: "+format, args...)) }
@@ -101,6 +134,12 @@ func (p Platform) Validate() error {
 		}
 		if why := checkAlignment(b.Alignment, true); why != "" {
 			add("%s: %s", id, why)
+		}
+		if why := checkSection(b.Section); why != "" {
+			add("%s: section %q %s", id, b.Section, why)
+		}
+		if why := checkSection(b.InitSection); why != "" {
+			add("%s: init_section %q %s", id, b.InitSection, why)
 		}
 		writable = writable || b.Writable
 	}

@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,6 +43,16 @@ func TestValidate(t *testing.T) {
 			`plan: bank "SRAM": alignment 1073741824 is more than 268435456, the most C compilers accept in _Alignas`},
 		{"just past it", plan.Platform{Banks: []plan.Bank{{Name: "SRAM", Writable: true, Alignment: 2 * plan.MaxAlignment}}},
 			`plan: bank "SRAM": alignment 536870912 is more than 268435456, the most C compilers accept in _Alignas`},
+		{"sections", plan.Platform{Banks: []plan.Bank{
+			{Name: "SRAM", Writable: true, Section: ".sram_bss", InitSection: ".shared"},
+			{Name: "MRAM", Section: ".rodata.weights-2"},
+		}}, ""},
+		{"a section C and linker scripts cannot take as it is", plan.Platform{Banks: []plan.Bank{{Name: "SRAM", Writable: true, Section: ".sram bss"}}},
+			`plan: bank "SRAM": section ".sram bss" may hold only ASCII letters, digits, '.', '_' and '-'`},
+		{"a section that would end a C string", plan.Platform{Banks: []plan.Bank{{Name: "SRAM", Writable: true, InitSection: `.data")`}}},
+			`plan: bank "SRAM": init_section ".data\")" may hold only ASCII letters, digits, '.', '_' and '-'`},
+		{"a section too long", plan.Platform{Banks: []plan.Bank{{Name: "SRAM", Writable: true, Section: "." + strings.Repeat("b", 128)}}},
+			`plan: bank "SRAM": section "` + "." + strings.Repeat("b", 128) + `" is 129 bytes long, more than 128`},
 		{"no writable bank", plan.Platform{Name: "rom-only", Banks: []plan.Bank{{Name: "FLASH"}}},
 			`plan: platform "rom-only" has no writable bank`},
 		{"no banks", plan.Platform{}, `plan: the platform has no writable bank`},

@@ -26,6 +26,20 @@ import (
 // BootInit is false everywhere: whether start-up code copies an image into a
 // bank is decided by the linker script and start-up code, not by the chip, so
 // heliac stages constants explicitly unless a platform file says otherwise.
+//
+// Section and InitSection are the output sections of Ambiq's own GNU ld
+// scripts for each part, AmbiqAI/nsx-ambiq-sdk
+// modules/nsx-core/src/<part>/gcc/linker_script*.ld (commit a7ad0012 for
+// apollo4l, apollo4p, apollo510 and apollo330P; aa917d45 for apollo3p), so a
+// module compiled for a built-in Apollo platform lands in the right memory
+// with the linker script the SDK ships. In all of them the read-only bank's
+// data is the .text output section, which takes every input section
+// .rodata*: constants go to ".rodata". For the RAM banks, see each platform.
+// The start-up code that fills .data-like sections and zeroes .bss-like ones
+// was read for apollo510 only (its startup_gcc.c copies .data and .shared
+// from MRAM and zeroes .bss and .sram_bss); for the other parts the sections'
+// roles are those their linker scripts give (AT>, NOLOAD, symbol names).
+// The C module zeroes persistent arenas itself, so it does not rely on it.
 
 // builtins maps each lower-case built-in name to its constructor. Each call
 // builds a new Platform, so callers may change what they get.
@@ -86,8 +100,15 @@ func genericPlatform() Platform {
 //     48 KB (0xC000) being the boot loader's; 0xC000 + 0x1F4000 = 2 MB.
 //     AmbiqSuite's apollo3p linker scripts (ROMEM at 0xC000, 2048000 bytes)
 //     agree.
+//   - Sections, from nsx-ambiq-sdk's apollo3p/gcc/linker_script.ld: TCM
+//     ".tcm_bss" (NOLOAD in TCM, "uninitialized data in the real low-latency
+//     TCM") and ".tcm" (TCM AT>ROMEM, copied from _init_tcm); SRAM, the
+//     script's RWMEM, ".bss" and ".data" (RWMEM AT>ROMEM), the defaults on
+//     this part. The script's RWMEM starts 4 KB later than SRAM here
+//     (STACKMEM takes 0x10010000).
 func apollo3p() Platform {
-	return tcmSRAMNVM("apollo3p", "TCM", 64, 704, "FLASH", 2048)
+	return tcmSRAMNVM("apollo3p", "TCM", 64, 704, "FLASH", 2048, sections{
+		tcm: ".tcm_bss", tcmInit: ".tcm", sram: ".bss", sramInit: ".data", nvm: ".rodata"})
 }
 
 // apollo4l is the Apollo4 Lite (Cortex-M4F): 2 MB MRAM, 384 KB TCM and 1 MB
@@ -102,8 +123,13 @@ func apollo3p() Platform {
 //     apollo4l_evb) gives the same map.
 //   - Not confirmed against an Apollo4 Lite datasheet or a register header:
 //     none was found. Check before relying on the SRAM figure.
+//   - Sections, from the same linker script: TCM ".bss" and ".data"
+//     (MCU_TCM AT>MCU_MRAM), the defaults on this part; SRAM ".sram_bss"
+//     (NOLOAD in SHARED_SRAM: "Place with
+//     __attribute__((section(".sram_bss")))") and ".shared" (SHARED_SRAM
+//     AT>MCU_MRAM, loaded from _init_data_sram).
 func apollo4l() Platform {
-	return tcmSRAMNVM("apollo4l", "TCM", 384, 1024, "MRAM", 2048)
+	return tcmSRAMNVM("apollo4l", "TCM", 384, 1024, "MRAM", 2048, ambiqSections)
 }
 
 // apollo4p is the Apollo4 Plus (Cortex-M4F): 2 MB MRAM and 2.75 MB RAM, of
@@ -120,8 +146,11 @@ func apollo4l() Platform {
 //     the same 0x2C0000 bytes of RAM from 0x10000000.
 //   - SRAM here is the whole 2432 KB range; Ambiq's example linker scripts
 //     name only its first 1 MB SHARED_SRAM.
+//   - Sections, from nsx-ambiq-sdk's apollo4p/gcc/linker_script.ld, laid out
+//     as apollo4l's: TCM ".bss" and ".data", SRAM ".sram_bss" and ".shared"
+//     (which that script places in its 1 MB SHARED_SRAM).
 func apollo4p() Platform {
-	return tcmSRAMNVM("apollo4p", "TCM", 384, 2432, "MRAM", 2048)
+	return tcmSRAMNVM("apollo4p", "TCM", 384, 2432, "MRAM", 2048, ambiqSections)
 }
 
 // apollo510 is the Apollo510 (Cortex-M55): 4 MB MRAM, 512 KB DTCM, 256 KB
@@ -137,8 +166,13 @@ func apollo4p() Platform {
 //     and starts MRAM at 0x410000, after the 64 KB secure boot loader.
 //   - Ambiq's neuralspotx memory-placement guide: MRAM 4 MB, TCM 496 KB
 //     usable, ITCM 256 KB, shared SRAM 3 MB.
+//   - Sections, from nsx-ambiq-sdk's apollo510/gcc/linker_script_sbl.ld:
+//     DTCM (the script's MCU_TCM) ".bss" and ".data" (MCU_TCM AT>MCU_MRAM),
+//     the defaults on this part; SRAM ".sram_bss" (NOLOAD in SHARED_SRAM)
+//     and ".shared" (SHARED_SRAM AT>MCU_MRAM). Its startup_gcc.c copies
+//     .data and .shared from MRAM and zeroes .bss and .sram_bss.
 func apollo510() Platform {
-	return tcmSRAMNVM("apollo510", "DTCM", 512, 3072, "MRAM", 4096)
+	return tcmSRAMNVM("apollo510", "DTCM", 512, 3072, "MRAM", 4096, ambiqSections)
 }
 
 // apollo330p is the Apollo330 Plus (Cortex-M55): 2 MB MRAM, 256 KB DTCM, no
@@ -153,8 +187,10 @@ func apollo510() Platform {
 //     modules/nsx-core/src/apollo330P/gcc/linker_script_sbl.ld) agrees:
 //     SHARED_SRAM 1835008 bytes, MCU_MRAM 2031616 bytes from 0x410000.
 //   - No datasheet was found to confirm the figures per SKU.
+//   - Sections, from the same linker script, laid out as apollo510's: DTCM
+//     ".bss" and ".data", SRAM ".sram_bss" and ".shared".
 func apollo330p() Platform {
-	return tcmSRAMNVM("apollo330p", "DTCM", 256, 1792, "MRAM", 2048)
+	return tcmSRAMNVM("apollo330p", "DTCM", 256, 1792, "MRAM", 2048, ambiqSections)
 }
 
 // Bank returns the bank with the given name, compared with case.
@@ -210,16 +246,26 @@ func (p Platform) bankNames() string {
 	return strings.Join(names, ", ")
 }
 
+// sections are the linker sections of a built-in Ambiq part's banks.
+type sections struct {
+	tcm, tcmInit, sram, sramInit, nvm string
+}
+
+// ambiqSections are the sections of the nsx-ambiq-sdk linker scripts of
+// the Apollo4 and Apollo5 parts: .data and .bss go to the TCM, .sram_bss
+// and .shared to the shared SRAM, .rodata to MRAM.
+var ambiqSections = sections{tcm: ".bss", tcmInit: ".data", sram: ".sram_bss", sramInit: ".shared", nvm: ".rodata"}
+
 // tcmSRAMNVM builds the shape every built-in Ambiq part shares: a tightly
 // coupled RAM allocated first, shared SRAM next, and a read-only
 // non-volatile bank (flash or MRAM) for cold constants. Sizes are in KiB.
-func tcmSRAMNVM(name, tcm string, tcmKiB, sramKiB int64, nvm string, nvmKiB int64) Platform {
+func tcmSRAMNVM(name, tcm string, tcmKiB, sramKiB int64, nvm string, nvmKiB int64, s sections) Platform {
 	return Platform{
 		Name: name,
 		Banks: []Bank{
-			{Name: tcm, Capacity: tcmKiB * 1024, Writable: true, Order: 0},
-			{Name: "SRAM", Capacity: sramKiB * 1024, Writable: true, Order: 1},
-			{Name: nvm, Capacity: nvmKiB * 1024, Order: 2},
+			{Name: tcm, Capacity: tcmKiB * 1024, Writable: true, Order: 0, Section: s.tcm, InitSection: s.tcmInit},
+			{Name: "SRAM", Capacity: sramKiB * 1024, Writable: true, Order: 1, Section: s.sram, InitSection: s.sramInit},
+			{Name: nvm, Capacity: nvmKiB * 1024, Order: 2, Section: s.nvm},
 		},
 		ConstantBank: nvm,
 	}

@@ -33,23 +33,30 @@ func TestBuiltinPlatformsValidate(t *testing.T) {
 // where each comes from.
 func TestBuiltinPlatformFigures(t *testing.T) {
 	const k = 1024
-	rw := func(name string, capacity int64, order int) plan.Bank {
-		return plan.Bank{Name: name, Capacity: capacity, Writable: true, Order: order}
+	rw := func(name string, capacity int64, order int, section, init string) plan.Bank {
+		return plan.Bank{Name: name, Capacity: capacity, Writable: true, Order: order, Section: section, InitSection: init}
 	}
-	ro := func(name string, capacity int64, order int) plan.Bank {
-		return plan.Bank{Name: name, Capacity: capacity, Order: order}
+	ro := func(name string, capacity int64, order int, section string) plan.Bank {
+		return plan.Bank{Name: name, Capacity: capacity, Order: order, Section: section}
 	}
 	tests := []struct {
 		name  string
 		banks []plan.Bank
 		cb    string
 	}{
-		{"generic", []plan.Bank{rw("SRAM", 0, 0), ro("FLASH", 0, 1)}, ""},
-		{"apollo3p", []plan.Bank{rw("TCM", 64*k, 0), rw("SRAM", 704*k, 1), ro("FLASH", 2048*k, 2)}, "FLASH"},
-		{"apollo4l", []plan.Bank{rw("TCM", 384*k, 0), rw("SRAM", 1024*k, 1), ro("MRAM", 2048*k, 2)}, "MRAM"},
-		{"apollo4p", []plan.Bank{rw("TCM", 384*k, 0), rw("SRAM", 2432*k, 1), ro("MRAM", 2048*k, 2)}, "MRAM"},
-		{"apollo510", []plan.Bank{rw("DTCM", 512*k, 0), rw("SRAM", 3072*k, 1), ro("MRAM", 4096*k, 2)}, "MRAM"},
-		{"apollo330p", []plan.Bank{rw("DTCM", 256*k, 0), rw("SRAM", 1792*k, 1), ro("MRAM", 2048*k, 2)}, "MRAM"},
+		// generic leaves placement to the toolchain's defaults.
+		{"generic", []plan.Bank{rw("SRAM", 0, 0, "", ""), ro("FLASH", 0, 1, "")}, ""},
+		// The sections of Ambiq's nsx-ambiq-sdk linker scripts (platforms.go).
+		{"apollo3p", []plan.Bank{rw("TCM", 64*k, 0, ".tcm_bss", ".tcm"), rw("SRAM", 704*k, 1, ".bss", ".data"),
+			ro("FLASH", 2048*k, 2, ".rodata")}, "FLASH"},
+		{"apollo4l", []plan.Bank{rw("TCM", 384*k, 0, ".bss", ".data"), rw("SRAM", 1024*k, 1, ".sram_bss", ".shared"),
+			ro("MRAM", 2048*k, 2, ".rodata")}, "MRAM"},
+		{"apollo4p", []plan.Bank{rw("TCM", 384*k, 0, ".bss", ".data"), rw("SRAM", 2432*k, 1, ".sram_bss", ".shared"),
+			ro("MRAM", 2048*k, 2, ".rodata")}, "MRAM"},
+		{"apollo510", []plan.Bank{rw("DTCM", 512*k, 0, ".bss", ".data"), rw("SRAM", 3072*k, 1, ".sram_bss", ".shared"),
+			ro("MRAM", 4096*k, 2, ".rodata")}, "MRAM"},
+		{"apollo330p", []plan.Bank{rw("DTCM", 256*k, 0, ".bss", ".data"), rw("SRAM", 1792*k, 1, ".sram_bss", ".shared"),
+			ro("MRAM", 2048*k, 2, ".rodata")}, "MRAM"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

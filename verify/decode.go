@@ -56,6 +56,9 @@ type bank struct {
 	// bootInit is boot_init when present: RAM that start-up code fills
 	// from an image, so it may hold cold constants.
 	bootInit bool
+	// section and initSection are section and init_section when present:
+	// the linker sections the C module places the bank's arenas in.
+	section, initSection string
 }
 
 // rule is one rules entry; exactly one of class, tensor and name is set.
@@ -293,6 +296,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 		if bi := o.optBool("boot_init"); bi != nil {
 			b.bootInit = *bi
 		}
+		b.section, b.initSection = o.optString("section"), o.optString("init_section")
 		doc.platform.banks = append(doc.platform.banks, b)
 	}
 	if len(r) > 0 {

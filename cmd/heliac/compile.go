@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,8 @@ type compileOptions struct {
 	noAlias      bool
 	strict       bool
 	emitTFLite   bool
+	external     bool
+	constants    string
 	force        bool
 	quiet        bool
 	stdout       io.Writer
@@ -49,6 +52,9 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
 	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing (by default a warning)")
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
+	f.BoolVar(&opts.external, "external-arenas", false,
+		"emit no storage for scratch, persistent and staged constant arenas: the application binds its own buffers (<prefix>_bind_arena); the config's external_arenas names some")
+	f.StringVar(&opts.constants, "constants", string(emit.ConstantsC), "how the C module writes constant arenas: "+constantsHelp())
 	f.BoolVar(&opts.force, "force", false, "replace files of the set's names that another model's run, or not heliac, wrote (never the input model)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
 }
@@ -68,8 +74,12 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 		return err
 	}
 	cfg.Plan.Strict = opts.strict
+	if opts.external {
+		cfg.Plan.External = append(cfg.Plan.External, "*")
+	}
 	cfg.Liveness.NoAlias = opts.noAlias
 	cfg.EmitTFLite = opts.emitTFLite
+	cfg.Constants = emit.Constants(opts.constants)
 	out, err := driver.Compile(ctx, data, cfg)
 	if err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)
@@ -96,7 +106,19 @@ func writeOutput(opts *compileOptions, name string, files emit.Files) error {
 			return fmt.Errorf("%w; give this model another --prefix or -o, or replace the file with --force", err)
 		}
 	}
-	return writeSet(opts.outDir, files, opts.model)
+	obsolete, err := driver.Obsolete(opts.outDir, files)
+	if err != nil {
+		return err
+	}
+	in, err := os.Stat(opts.model)
+	if err != nil {
+		return err
+	}
+	obsolete = slices.DeleteFunc(obsolete, func(name string) bool {
+		st, err := os.Stat(filepath.Join(opts.outDir, name))
+		return err == nil && os.SameFile(in, st) // never the input
+	})
+	return writeSet(opts.outDir, files, obsolete, opts.model)
 }
 
 // printSummary prints what was planned and written.
@@ -166,8 +188,24 @@ func loadPlatform(opts *compileOptions, po *plan.Options) error {
 		chosen = &p
 	}
 	o := f.Options(chosen)
-	po.Platform, po.Rules = o.Platform, o.Rules
+	po.Platform, po.Rules, po.External = o.Platform, o.Rules, o.External
 	return nil
+}
+
+// constantsHelp lists the values of --constants.
+func constantsHelp() string {
+	return "c (a hex initializer in <prefix>.c, the default), incbin (binary files and an assembler stub, " +
+		"<prefix>.constants.S, for GNU as and clang) or embed (binary files and C23 #embed)"
+}
+
+// checkConstants rejects a --constants value emit does not know.
+func checkConstants(c string) error {
+	for _, n := range emit.ConstantsNames {
+		if emit.Constants(c) == n {
+			return nil
+		}
+	}
+	return fmt.Errorf("--constants must be c, incbin or embed, got %q", c)
 }
 
 // checkTimeLimit rejects a --time-limit that leaves no time to search.

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -117,18 +118,21 @@ func TestCompileRefusesToReplace(t *testing.T) {
 		{name: "a plan file heliac did not write", setup: func(t *testing.T, dir string) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "net.plan.json"), []byte("{}"), 0o644))
 		}, errPart: `net.plan.json is not a plan heliac wrote`},
+		{name: "a binary file no C file of heliac's includes", setup: func(t *testing.T, dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "net.constant_flash.bin"), []byte("mine"), 0o644))
+		}, errPart: `net.constant_flash.bin is not a file of constants that heliac's C files beside it include`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			tt.setup(t, dir)
 			before := readDir(t, dir)
-			code, _, stderr := runHeliac(helloWorld, "-o", dir, "--prefix", "net", "-q")
+			code, _, stderr := runHeliac(helloWorld, "-o", dir, "--prefix", "net", "-q", "--constants", "incbin")
 			assert.Equal(t, exitFailure, code)
 			assert.Contains(t, stderr, tt.errPart)
 			assert.Equal(t, before, readDir(t, dir), "nothing is written")
 
-			code, _, stderr = runHeliac(helloWorld, "-o", dir, "--prefix", "net", "-q", "--force")
+			code, _, stderr = runHeliac(helloWorld, "-o", dir, "--prefix", "net", "-q", "--constants", "incbin", "--force")
 			require.Equal(t, exitOK, code, stderr)
 			js, err := os.ReadFile(filepath.Join(dir, "net.plan.json"))
 			require.NoError(t, err)
@@ -189,4 +193,76 @@ func TestCompileNeverWritesOverTheInput(t *testing.T) {
 			assert.Equal(t, before, readDir(t, dir), "nothing is written")
 		})
 	}
+}
+
+// TestCompileConstantsForms writes a model's set with its constants in
+// each form in turn: a set holds the files of its form only (the stub and
+// binary files of an earlier form go), verifies, and leaves other files,
+// including another model's binary files, alone.
+func TestCompileConstantsForms(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runHeliac(microSpeech, "-o", dir, "-q", "--constants", "incbin")
+	require.Equal(t, exitOK, code, stderr)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.bin"), []byte("mine"), 0o644))
+	for _, tc := range []struct {
+		form  string
+		extra []string // the set's files beside .h, .c and .plan.json
+	}{
+		{"incbin", []string{"hello_world_int8.constant_flash.bin", "hello_world_int8.constants.S"}},
+		{"c", nil},
+		{"embed", []string{"hello_world_int8.constant_flash.bin"}},
+		{"incbin", []string{"hello_world_int8.constant_flash.bin", "hello_world_int8.constants.S"}},
+		{"c", nil},
+	} {
+		code, _, stderr := runHeliac(helloWorld, "-o", dir, "-q", "--constants", tc.form)
+		require.Equal(t, exitOK, code, "%s: %s", tc.form, stderr)
+		var got []string
+		for name := range readDir(t, dir) {
+			if strings.HasPrefix(name, "hello_world_int8.") {
+				got = append(got, name)
+			}
+		}
+		want := append([]string{"hello_world_int8.c", "hello_world_int8.h", "hello_world_int8.plan.json"}, tc.extra...)
+		assert.ElementsMatch(t, want, got, tc.form)
+		code, _, stderr = runHeliac("verify", helloWorld, filepath.Join(dir, "hello_world_int8.plan.json"))
+		assert.Equal(t, exitOK, code, "%s: %s", tc.form, stderr)
+	}
+	// A binary file of constants changed after the run is seen.
+	code, _, stderr = runHeliac(helloWorld, "-o", dir, "-q", "--constants", "incbin")
+	require.Equal(t, exitOK, code, stderr)
+	bin := filepath.Join(dir, "hello_world_int8.constant_flash.bin")
+	data, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	data[0] ^= 0xff
+	require.NoError(t, os.WriteFile(bin, data, 0o644))
+	code, _, stderr = runHeliac("verify", helloWorld, filepath.Join(dir, "hello_world_int8.plan.json"))
+	assert.Equal(t, exitVerify, code, stderr)
+	assert.Contains(t, stderr, "hello_world_int8.constant_flash.bin: byte 0 of hello_world_int8_constant_flash")
+
+	files := readDir(t, dir)
+	assert.Contains(t, files, "notes.bin", "a file of the user's stays")
+	assert.Contains(t, files, "micro_speech_quantized.constants.S", "another model's set stays")
+	assert.Contains(t, files, "micro_speech_quantized.constant_flash.bin")
+}
+
+// TestCompileExternalArenas: --external-arenas leaves every writable arena
+// to the application; the config can name one.
+func TestCompileExternalArenas(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runHeliac(helloWorld, "-o", dir, "-q", "--external-arenas")
+	require.Equal(t, exitOK, code, stderr)
+	h := readDir(t, dir)["hello_world_int8.h"]
+	assert.Contains(t, h, "#define HELLO_WORLD_INT8_SCRATCH_SRAM_EXTERNAL 1\n")
+	assert.NotContains(t, h, "extern uint8_t hello_world_int8_scratch_sram[", "no storage for an external arena")
+
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("external_arenas: [scratch_sram]\n"), 0o644))
+	code, _, stderr = runHeliac(microSpeech, "-o", dir, "-q", "--config", cfg)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, readDir(t, dir)["micro_speech_quantized.h"], "#define MICRO_SPEECH_QUANTIZED_SCRATCH_SRAM_EXTERNAL 1\n")
+
+	require.NoError(t, os.WriteFile(cfg, []byte("external_arenas: [scratch_psram]\n"), 0o644))
+	code, _, stderr = runHeliac(microSpeech, "-o", dir, "-q", "--config", cfg)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, `plan: external arena "scratch_psram" names no arena of the plan`)
 }

@@ -28,11 +28,13 @@ func TestCompileFlags(t *testing.T) {
 		args []string
 		want compileOptions
 	}{
-		{"defaults", []string{"m.tflite"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit}},
-		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit}},
-		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, quiet: true}},
-		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit}},
-		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit}},
+		{"defaults", []string{"m.tflite"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c"}},
+		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c"}},
+		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", quiet: true}},
+		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit, constants: "c"}},
+		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit, constants: "c"}},
+		{"the module's form", []string{"m.tflite", "--external-arenas", "--constants", "incbin"},
+			compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, external: true, constants: "incbin"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,6 +60,7 @@ func TestExitCodes(t *testing.T) {
 		errPart string
 	}{
 		{"no model", nil, exitUsage, "expected one model file"},
+		{"constants in no known form", []string{helloWorld, "-o", dir, "--constants", "hex"}, exitUsage, `--constants must be c, incbin or embed, got "hex"`},
 		{"two models", []string{"a", "b"}, exitUsage, "expected one model file"},
 		{"unknown flag", []string{"--nope", helloWorld}, exitUsage, "unknown flag"},
 		{"inspect without model", []string{"inspect"}, exitUsage, "inspect: expected one model file"},

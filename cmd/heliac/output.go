@@ -18,8 +18,11 @@ import (
 //     temporary files before. Nothing else in the directory is touched.
 //  2. It writes every file to a temporary name, .<name>.heliac-<digits>,
 //     and syncs it.
-//  3. In the set's order, it moves each old file aside and renames the new
-//     one into place. The set's last file (the plan file) completes it.
+//  3. It moves aside the files of an earlier run that the set no longer
+//     has (the stub and binary files of constants of another --constants,
+//     driver.Obsolete). Then, in the set's order, it moves each old file
+//     aside and renames the new one into place. The set's last file (the
+//     plan file) completes it.
 //  4. If a step fails, it renames the old files back, removes the new ones
 //     and its temporary files, and returns the error: the previous set is
 //     left as it was. When all went well it removes the old files.
@@ -36,17 +39,25 @@ var rename = os.Rename
 const tempMark = ".heliac-"
 
 // writeSet writes files into dir, creating it if needed, as one set (see
-// above). input, when not "", is a file that must survive whatever its
+// above), and removes obsolete, names of files in dir the set replaces
+// with none. input, when not "", is a file that must survive whatever its
 // name.
-func writeSet(dir string, files emit.Files, input string) error {
+func writeSet(dir string, files emit.Files, obsolete []string, input string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	removeStale(dir, files, input)
 	moves, err := stage(dir, files)
+	var gone []move
+	for _, name := range obsolete {
+		gone = append(gone, move{target: filepath.Join(dir, name)})
+	}
+	moves = append(gone, moves...)
 	defer func() {
 		for _, m := range moves {
-			os.Remove(m.tmp) // gone once renamed into place
+			if m.tmp != "" {
+				os.Remove(m.tmp) // gone once renamed into place
+			}
 		}
 	}()
 	if err != nil {
@@ -114,6 +125,9 @@ func commit(moves []move) (err error) {
 			return err
 		}
 		done = i + 1
+		if moves[i].tmp == "" {
+			continue // an obsolete file: moved aside, none in its place
+		}
 		if err := rename(moves[i].tmp, moves[i].target); err != nil {
 			return err
 		}
@@ -153,7 +167,7 @@ func undo(moves []move) error {
 			}
 			continue
 		}
-		if _, err := os.Lstat(m.tmp); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(m.tmp); m.tmp != "" && errors.Is(err, os.ErrNotExist) {
 			os.Remove(m.target) // the new file made it into place
 		}
 	}

@@ -59,7 +59,7 @@ func TestWriteSetFailure(t *testing.T) {
 	}{
 		{name: "no previous set", setup: func(*testing.T, string) {}},
 		{name: "previous set and a file of the user's", setup: func(t *testing.T, dir string) {
-			require.NoError(t, writeSet(dir, previous, ""))
+			require.NoError(t, writeSet(dir, previous, nil, ""))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
 		}},
 	}
@@ -70,7 +70,7 @@ func TestWriteSetFailure(t *testing.T) {
 				tt.setup(t, dir)
 				before := readDir(t, dir)
 				calls := failRename(t, n)
-				err := writeSet(dir, next, "")
+				err := writeSet(dir, next, nil, "")
 				rename = os.Rename
 				if *calls < n {
 					require.NoError(t, err, "no rename failed")
@@ -106,7 +106,7 @@ func TestWriteSetRemovesStaleFiles(t *testing.T) {
 	for _, name := range append(append([]string{}, stale...), kept...) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644))
 	}
-	require.NoError(t, writeSet(dir, emit.Files{{Name: "m.h", Data: []byte("h")}, {Name: "m.c", Data: []byte("c")}, {Name: "m.plan.json", Data: []byte("{}")}}, ""))
+	require.NoError(t, writeSet(dir, emit.Files{{Name: "m.h", Data: []byte("h")}, {Name: "m.c", Data: []byte("c")}, {Name: "m.plan.json", Data: []byte("{}")}}, nil, ""))
 
 	var got []string
 	for name := range readDir(t, dir) {
@@ -123,6 +123,6 @@ func TestWriteSetKeepsTheInput(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, ".m.c.heliac-1")
 	require.NoError(t, os.WriteFile(input, []byte("model"), 0o644))
-	require.NoError(t, writeSet(dir, emit.Files{{Name: "m.c", Data: []byte("c")}}, input))
+	require.NoError(t, writeSet(dir, emit.Files{{Name: "m.c", Data: []byte("c")}}, nil, input))
 	assert.FileExists(t, input)
 }

@@ -122,7 +122,7 @@ func writePacked(opts *packOptions, p dsa.Problem, ids []string, sol *dsa.Soluti
 		return fmt.Errorf("pack %s: %w", opts.output, err)
 	}
 	files[0].Data = csv.Bytes()
-	if err := writeSet(dir, files, opts.input); err != nil {
+	if err := writeSet(dir, files, nil, opts.input); err != nil {
 		return fmt.Errorf("pack %s: %w", opts.input, err)
 	}
 	return nil

@@ -122,6 +122,9 @@ models' files share a directory; a failed run leaves the previous files.`,
 			if err := checkTimeLimit(opts.timeLimit); err != nil {
 				return &usageError{err}
 			}
+			if err := checkConstants(opts.constants); err != nil {
+				return &usageError{err}
+			}
 			if runF != nil {
 				return runF(opts)
 			}

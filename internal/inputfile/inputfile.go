@@ -41,6 +41,10 @@ var (
 	// out as text, about 4.5 bytes per byte of a model of at most
 	// Model.Max.
 	CSource = Kind{Name: "C source", Max: 5 * (256 << 20)}
+	// Constants is a binary file of a constant arena's bytes that heliac
+	// wrote beside its C module (--constants incbin or embed): at most a
+	// model's bytes.
+	Constants = Kind{Name: "constants file", Max: 256 << 20}
 )
 
 // Read returns the contents of the regular file at path. It refuses any

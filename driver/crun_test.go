@@ -1,0 +1,310 @@
+package driver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/corpus"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+)
+
+// The checking dispatcher (testdata/crun/dispatch.c) runs each model's C
+// module as a runtime would, through its tables alone, and checks at every
+// operator that each input holds the bytes its producer wrote.
+
+// dispatchSource is the dispatcher, built against each module.
+var dispatchSource = filepath.Join("testdata", "crun", "dispatch.c")
+
+// crunMode is a form of the module the dispatcher runs.
+type crunMode struct {
+	name   string
+	config func(*driver.Config)
+	c23    bool // the module needs a C23 compiler (#embed)
+}
+
+// crunModes: the arenas the module defines (constants as C, unless the
+// source would be big), arenas the application binds, and constants
+// staged into another RAM by init (through a strong hydrate the
+// dispatcher defines), and constants #embed'ed (C23) from binary files.
+var crunModes = []crunMode{
+	{"internal", func(*driver.Config) {}, false},
+	{"external", func(c *driver.Config) {
+		c.Plan.External = []string{"*"}
+		c.Constants = emit.ConstantsIncbin
+	}, false},
+	{"staged", func(c *driver.Config) {
+		c.Plan.Platform = &plan.Platform{Name: "staged", Banks: []plan.Bank{
+			{Name: "SRAM", Writable: true}, {Name: "DTCM", Writable: true, Order: 1}, {Name: "FLASH", Order: 2}}}
+		c.Plan.Rules = []plan.Rule{{Class: "constant", Memory: "DTCM", Source: "FLASH"}}
+		c.Constants = emit.ConstantsIncbin
+	}, false},
+	{"embed", func(c *driver.Config) { c.Constants = emit.ConstantsEmbed }, true},
+}
+
+// bigSource is the size of a .c above which the dispatcher's module is
+// written with incbin: compilers take seconds per megabyte of hex.
+const bigSource = 1 << 20
+
+// crunModel is a model the dispatcher runs.
+type crunModel struct{ name, path string }
+
+// crunModels are the bundled models, and with the shared corpus and
+// without -short every corpus model.
+func crunModels(t *testing.T) []crunModel {
+	var out []crunModel
+	for _, f := range testModels(t) {
+		out = append(out, crunModel{emit.ModelName(f), f})
+	}
+	if testing.Short() || corpus.SharedDir() == "" {
+		return out
+	}
+	for _, e := range corpus.Manifest(t) {
+		out = append(out, crunModel{strings.TrimSuffix(e.File, filepath.Ext(e.File)), e.Path})
+	}
+	return out
+}
+
+// dispatchCompiler is a C compiler and standard the dispatcher is built
+// with.
+type dispatchCompiler struct{ cmd, std string }
+
+// c23Compilers are compilers with #embed, the first on PATH building
+// modules that need it.
+var c23Compilers = []string{"clang-19", "clang-20", "clang-21", "clang-22", "gcc-15"}
+
+// needC23 returns a C23 compiler with #embed or skips the test.
+func needC23(t *testing.T) dispatchCompiler {
+	t.Helper()
+	for _, name := range c23Compilers {
+		if path, err := exec.LookPath(name); err == nil {
+			return dispatchCompiler{path, "-std=c23"}
+		}
+	}
+	t.Skipf("no compiler with #embed on PATH (%s)", strings.Join(c23Compilers, ", "))
+	return dispatchCompiler{}
+}
+
+// needGCC returns gcc's path or skips the test.
+func needGCC(t *testing.T) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not on PATH")
+	}
+	return gcc
+}
+
+// TestDispatcherRunsEveryModel builds the dispatcher against every model's
+// module in every mode and runs it: every input of every operator must
+// hold the bytes its producer wrote.
+func TestDispatcherRunsEveryModel(t *testing.T) {
+	gcc := dispatchCompiler{needGCC(t), "-std=c11"}
+	for _, cm := range crunModels(t) {
+		t.Run(cm.name, func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(cm.path)
+			require.NoError(t, err)
+			for _, mode := range crunModes {
+				t.Run(mode.name, func(t *testing.T) {
+					cc := gcc
+					if mode.c23 {
+						cc = needC23(t)
+					}
+					cfg := testConfig(cm.name)
+					cfg.Prefix = emit.CPrefix(cm.name)
+					mode.config(&cfg)
+					out, err := driver.Compile(context.Background(), data, cfg)
+					require.NoError(t, err, "the module is verified before it runs")
+					files := out.CFiles
+					if cfg.Constants == "" && len(files[1].Data) > bigSource {
+						files, err = emit.C(out.Model, out.Plan, emit.COptions{Prefix: cfg.Prefix, Meta: out.Meta, Constants: emit.ConstantsIncbin})
+						require.NoError(t, err)
+					}
+					res := runDispatcher(t, cc, out.Model, out.Plan, files)
+					require.Equal(t, 0, res.code, "%s", res.out)
+					assert.Regexp(t, `^ok: \d+ operator runs, \d+ checks`, res.out)
+					t.Log(strings.TrimSpace(res.out))
+				})
+			}
+		})
+	}
+}
+
+// TestDispatcherSeesAClobber is the test of the test: a plan corrupted so
+// that an operator's output is written onto a tensor live across it and
+// read later (clobber, as TFLM's interop test corrupts plans), emitted
+// without the verifier, must make the dispatcher fail, naming the tensor.
+func TestDispatcherSeesAClobber(t *testing.T) {
+	gcc := dispatchCompiler{needGCC(t), "-std=c11"}
+	seen := 0
+	for _, cm := range crunModels(t) {
+		data, err := os.ReadFile(cm.path)
+		require.NoError(t, err)
+		cfg := testConfig(cm.name)
+		cfg.Prefix = emit.CPrefix(cm.name)
+		out, err := driver.Compile(context.Background(), data, cfg)
+		require.NoError(t, err)
+		bad, what, readLater := clobber(out.Model, out.Plan)
+		if bad == nil || !readLater {
+			continue // nothing to clobber, or a write in place that a kernel survives
+		}
+		seen++
+		growArenas(bad)
+		t.Run(cm.name, func(t *testing.T) {
+			files, err := emit.C(out.Model, bad, emit.COptions{Prefix: cfg.Prefix, Meta: out.Meta, Constants: emit.ConstantsIncbin})
+			require.NoError(t, err, "emit writes what it is given; only the verifier would refuse it")
+			res := runDispatcher(t, gcc, out.Model, bad, files)
+			require.Equal(t, 1, res.code, "%s: the dispatcher must fail\n%s", what, res.out)
+			first, _, _ := strings.Cut(res.out, "\n")
+			named := regexp.MustCompile(`tensor (\d+:\d+) `).FindStringSubmatch(first)
+			require.NotNil(t, named, "the failure names a tensor: %s", first)
+			assert.Contains(t, clobbered(out.Plan, bad), named[1], "%s; the dispatcher said: %s", what, first)
+			t.Logf("%s: %s", what, first)
+		})
+	}
+	assert.NotZero(t, seen, "some model has a tensor to clobber")
+}
+
+// growArenas makes every arena of q (whose Arenas it copies) large enough
+// for its allocations: a tensor moved onto a smaller one may reach past
+// the end, which emit refuses before any overlap is seen.
+func growArenas(q *plan.Plan) {
+	q.Arenas = slices.Clone(q.Arenas)
+	for i := range q.Arenas {
+		a := &q.Arenas[i]
+		for _, al := range q.Allocs {
+			if al.Arena == a.ID && al.Offset+al.Size > a.Size {
+				a.Size = (al.Offset + al.Size + a.Alignment - 1) / a.Alignment * a.Alignment
+			}
+		}
+	}
+}
+
+// clobbered returns the tensors a corrupted plan q makes share bytes while
+// live (refs as "s:t"): the moved allocation and each it now overlaps.
+func clobbered(p, q *plan.Plan) []string {
+	var out []string
+	for i, a := range q.Allocs {
+		if a.Offset == p.Allocs[i].Offset {
+			continue
+		}
+		out = append(out, a.Ref.String())
+		for _, b := range q.Allocs {
+			if b.Key != a.Key && b.Arena == a.Arena && b.Offset < a.Offset+a.Size && a.Offset < b.Offset+b.Size && b.Live.Overlaps(a.Live) {
+				out = append(out, b.Ref.String())
+			}
+		}
+	}
+	return out
+}
+
+// dispatchResult is how a run of the dispatcher ended.
+type dispatchResult struct {
+	code int
+	out  string
+}
+
+// runDispatcher writes the module and the expectations file into a fresh
+// directory, builds the dispatcher against the module and runs it.
+func runDispatcher(t *testing.T, cc dispatchCompiler, m *graph.Model, p *plan.Plan, files emit.Files) dispatchResult {
+	t.Helper()
+	dir := t.TempDir()
+	var srcs []string
+	for _, f := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644))
+		if strings.HasSuffix(f.Name, ".c") || strings.HasSuffix(f.Name, ".S") {
+			srcs = append(srcs, f.Name)
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "expect.bin"), expectations(t, m, p), 0o644))
+	dispatch, err := filepath.Abs(dispatchSource)
+	require.NoError(t, err)
+	prefix := strings.TrimSuffix(files[0].Name, ".h")
+	args := []string{cc.std, "-O1", "-Wall", "-Wextra", "-Werror", "-I.",
+		"-DPREFIX=" + prefix, "-DUPREFIX=" + strings.ToUpper(prefix), `-DMODULE_HEADER="` + files[0].Name + `"`}
+	staged := 0
+	for _, a := range p.Arenas {
+		switch {
+		case a.Size == 0:
+		case a.Provider == plan.Bound && !slices.Contains(args, "-DEXTERNAL"):
+			args = append(args, "-DEXTERNAL")
+		}
+		if a.Size > 0 && a.Staged() {
+			staged++
+		}
+	}
+	if staged > 0 {
+		args = append(args, fmt.Sprintf("-DSTAGED=%d", staged))
+	}
+	build := exec.Command(cc.cmd, append(append(args, "-o", "dispatch", dispatch), srcs...)...)
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the dispatcher: %v\n%s", err, out)
+	}
+	cmd := exec.Command(filepath.Join(dir, "dispatch"), "expect.bin")
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	require.NotEqual(t, 2, code, "the dispatcher could not run the module: %s", out.String())
+	return dispatchResult{code: code, out: out.String()}
+}
+
+// expectations writes what the dispatcher reads beside the module, from
+// the model and the plan, not from the C: per row of the tensor table (the
+// plan's tensors in (subgraph, tensor) order) its name and, for a
+// constant, the model's bytes.
+func expectations(t *testing.T, m *graph.Model, p *plan.Plan) []byte {
+	t.Helper()
+	var rows []*plan.Alloc
+	for i := range p.Allocs {
+		if p.Allocs[i].Kind == plan.TensorAlloc {
+			rows = append(rows, &p.Allocs[i])
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b *plan.Alloc) int {
+		if a.Ref.Subgraph != b.Ref.Subgraph {
+			return int(a.Ref.Subgraph - b.Ref.Subgraph)
+		}
+		return int(a.Ref.Tensor - b.Ref.Tensor)
+	})
+	var b bytes.Buffer
+	u32 := func(n int) { require.NoError(t, binary.Write(&b, binary.LittleEndian, uint32(n))) }
+	b.WriteString("HLC1")
+	u32(len(rows))
+	for _, r := range rows {
+		tn := m.Tensor(r.Ref.Subgraph, r.Ref.Tensor)
+		u32(len(tn.Name))
+		b.WriteString(tn.Name)
+		if r.Class != liveness.Constant {
+			u32(0)
+			continue
+		}
+		data := m.Buffers[tn.Buffer].Data
+		u32(len(data))
+		b.Write(data)
+	}
+	return b.Bytes()
+}
