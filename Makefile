@@ -19,7 +19,7 @@ build: ## build bin/heliac
 
 .PHONY: test
 test: ## run every test with the race detector (uses ../shared when present)
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 .PHONY: test-short
 test-short: ## run the quick tests only

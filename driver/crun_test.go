@@ -36,6 +36,10 @@ type crunMode struct {
 	name   string
 	config func(*driver.Config)
 	c23    bool // the module needs a C23 compiler (#embed)
+	// bundledOnly runs the mode on the bundled models only: #embed
+	// changes how constants are spelled, not the plan, and the corpus
+	// runs the other three modes.
+	bundledOnly bool
 }
 
 // crunModes: the arenas the module defines (constants as C, unless the
@@ -43,18 +47,18 @@ type crunMode struct {
 // staged into another RAM by init (through a strong hydrate the
 // dispatcher defines), and constants #embed'ed (C23) from binary files.
 var crunModes = []crunMode{
-	{"internal", func(*driver.Config) {}, false},
+	{"internal", func(*driver.Config) {}, false, false},
 	{"external", func(c *driver.Config) {
 		c.Plan.External = []string{"*"}
 		c.Constants = emit.ConstantsIncbin
-	}, false},
+	}, false, false},
 	{"staged", func(c *driver.Config) {
 		c.Plan.Platform = &plan.Platform{Name: "staged", Banks: []plan.Bank{
 			{Name: "SRAM", Writable: true}, {Name: "DTCM", Writable: true, Order: 1}, {Name: "FLASH", Order: 2}}}
 		c.Plan.Rules = []plan.Rule{{Class: "constant", Memory: "DTCM", Source: "FLASH"}}
 		c.Constants = emit.ConstantsIncbin
-	}, false},
-	{"embed", func(c *driver.Config) { c.Constants = emit.ConstantsEmbed }, true},
+	}, false, false},
+	{"embed", func(c *driver.Config) { c.Constants = emit.ConstantsEmbed }, true, true},
 }
 
 // bigSource is the size of a .c above which the dispatcher's module is
@@ -62,20 +66,23 @@ var crunModes = []crunMode{
 const bigSource = 1 << 20
 
 // crunModel is a model the dispatcher runs.
-type crunModel struct{ name, path string }
+type crunModel struct {
+	name, path string
+	bundled    bool // from testdata/models
+}
 
 // crunModels are the bundled models, and with the shared corpus and
 // without -short every corpus model.
 func crunModels(t *testing.T) []crunModel {
 	var out []crunModel
 	for _, f := range testModels(t) {
-		out = append(out, crunModel{emit.ModelName(f), f})
+		out = append(out, crunModel{emit.ModelName(f), f, true})
 	}
 	if testing.Short() || corpus.SharedDir() == "" {
 		return out
 	}
 	for _, e := range corpus.Manifest(t) {
-		out = append(out, crunModel{strings.TrimSuffix(e.File, filepath.Ext(e.File)), e.Path})
+		out = append(out, crunModel{strings.TrimSuffix(e.File, filepath.Ext(e.File)), e.Path, false})
 	}
 	return out
 }
@@ -122,6 +129,9 @@ func TestDispatcherRunsEveryModel(t *testing.T) {
 			require.NoError(t, err)
 			for _, mode := range crunModes {
 				t.Run(mode.name, func(t *testing.T) {
+					if mode.bundledOnly && !cm.bundled {
+						t.Skip("run on the bundled models only")
+					}
 					cc := gcc
 					if mode.c23 {
 						cc = needC23(t)
