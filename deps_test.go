@@ -19,20 +19,22 @@ const module = "github.com/heliac/heliac/"
 // allowed lists, for each package, the heliac packages its non-test files
 // may import. Data flows one way: schema -> graph -> liveness -> plan ->
 // emit -> driver -> cmd, with plan/dsa below plan, config (files -> plan
-// options) between plan and cmd, and verify beside the planner, sharing
-// nothing with it but graph.
+// options) between plan and cmd, kernels (the kernel libraries' contracts,
+// data read from their sources) between graph and liveness, and verify
+// beside the planner, sharing nothing with it but graph and kernels.
 var allowed = map[string][]string{
 	"graph":              {},
 	"tflite/schema":      {},
 	"tflite":             {"graph", "tflite/schema"},
-	"liveness":           {"graph"},
+	"kernels":            {"graph"},
+	"liveness":           {"graph", "kernels"},
 	"plan/dsa":           {},
-	"plan":               {"graph", "liveness", "plan/dsa"},
+	"plan":               {"graph", "kernels", "liveness", "plan/dsa"},
 	"config":             {"plan", "internal/inputfile"},
-	"emit":               {"graph", "liveness", "plan"},
-	"verify":             {"graph"},
-	"driver":             {"graph", "tflite", "liveness", "plan", "plan/dsa", "emit", "verify", "internal/inputfile"},
-	"cmd/heliac":         {"config", "driver", "emit", "graph", "plan", "plan/dsa", "tflite", "internal/inputfile"},
+	"emit":               {"graph", "kernels", "liveness", "plan"},
+	"verify":             {"graph", "kernels"},
+	"driver":             {"graph", "kernels", "tflite", "liveness", "plan", "plan/dsa", "emit", "verify", "internal/inputfile"},
+	"cmd/heliac":         {"config", "driver", "emit", "graph", "kernels", "plan", "plan/dsa", "tflite", "internal/inputfile"},
 	"internal/corpus":    {},
 	"internal/inputfile": {},
 	"internal/randmodel": {"graph"},
@@ -43,7 +45,7 @@ var allowed = map[string][]string{
 // stdlibOnly lists the packages that may import nothing outside heliac but
 // the standard library. File formats (YAML, flatbuffers) stay out of them:
 // config reads YAML for plan, tflite reads flatbuffers for graph.
-var stdlibOnly = map[string]bool{"graph": true, "liveness": true, "plan/dsa": true, "plan": true}
+var stdlibOnly = map[string]bool{"graph": true, "kernels": true, "liveness": true, "plan/dsa": true, "plan": true}
 
 func TestDependencies(t *testing.T) {
 	seen := map[string]bool{}

@@ -138,6 +138,7 @@ func TestDispatcherRunsEveryModel(t *testing.T) {
 					}
 					cfg := testConfig(cm.name)
 					cfg.Prefix = emit.CPrefix(cm.name)
+					cfg.Liveness = defaultConfig(t).Liveness // outputs written in place, as the CLI plans
 					mode.config(&cfg)
 					out, err := driver.Compile(context.Background(), data, cfg)
 					require.NoError(t, err, "the module is verified before it runs")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -29,8 +30,13 @@ type goldenVariant struct {
 // goldenVariants cover the C module's other forms: arenas the application
 // binds and constants as binary files with an assembler stub, on a
 // platform whose banks name their sections; staged constants written for
-// #embed.
+// #embed; outputs written over their inputs under TFLM's reference
+// kernels' contracts, as the CLI plans by default.
 var goldenVariants = []goldenVariant{
+	{"audio_preprocessor_int8", "in-place", func(c *driver.Config) {
+		lib, _ := kernels.Lookup(kernels.TFLMReference)
+		c.Liveness.Kernels = lib
+	}},
 	{"call_once_mul", "apollo510-external-incbin", func(c *driver.Config) {
 		p, _ := plan.BuiltinPlatform("apollo510")
 		c.Plan.Platform = &p

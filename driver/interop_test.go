@@ -20,6 +20,7 @@ import (
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/tflite"
@@ -80,6 +81,16 @@ func (m tflmModel) run(t *testing.T, tool, path string, seed int, trace bool) *t
 	return res
 }
 
+// defaultConfig is what the CLI plans with by default: outputs written
+// over dying inputs under the contracts of TFLM's reference kernels, the
+// kernels tflm_run runs.
+func defaultConfig(t *testing.T) driver.Config {
+	t.Helper()
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	return driver.Config{Liveness: liveness.Options{Kernels: lib}}
+}
+
 // emitTFLite compiles a model with --emit-tflite and writes the result
 // into dir.
 func emitTFLite(t *testing.T, m tflmModel, dir string, cfg driver.Config) (*driver.Output, string) {
@@ -124,7 +135,7 @@ func TestTFLMRunsHeliacPlans(t *testing.T) {
 		for _, m := range tflmModels(t) {
 			t.Run(m.File, func(t *testing.T) {
 				t.Parallel()
-				out, path := emitTFLite(t, m, dir, driver.Config{})
+				out, path := emitTFLite(t, m, dir, defaultConfig(t))
 				var mine *tflmrun.Result
 				for _, seed := range interopSeeds {
 					orig := m.run(t, tool, m.Path, seed, false)
@@ -307,7 +318,7 @@ func TestTFLMSeesAClobber(t *testing.T) {
 		for _, m := range tflmModels(t) {
 			t.Run(m.File, func(t *testing.T) {
 				t.Parallel()
-				out, path := emitTFLite(t, m, dir, driver.Config{})
+				out, path := emitTFLite(t, m, dir, defaultConfig(t))
 				bad, what, readLater := clobber(out.Model, out.Plan)
 				require.NotNil(t, bad, "every corpus model TFLM runs has a tensor to clobber")
 				op, err := emit.TFLMOfflinePlan(out.Model, bad)
@@ -356,4 +367,75 @@ func TestTFLMSeesAClobber(t *testing.T) {
 	}
 	assert.Empty(t, hidden, "a tensor clobbered before its last read must at least change TFLM's trace")
 	assert.Greater(t, len(byOutputs), len(byTrace), "most clobbers must change the outputs")
+}
+
+// TestTFLMInPlaceContractsBite is the test of the in-place proof: for each
+// contract of TFLM's reference kernels that some corpus model TFLM runs
+// uses, the first such write is moved one element past its input (the
+// kernel then writes output element i over input element i+1 before it
+// reads it), and TFLM must compute something else: so the bit-exact runs
+// of TestTFLMRunsHeliacPlans would see a contract that did not hold.
+// Contracts no corpus model uses are listed.
+func TestTFLMInPlaceContractsBite(t *testing.T) {
+	tool := tflmrun.Require(t)
+	if testing.Short() {
+		t.Skip("runs TFLM on corpus models; skipped with -short")
+	}
+	dir := t.TempDir()
+	type use struct {
+		m     tflmModel
+		out   *driver.Output
+		path  string
+		alloc int
+	}
+	uses := map[string]use{}
+	for _, m := range tflmModels(t) {
+		out, path := emitTFLite(t, m, dir, defaultConfig(t))
+		for i, a := range out.Plan.Allocs {
+			if a.InPlace == nil {
+				continue
+			}
+			name := a.InPlace.Contract.Name + " output " + strconv.Itoa(a.InPlace.Contract.Output) + " over input " + strconv.Itoa(a.InPlace.Contract.Input)
+			if _, seen := uses[name]; !seen {
+				uses[name] = use{m, out, path, i}
+			}
+		}
+	}
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	var unused []string
+	for _, c := range lib.Contracts() {
+		if _, ok := uses[c.Name+" output "+strconv.Itoa(c.Output)+" over input "+strconv.Itoa(c.Input)]; !ok {
+			unused = append(unused, c.String())
+		}
+	}
+	t.Logf("%d contract(s) used by corpus models TFLM runs; not used: %s", len(uses), strings.Join(unused, ", "))
+	require.NotEmpty(t, uses)
+	for name, u := range uses {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bad := *u.out.Plan
+			bad.Allocs = slices.Clone(u.out.Plan.Allocs)
+			a := &bad.Allocs[u.alloc]
+			tn := u.out.Model.Tensor(a.Ref.Subgraph, a.Ref.Tensor)
+			a.Offset += max(tn.Type.Bits()/8, 1)
+			growArenas(&bad)
+			op, err := emit.TFLMOfflinePlan(u.out.Model, &bad)
+			require.NoError(t, err)
+			data, err := os.ReadFile(u.m.Path)
+			require.NoError(t, err)
+			shifted, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
+			require.NoError(t, err)
+			badPath := u.path + ".shifted.tflite"
+			require.NoError(t, os.WriteFile(badPath, shifted, 0o644))
+			good := u.m.run(t, tool, u.path, 1, true)
+			res, err := tflmrun.Run(context.Background(), tool, badPath, tflmrun.Options{Seed: 1, Invokes: interopInvokes,
+				ArenaBytes: u.m.arenaBytes*2 + 64<<10, Trace: true})
+			require.NoError(t, err)
+			outputs := !res.OK() || !slices.Equal(good.Outputs(), res.Outputs())
+			trace := good.Values["trace_digest"] != res.Values["trace_digest"]
+			t.Logf("%s: %v moved one element past its input: outputs differ %t, trace differs %t", u.m.File, a.Key, outputs, trace)
+			assert.True(t, outputs || trace, "%s: a write one element past its input must change what TFLM computes", u.m.File)
+		})
+	}
 }

@@ -169,7 +169,9 @@ func TestPlanMatchesJSONSchema(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			data, err := os.ReadFile(f)
 			require.NoError(t, err)
-			out, err := driver.Compile(context.Background(), data, testConfig(emit.ModelName(f)))
+			cfg := testConfig(emit.ModelName(f))
+			cfg.Liveness = defaultConfig(t).Liveness // with in_place entries where the CLI writes them
+			out, err := driver.Compile(context.Background(), data, cfg)
 			require.NoError(t, err)
 			var v any
 			require.NoError(t, json.Unmarshal(out.PlanJSON, &v))

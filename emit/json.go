@@ -34,6 +34,8 @@ type jsonPlan struct {
 	Generator        string           `json:"generator"`
 	Model            jsonModel        `json:"model"`
 	Alignment        int64            `json:"alignment"`
+	Kernels          string           `json:"kernels,omitempty"`
+	OverwriteInputs  bool             `json:"overwrite_inputs,omitempty"`
 	Planner          string           `json:"planner"`
 	Platform         jsonPlatform     `json:"platform"`
 	Rules            []plan.Rule      `json:"rules"`
@@ -153,13 +155,23 @@ type jsonModel struct {
 }
 
 type jsonAlloc struct {
-	Subgraph int         `json:"subgraph"`
-	Tensor   int         `json:"tensor"`
-	Name     string      `json:"name"`
-	Size     int64       `json:"size"`
-	Binding  jsonBinding `json:"binding"`
-	AliasOf  *jsonRef    `json:"alias_of"`
-	Dynamic  bool        `json:"dynamic_shape,omitempty"`
+	Subgraph int          `json:"subgraph"`
+	Tensor   int          `json:"tensor"`
+	Name     string       `json:"name"`
+	Size     int64        `json:"size"`
+	Binding  jsonBinding  `json:"binding"`
+	AliasOf  *jsonRef     `json:"alias_of"`
+	InPlace  *jsonInPlace `json:"in_place,omitempty"`
+	Dynamic  bool         `json:"dynamic_shape,omitempty"`
+}
+
+// jsonInPlace says which operator writes a tensor over which of its
+// inputs, and under which contract of the plan's kernels.
+type jsonInPlace struct {
+	Subgraph int    `json:"subgraph"`
+	Operator int    `json:"operator"`
+	Input    int    `json:"input"`
+	Contract string `json:"contract"`
 }
 
 type jsonBinding struct {
@@ -219,6 +231,8 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 		Generator:        "heliac " + meta.Version,
 		Model:            jsonModel{Name: escapeName(meta.ModelName), SHA256: meta.ModelSHA256, Subgraphs: meta.Subgraphs, Steps: p.Schedule.Steps},
 		Alignment:        p.Alignment,
+		Kernels:          p.Kernels,
+		OverwriteInputs:  p.OverwriteInputs,
 		Planner:          p.Planner,
 		PlanHash:         p.Hash(),
 		Arenas:           []jsonArena{},
@@ -285,6 +299,10 @@ func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 			Binding: b, Dynamic: a.Dynamic}
 		if a.AliasOf != nil {
 			ja.AliasOf = &jsonRef{int(a.AliasOf.Subgraph), int(a.AliasOf.Tensor)}
+		}
+		if ip := a.InPlace; ip != nil {
+			ja.InPlace = &jsonInPlace{Subgraph: int(ip.Op.Subgraph), Operator: int(ip.Op.Op), Input: int(ip.Input.Tensor),
+				Contract: ip.Contract.String()}
 		}
 		out.TensorAllocs = append(out.TensorAllocs, ja)
 		if a.Class == liveness.Scratch {

@@ -65,8 +65,13 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			fmt.Fprintf(&buf, "  %s %s: %s\n", a.Role, a.Memory, note)
 		}
 		if saved := a.UnaliasedLowerBound - a.LowerBound; saved > 0 {
-			fmt.Fprintf(&buf, "  aliasing: %d tensor(s) share their input's buffer; lower bound %d B without aliasing, %d B with (%d B saved)\n",
-				countAliases(p), a.UnaliasedLowerBound, a.LowerBound, saved)
+			views, inPlace := countAliases(p)
+			how := fmt.Sprintf("%d view(s) share their input's buffer", views)
+			if inPlace > 0 {
+				how += fmt.Sprintf(", %d output(s) are written over a dying input (%s contracts)", inPlace, p.Kernels)
+			}
+			fmt.Fprintf(&buf, "  aliasing: %s; lower bound %d B without aliasing, %d B with (%d B saved)\n",
+				how, a.UnaliasedLowerBound, a.LowerBound, saved)
 		}
 	}
 	for i, sp := range p.Spills {
@@ -127,14 +132,18 @@ func keyText(k plan.Key) string {
 	return "variable " + quoted(k.Variable.SharedName)
 }
 
-func countAliases(p *plan.Plan) int {
-	n := 0
+// countAliases counts the tensors that share their group root's bytes:
+// views, and outputs written in place.
+func countAliases(p *plan.Plan) (views, inPlace int) {
 	for _, a := range p.Allocs {
-		if a.AliasOf != nil {
-			n++
+		switch {
+		case a.InPlace != nil:
+			inPlace++
+		case a.AliasOf != nil:
+			views++
 		}
 	}
-	return n
+	return views, inPlace
 }
 
 // unproven says why the default planner did not prove a scratch arena's

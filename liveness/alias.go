@@ -1,6 +1,9 @@
 package liveness
 
-import "github.com/heliac/heliac/graph"
+import (
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/kernels"
+)
 
 // viewOps are the operators whose output is their first input's bytes
 // reinterpreted, so output and input can share one buffer.
@@ -75,6 +78,98 @@ func (a *analyzer) alias() {
 				}
 			}
 			to.Group = to.Live
+		}
+	}
+}
+
+// inPlace joins an operator's output to the alias group of an input it
+// may be written over under a contract of lib, when that is safe:
+//
+//   - both are scratch tensors of the same size (the contract checks
+//     shape and element size);
+//   - neither is an input or output of any subgraph, except that with
+//     overwrite a main-subgraph input that is not also an output may be
+//     written over;
+//   - the output has no other writer and is in no group yet (it may be the
+//     root of views of its own, which follow it);
+//   - the operator runs once and calls no subgraph;
+//   - every member of the input's group is dead after the operator: its
+//     group's lifetime ends at the operator's step.
+//
+// Operators are taken in the order they run, so a chain of in-place
+// operators forms one group. The first contract that applies to an
+// output wins.
+func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool) {
+	boundary := map[graph.TensorRef]bool{}
+	writers := map[graph.TensorRef]int{}
+	mainInput := map[graph.TensorRef]bool{}
+	for si, sg := range a.m.Subgraphs {
+		s := graph.SubgraphIndex(si)
+		for _, t := range sg.Inputs {
+			boundary[graph.TensorRef{Subgraph: s, Tensor: t}] = true
+			if si == 0 {
+				mainInput[graph.TensorRef{Subgraph: s, Tensor: t}] = true
+			}
+		}
+		for _, t := range sg.Outputs {
+			boundary[graph.TensorRef{Subgraph: s, Tensor: t}] = true
+			delete(mainInput, graph.TensorRef{Subgraph: s, Tensor: t})
+		}
+		for _, op := range sg.Ops {
+			for _, t := range op.Outputs {
+				writers[graph.TensorRef{Subgraph: s, Tensor: t}]++
+			}
+		}
+	}
+	runs := map[graph.OpRef]int{}
+	for _, r := range a.lt.Schedule.Runs {
+		runs[r.Op]++
+	}
+	root := func(r graph.TensorRef) graph.TensorRef {
+		for {
+			t := a.lt.Lookup(r)
+			if t.AliasOf == nil {
+				return r
+			}
+			r = *t.AliasOf
+		}
+	}
+	for _, run := range a.lt.Schedule.Runs {
+		sg := &a.m.Subgraphs[run.Op.Subgraph]
+		op := &sg.Ops[run.Op.Op]
+		if runs[run.Op] != 1 || len(op.Called) > 0 || run.Span.First != run.Span.Last {
+			continue
+		}
+		step := run.Span.First
+		taken := map[int]bool{}
+		for _, c := range lib.InPlace(sg, op) {
+			if taken[c.Output] {
+				continue
+			}
+			s := run.Op.Subgraph
+			in := graph.TensorRef{Subgraph: s, Tensor: op.Inputs[c.Input]}
+			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[c.Output]}
+			ti, to := a.lt.Lookup(in), a.lt.Lookup(out)
+			if ti.Class != Scratch || to.Class != Scratch || ti.Size != to.Size ||
+				(boundary[in] && !(overwrite && mainInput[in])) || boundary[out] ||
+				writers[out] != 1 || to.AliasOf != nil {
+				continue
+			}
+			r := root(in)
+			rt := a.lt.Lookup(r)
+			if r == out || rt.Group.Last > step || to.Live.First != step {
+				continue
+			}
+			rt.Group = hull(rt.Group, to.Group)
+			to.AliasOf = &r
+			to.InPlace = &InPlace{Op: run.Op, Input: in, Contract: c}
+			for i := range a.lt.Tensors {
+				if m := &a.lt.Tensors[i]; m.AliasOf != nil && *m.AliasOf == out {
+					m.AliasOf = &r
+				}
+			}
+			to.Group = to.Live
+			taken[c.Output] = true
 		}
 	}
 }

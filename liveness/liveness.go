@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/kernels"
 )
 
 // Step is a point on the model's timeline (see the package doc).
@@ -61,6 +62,18 @@ type Tensor struct {
 	// lifetimes (Live of every member lies inside it); for other tensors it
 	// equals Live.
 	Group Interval
+	// InPlace is set on an alias group member that takes its bytes by
+	// being written over an input of its operator, under a kernel
+	// contract, rather than by reinterpreting them (a view). The input and
+	// every member that held its value are dead after that operator.
+	InPlace *InPlace
+}
+
+// InPlace says that an operator writes a tensor over one of its inputs.
+type InPlace struct {
+	Op       graph.OpRef     // the operator, which runs once
+	Input    graph.TensorRef // the input written over
+	Contract kernels.Contract
 }
 
 // Reasons an Unallocated tensor takes no bytes (Tensor.Note).
@@ -81,13 +94,26 @@ type Lifetimes struct {
 	// Variables are the model's resource variables, in order of first
 	// appearance.
 	Variables []Variable
-	first     []int // index into Tensors of each subgraph's tensor 0
+	// Kernels names the kernel library whose contracts let tensors be
+	// written in place ("" for none: Options.Kernels was nil), and
+	// OverwriteInputs repeats Options.OverwriteInputs.
+	Kernels         string
+	OverwriteInputs bool
+	first           []int // index into Tensors of each subgraph's tensor 0
 }
 
 // Options controls Analyze. The zero value is the default.
 type Options struct {
 	// NoAlias keeps view operators' outputs in buffers of their own.
 	NoAlias bool
+	// Kernels, when set, is the kernel library whose in-place contracts
+	// let an operator's output take the bytes of an input that dies there
+	// (see inPlace); nil means none.
+	Kernels *kernels.Library
+	// OverwriteInputs lets an in-place output take the bytes of a model
+	// input (an input of the main subgraph that is not also an output):
+	// the application must then refill the inputs before every run.
+	OverwriteInputs bool
 	// Order, when set, is the order operators run in (see
 	// Schedule.Order); nil means the order the model lists them in.
 	// Analyze checks only that it lists every operator once; whether it
@@ -172,6 +198,10 @@ func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 	}
 	if !opts.NoAlias {
 		a.alias()
+	}
+	if opts.Kernels != nil {
+		a.lt.Kernels, a.lt.OverwriteInputs = opts.Kernels.Name, opts.OverwriteInputs
+		a.inPlace(opts.Kernels, opts.OverwriteInputs)
 	}
 	return a.lt, nil
 }

@@ -154,6 +154,7 @@ func limited(p *Platform) bool {
 // build makes one plan; fit, when set, decides what fits each bank.
 func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Options, fit dsa.Strategy) (*Plan, error) {
 	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Schedule: lt.Schedule, Platform: *opts.Platform,
+		Kernels: lt.Kernels, OverwriteInputs: lt.OverwriteInputs,
 		Rules: append([]Rule(nil), opts.Rules...), tensors: map[graph.TensorRef]int{}, others: map[Key]int{},
 		Allocs: make([]Alloc, 0, len(lt.Tensors)+len(lt.Variables)+len(opts.KernelScratch))}
 	add := p.add
@@ -171,7 +172,7 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 			live = always
 		}
 		add(Alloc{Key: TensorKey(t.Ref), Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name,
-			Class: t.Class, Size: t.Size, Live: live, AliasOf: t.AliasOf, Dynamic: t.Dynamic})
+			Class: t.Class, Size: t.Size, Live: live, AliasOf: t.AliasOf, InPlace: t.InPlace, Dynamic: t.Dynamic})
 	}
 	for _, v := range lt.Variables {
 		if v.Size > 0 {

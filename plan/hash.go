@@ -50,6 +50,10 @@ func (p *Plan) Hash() string {
 			if a.AliasOf != nil {
 				fmt.Fprintf(h, "alias %v\n", *a.AliasOf)
 			}
+			if ip := a.InPlace; ip != nil {
+				fmt.Fprintf(h, "in_place op=%d:%d input=%d:%d contract=%s\n",
+					ip.Op.Subgraph, ip.Op.Op, ip.Input.Subgraph, ip.Input.Tensor, strconv.QuoteToASCII(ip.Contract.String()))
+			}
 		case VariableAlloc:
 			fmt.Fprintf(h, "variable %s %s arena=%d offset=%d size=%d\n", strconv.QuoteToASCII(a.Variable.Container),
 				strconv.QuoteToASCII(a.Variable.SharedName), a.Arena, a.Offset, a.Size)

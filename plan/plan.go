@@ -187,6 +187,9 @@ type Alloc struct {
 	// AliasOf names the tensor whose bytes this tensor shares (same arena,
 	// offset and size); nil when it has a buffer of its own.
 	AliasOf *graph.TensorRef
+	// InPlace is set when the tensor takes those bytes by being written
+	// over an input of its operator, under a kernel contract.
+	InPlace *liveness.InPlace
 	// Dynamic is set when a tensor's shape signature has an unknown
 	// dimension; it is planned with the model's concrete shape.
 	Dynamic bool
@@ -244,6 +247,11 @@ type Plan struct {
 	// UnusedExternal lists the globs of Options.External that bind no
 	// arena, in their order (see Options.Strict). "*" is never listed.
 	UnusedExternal []string
+	// Kernels names the kernel library whose contracts InPlace
+	// allocations follow ("" when none was given), and OverwriteInputs
+	// says model inputs may be written over (liveness.Options).
+	Kernels         string
+	OverwriteInputs bool
 	// Platform is the set of banks the plan was made for, and Rules the
 	// placement rules it honours.
 	Platform Platform

@@ -24,10 +24,22 @@ type aliasGraph struct {
 	views map[graph.TensorRef][]graph.TensorRef
 	// boundary holds every input and output of every subgraph.
 	boundary map[graph.TensorRef]bool
+	// mainInput holds the main subgraph's inputs that are not also its
+	// outputs: with overwrite_inputs, in-place outputs may take them.
+	mainInput map[graph.TensorRef]bool
 }
 
 func (c *checker) aliasGraph() *aliasGraph {
-	g := &aliasGraph{views: map[graph.TensorRef][]graph.TensorRef{}, boundary: map[graph.TensorRef]bool{}}
+	g := &aliasGraph{views: map[graph.TensorRef][]graph.TensorRef{}, boundary: map[graph.TensorRef]bool{},
+		mainInput: map[graph.TensorRef]bool{}}
+	if len(c.m.Subgraphs) > 0 {
+		for _, t := range c.m.Subgraphs[0].Inputs {
+			g.mainInput[graph.TensorRef{Tensor: t}] = true
+		}
+		for _, t := range c.m.Subgraphs[0].Outputs {
+			delete(g.mainInput, graph.TensorRef{Tensor: t})
+		}
+	}
 	for si := range c.m.Subgraphs {
 		sg := &c.m.Subgraphs[si]
 		s := graph.SubgraphIndex(si)
@@ -69,13 +81,25 @@ func (c *checker) indexGroups() {
 
 // checkAliases checks every alias_of (docs/plan-format.md): the member and
 // its root are scratch tensors of one size at one arena and offset, neither
-// is an input or output of a subgraph, the root is a root (its own
-// alias_of is null), and a chain of view operators leads from the root to
-// the member, input 0 to output 0, through members of the group.
+// is an input or output of a subgraph (with overwrite_inputs, the root may
+// be a model input), the root is a root (its own alias_of is null), and a
+// chain of view operators and in-place writes leads from the root to the
+// member through members of the group; and every in_place entry
+// (checkInPlace).
 func (c *checker) checkAliases() {
 	g := c.aliasGraph()
+	var ip *inPlaceIndex
 	for _, p := range c.members {
-		if p.key.kind != tensorKey || p.aliasOf == nil || c.tensor(*p.aliasOf) == nil {
+		if p.key.kind != tensorKey {
+			continue
+		}
+		if p.inPlace != nil {
+			if ip == nil {
+				ip = c.inPlaceIndex()
+			}
+			c.checkInPlace(g, ip, p)
+		}
+		if p.aliasOf == nil || c.tensor(*p.aliasOf) == nil {
 			continue
 		}
 		root := *p.aliasOf
@@ -123,18 +147,22 @@ func (c *checker) badAlias(g *aliasGraph, p *member, root graph.TensorRef) strin
 		return fmt.Sprintf("it has %d bytes and the root %d", p.size, r.size)
 	case g.boundary[p.key.ref]:
 		return "it is an input or output of a subgraph"
-	case g.boundary[root]:
+	case g.boundary[root] && !(c.doc.overwriteInputs && g.mainInput[root]):
 		return "the root is an input or output of a subgraph"
 	case root.Subgraph != p.key.ref.Subgraph:
 		return "they are in different subgraphs"
 	}
-	// Walk back from the member through view operators, staying inside
-	// the group, until the root is reached.
+	// Walk back from the member through view operators and in-place
+	// writes, staying inside the group, until the root is reached.
 	seen := map[graph.TensorRef]bool{}
 	for cur := p.key.ref; cur != root; {
 		seen[cur] = true
 		next, found := graph.TensorRef{}, false
-		for _, in := range g.views[cur] {
+		back := g.views[cur]
+		if q := c.placed[cur]; q != nil && q.inPlace != nil {
+			back = append([]graph.TensorRef{q.inPlace.input}, back...)
+		}
+		for _, in := range back {
 			q := c.placed[in]
 			if !seen[in] && (in == root || (q != nil && q.aliasOf != nil && *q.aliasOf == root)) {
 				next, found = in, true
@@ -143,9 +171,9 @@ func (c *checker) badAlias(g *aliasGraph, p *member, root graph.TensorRef) strin
 		}
 		if !found {
 			if cur == p.key.ref {
-				return "no view operator (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST) turns a member of the group into it"
+				return "no view operator (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST) or in-place write turns a member of the group into it"
 			}
-			return "the chain of view operators back from it stops at " + c.name(cur)
+			return "the chain of view operators and in-place writes back from it stops at " + c.name(cur)
 		}
 		cur = next
 	}

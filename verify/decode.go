@@ -33,6 +33,11 @@ type planDoc struct {
 	rules      []rule
 	spills     []spill
 	schedule   []run
+	// kernels is the kernel library whose contracts in_place entries
+	// name ("" when the key is absent); overwriteInputs says model inputs
+	// may be written over.
+	kernels         string
+	overwriteInputs bool
 }
 
 // platform is the platform object: the banks the plan was made for.
@@ -111,6 +116,16 @@ type alloc struct {
 	aliasOf *graph.TensorRef
 	// dynamic is dynamic_shape, nil when the key is absent.
 	dynamic *bool
+	// inPlace is the in_place object, nil when the key is absent.
+	inPlace *inPlaceDecl
+}
+
+// inPlaceDecl is a tensor_allocs entry's in_place: the operator that
+// writes the tensor over its input, and the contract that allows it.
+type inPlaceDecl struct {
+	op       graph.OpRef
+	input    graph.TensorRef
+	contract string
 }
 
 // usage is one entry of arena_usages, persistent_arenas or constant_arenas:
@@ -215,6 +230,10 @@ func decode(data []byte) (*planDoc, []Violation) {
 	doc.subgraphs = model.int("subgraphs")
 	doc.steps = model.int("steps")
 	doc.alignment = top.int("alignment")
+	doc.kernels = top.optString("kernels")
+	if b := top.optBool("overwrite_inputs"); b != nil {
+		doc.overwriteInputs = *b
+	}
 	lists := map[string][]any{}
 	for _, k := range []string{"arenas", "tensor_allocs", "arena_usages", "persistent_arenas", "constant_arenas",
 		"tensor_lifetimes", "resource_variables", "kernel_scratch", "skipped_tensors", "rules", "spills", "schedule"} {
@@ -239,7 +258,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 	})
 	each("tensor_allocs", func(o *object) {
 		doc.allocs = append(doc.allocs, alloc{path: o.path, ref: o.ref(), name: o.name("name"), size: o.int("size"),
-			binding: o.binding(), aliasOf: o.refOrNull("alias_of"), dynamic: o.optBool("dynamic_shape")})
+			binding: o.binding(), aliasOf: o.refOrNull("alias_of"), dynamic: o.optBool("dynamic_shape"), inPlace: o.inPlace()})
 	})
 	each("arena_usages", func(o *object) {
 		a := usage{path: o.path, role: roleScratch, arena: o.int("arena"), memory: o.str("memory"), capacity: o.int("capacity"),
@@ -440,6 +459,25 @@ func (o *object) refOrNull(key string) *graph.TensorRef {
 	}
 	r := child.ref()
 	return &r
+}
+
+// inPlace reads the optional in_place object of a tensor_allocs entry:
+// {"subgraph", "operator", "input", "contract"}, the input a tensor of the
+// operator's subgraph.
+func (o *object) inPlace() *inPlaceDecl {
+	if o.m == nil {
+		return nil
+	}
+	if _, present := o.m["in_place"]; !present {
+		return nil
+	}
+	child := o.object("in_place")
+	if child.m == nil {
+		return nil
+	}
+	op := child.opRef()
+	return &inPlaceDecl{op: op, input: graph.TensorRef{Subgraph: op.Subgraph, Tensor: graph.TensorID(child.index("input"))},
+		contract: child.str("contract")}
 }
 
 // optBool reads a boolean key that may be absent; nil when it is.

@@ -50,9 +50,15 @@
 //     byte, and no two constants share a byte unless they are one model
 //     buffer at one offset (Overlap);
 //   - every alias_of names a scratch root of the same arena, offset and
-//     size, neither is an input or output of a subgraph, and view operators
-//     (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST) lead from the root to the
-//     member, input 0 to output 0, through members of the group (BadAlias);
+//     size, neither is an input or output of a subgraph (with
+//     overwrite_inputs the root may be a model input), and view operators
+//     (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST), input 0 to output 0, and
+//     in-place writes lead from the root to the member through members of
+//     the group (BadAlias);
+//   - every in_place entry names a contract of the plan's kernel library
+//     that lets its operator, which runs once and calls nothing, write the
+//     tensor over the input, a member of its group; and no other member of
+//     the group used before that write is used after it (BadAlias);
 //   - every use of a scratch tensor falls inside its declared lifetime, and
 //     kernel scratch lives at least while its operator runs
 //     (UseOutsideLifetime);
@@ -109,7 +115,9 @@
 //
 // # Independence
 //
-// The non-test code imports only the standard library and graph; never
+// The non-test code imports only the standard library, graph and kernels
+// (the kernel libraries' in-place contracts: data read from the kernels'
+// sources, which the TFLM interop tests prove on a real runtime); never
 // liveness, plan, plan/dsa, emit or tflite. A checker that shared the
 // planner's timeline or lifetimes would agree with the planner's bugs, so
 // verify recomputes what it needs in its own, deliberately simple way. A fix

@@ -49,6 +49,10 @@ func hashOf(doc *planDoc) string {
 		if a.aliasOf != nil {
 			fmt.Fprintf(h, "alias %d:%d\n", a.aliasOf.Subgraph, a.aliasOf.Tensor)
 		}
+		if ip := a.inPlace; ip != nil {
+			fmt.Fprintf(h, "in_place op=%d:%d input=%d:%d contract=%s\n",
+				ip.op.Subgraph, ip.op.Op, ip.input.Subgraph, ip.input.Tensor, strconv.QuoteToASCII(ip.contract))
+		}
 	}
 	for _, v := range doc.variables {
 		fmt.Fprintf(h, "variable %s %s arena=%d offset=%d size=%d\n",

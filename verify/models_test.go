@@ -330,7 +330,22 @@ func banksModel() *graph.Model {
 	}
 }
 
+// inPlaceModel is chainModel whose RELU (TFLite code 19) writes b over a,
+// as TFLM's reference RELU may (testdata/inplace.json):
+//
+//	step:    0      1     2     3
+//	input  [===========]
+//	a             [===========]
+//	b (a's bytes)       [===========]
+//	output                    [=====]
+func inPlaceModel() *graph.Model {
+	m := chainModel()
+	m.Subgraphs[0].Ops[1].Code = 19
+	return m
+}
+
 var models = map[string]func() *graph.Model{
+	"inplace":  inPlaceModel,
 	"banks":    banksModel,
 	"chain":    chainModel,
 	"while":    whileModel,

@@ -114,6 +114,7 @@ type member struct {
 	// Tensors only.
 	t       *graph.Tensor
 	aliasOf *graph.TensorRef
+	inPlace *inPlaceDecl
 	dynamic *bool
 	name    string
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/internal/inputfile"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -29,6 +30,9 @@ type compileOptions struct {
 	platformFile string
 	configFile   string
 	noAlias      bool
+	kernels      string
+	noInPlace    bool
+	overwriteIn  bool
 	strict       bool
 	emitTFLite   bool
 	external     bool
@@ -50,6 +54,11 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVar(&opts.platformFile, "platform-file", "", "platform description (YAML or JSON); overrides --config's platform")
 	f.StringVar(&opts.configFile, "config", "", "config file (YAML or JSON) with a platform and placement rules")
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
+	f.StringVar(&opts.kernels, "kernels", kernels.TFLMReference,
+		"kernel library the model runs with, whose contracts say which outputs may be written over a dying input: "+strings.Join(kernels.Names(), ", "))
+	f.BoolVar(&opts.noInPlace, "no-in-place", false, "write no operator's output over its input (give every output buffer bytes of its own)")
+	f.BoolVar(&opts.overwriteIn, "overwrite-inputs", false,
+		"let in-place outputs take model inputs' bytes (the application then fills the inputs before every run)")
 	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing (by default a warning)")
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
 	f.BoolVar(&opts.external, "external-arenas", false,
@@ -78,6 +87,16 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 		cfg.Plan.External = append(cfg.Plan.External, "*")
 	}
 	cfg.Liveness.NoAlias = opts.noAlias
+	lib, err := kernels.Lookup(opts.kernels)
+	if err != nil {
+		return &usageError{fmt.Errorf("--kernels: %w", err)}
+	}
+	if !opts.noInPlace {
+		cfg.Liveness.Kernels = lib
+		cfg.Liveness.OverwriteInputs = opts.overwriteIn
+	} else if opts.overwriteIn {
+		return &usageError{fmt.Errorf("--overwrite-inputs writes in place; it cannot go with --no-in-place")}
+	}
 	cfg.EmitTFLite = opts.emitTFLite
 	cfg.Constants = emit.Constants(opts.constants)
 	out, err := driver.Compile(ctx, data, cfg)

@@ -28,13 +28,15 @@ func TestCompileFlags(t *testing.T) {
 		args []string
 		want compileOptions
 	}{
-		{"defaults", []string{"m.tflite"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c"}},
-		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c"}},
-		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", quiet: true}},
-		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit, constants: "c"}},
-		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit, constants: "c"}},
+		{"defaults", []string{"m.tflite"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference"}},
+		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference"}},
+		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", quiet: true}},
+		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference"}},
+		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference"}},
+		{"in place", []string{"m.tflite", "--no-in-place"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", noInPlace: true}},
+		{"model inputs", []string{"m.tflite", "--overwrite-inputs"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", overwriteIn: true}},
 		{"the module's form", []string{"m.tflite", "--external-arenas", "--constants", "incbin"},
-			compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, external: true, constants: "incbin"}},
+			compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, external: true, constants: "incbin", kernels: "tflm-reference"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,128 @@
+// Package kernels is what heliac knows of a kernel library's kernels, as
+// data: for each operator, which of its outputs may be written over one of
+// its inputs (an in-place contract), read from the kernel's own source.
+//
+// Input: a library name and operators of a *graph.Model. Output: the
+// contracts that apply to an operator. It imports graph only; liveness
+// uses it to let an output share a dying input's bytes, and verify to
+// accept such an overlap only where a contract allows it. Every contract
+// is proven on a real runtime by the TFLM interop tests (driver), which run
+// each corpus model with heliac's plan and compare its outputs bit for bit.
+package kernels
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// Overlap is how an output may lie over the input a contract names.
+type Overlap uint8
+
+// Overlaps.
+const (
+	// Exact: the output takes exactly the input's bytes. The kernel
+	// writes output element i only after its last read of input element
+	// i, at the same index, so input and output must have the same shape
+	// and element size.
+	Exact Overlap = iota + 1
+)
+
+// String names the overlap as plan.json does.
+func (o Overlap) String() string {
+	switch o {
+	case Exact:
+		return "exact"
+	}
+	return fmt.Sprintf("Overlap(%d)", int(o))
+}
+
+// Contract says that a kernel's output may be written over one of its
+// inputs.
+type Contract struct {
+	Op      graph.Opcode
+	Name    string // the operator's name, e.g. "ADD"
+	Input   int    // operand position of the input written over
+	Output  int    // operand position of the output that takes its bytes
+	Overlap Overlap
+	// Source is where in the library's source the kernel was read: the
+	// file and the loop that makes the overlap safe.
+	Source string
+}
+
+// String spells the contract out for messages and plan.json:
+// "ADD output 0 over input 1 (exact)".
+func (c Contract) String() string {
+	return fmt.Sprintf("%s output %d over input %d (%s)", c.Name, c.Output, c.Input, c.Overlap)
+}
+
+// Library is a kernel library's contracts.
+type Library struct {
+	Name      string
+	contracts map[graph.Opcode][]Contract
+}
+
+// TFLMReference is the name of TensorFlow Lite Micro's reference kernels.
+const TFLMReference = "tflm-reference"
+
+// Names lists the libraries Lookup knows.
+func Names() []string { return []string{TFLMReference} }
+
+// Lookup returns the library with the given name.
+func Lookup(name string) (*Library, error) {
+	switch name {
+	case TFLMReference:
+		return tflmReference, nil
+	}
+	return nil, fmt.Errorf("kernels: unknown kernel library %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Contracts returns every contract of the library, by operator code and
+// then input position.
+func (l *Library) Contracts() []Contract {
+	var out []Contract
+	for _, cs := range l.contracts {
+		out = append(out, cs...)
+	}
+	slices.SortFunc(out, func(a, b Contract) int {
+		if a.Op != b.Op {
+			return int(a.Op - b.Op)
+		}
+		return a.Input - b.Input
+	})
+	return out
+}
+
+// InPlace returns the contracts of the library that apply to operator op
+// of subgraph sg: for an Exact contract, the input and output exist and
+// have the same shape and element size. Whether the input dies at the
+// operator, and whether either is a subgraph's input or output, is for
+// the caller to decide.
+func (l *Library) InPlace(sg *graph.Subgraph, op *graph.Op) []Contract {
+	if l == nil {
+		return nil
+	}
+	var out []Contract
+	for _, c := range l.contracts[op.Code] {
+		if c.Input >= len(op.Inputs) || c.Output >= len(op.Outputs) {
+			continue
+		}
+		in, o := op.Inputs[c.Input], op.Outputs[c.Output]
+		if in == graph.NoTensor || o == graph.NoTensor || in < 0 || o < 0 ||
+			int(in) >= len(sg.Tensors) || int(o) >= len(sg.Tensors) || in == o {
+			continue
+		}
+		if c.Overlap == Exact && sameLayout(&sg.Tensors[in], &sg.Tensors[o]) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// sameLayout reports whether two tensors have the same shape and element
+// size, so that element i of one lies where element i of the other does.
+func sameLayout(a, b *graph.Tensor) bool {
+	return a.Type.Bits() == b.Type.Bits() && a.Type.Bits()%8 == 0 && slices.Equal(a.Shape, b.Shape) && a.Size == b.Size
+}

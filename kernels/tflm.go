@@ -1,0 +1,77 @@
+package kernels
+
+import "github.com/heliac/heliac/graph"
+
+// TFLite builtin operator codes the contracts name (schema.fbs,
+// BuiltinOperator).
+const (
+	opAdd       graph.Opcode = 0
+	opLogistic  graph.Opcode = 14
+	opMul       graph.Opcode = 18
+	opRelu      graph.Opcode = 19
+	opRelu6     graph.Opcode = 21
+	opTanh      graph.Opcode = 28
+	opSub       graph.Opcode = 41
+	opLeakyRelu graph.Opcode = 98
+	opQuantize  graph.Opcode = 114
+	opHardSwish graph.Opcode = 117
+)
+
+// tflmCommit is the TensorFlow Lite Micro commit the contracts were read
+// at: the one ../shared/bench and tools/tflm_run are built from.
+const tflmCommit = "tflite-micro@90b983c"
+
+// Paths of the kernel sources, relative to the tflite-micro repository.
+const (
+	refDir    = "tensorflow/lite/kernels/internal/reference/"
+	intRefDir = refDir + "integer_ops/"
+	microDir  = "tensorflow/lite/micro/kernels/"
+)
+
+// tflmReference holds TFLM's reference kernels' contracts. Each was read
+// from the kernel's evaluation path for every type TFLM accepts where
+// input and output have one element size: every one is a single loop over
+// the flat index i that reads input element i (and, for binary operators,
+// the other input at its broadcast index) and then writes output element
+// i, reading no input element after the output element at its index is
+// written. Broadcasting binary kernels (BroadcastAdd6DSlow and kin) walk
+// the output's indices in order and read an input of the output's shape at
+// the same index, so an input of the output's own shape may be written
+// over whichever input broadcasts.
+var tflmReference = &Library{Name: TFLMReference, contracts: map[graph.Opcode][]Contract{}}
+
+func init() {
+	binary := func(op graph.Opcode, name, source string) {
+		for in := 0; in < 2; in++ {
+			tflmReference.contracts[op] = append(tflmReference.contracts[op],
+				Contract{Op: op, Name: name, Input: in, Output: 0, Overlap: Exact, Source: source})
+		}
+	}
+	unary := func(op graph.Opcode, name, source string) {
+		tflmReference.contracts[op] = append(tflmReference.contracts[op],
+			Contract{Op: op, Name: name, Input: 0, Output: 0, Overlap: Exact, Source: source})
+	}
+	binary(opAdd, "ADD", tflmCommit+": "+microDir+"add.cc EvalAdd/EvalAddQuantized; "+
+		intRefDir+"add.h ElementWise (loop at line 70: output_data[i] = binary_func(input1_data[i], input2_data[i])); "+
+		refDir+"add.h Add (line 42) and AddElementwise (line 63)")
+	binary(opSub, "SUB", tflmCommit+": "+microDir+"sub.cc EvalSub/EvalSubQuantized; "+
+		refDir+"sub.h SubElementwise (loop at line 131) and BroadcastSubCommon")
+	binary(opMul, "MUL", tflmCommit+": "+microDir+"mul_common.cc EvalMulQuantizedReference/EvalMulFloatReference; "+
+		intRefDir+"mul.h MulElementwise (loop at line 35); "+refDir+"mul.h (loops at lines 36, 62, 78)")
+	unary(opRelu, "RELU", tflmCommit+": "+microDir+"activations_common.cc ReluFloat (loop at line 68); "+
+		microDir+"activations.h ReluQuantized (loop at line 45)")
+	unary(opRelu6, "RELU6", tflmCommit+": "+microDir+"activations_common.cc Relu6Float (loop at line 79); "+
+		microDir+"activations.h Relu6Quantized (loop at line 73)")
+	unary(opLogistic, "LOGISTIC", tflmCommit+": "+microDir+"logistic.cc LogisticEval; "+
+		intRefDir+"logistic.h Logistic (loops at lines 37 and 82); "+refDir+"logistic.h Logistic (loops at lines 46, 74, 111)")
+	unary(opTanh, "TANH", tflmCommit+": "+microDir+"tanh.cc TanhEval; "+
+		intRefDir+"tanh.h Tanh (loops at lines 40 and 83); "+refDir+"tanh.h Tanh (loops at lines 34, 67, 73, 92)")
+	unary(opHardSwish, "HARD_SWISH", tflmCommit+": "+microDir+"hard_swish.cc HardSwishEval; "+
+		refDir+"hard_swish.h HardSwish (loops at lines 52 and 68)")
+	unary(opLeakyRelu, "LEAKY_RELU", tflmCommit+": "+microDir+"leaky_relu_common.cc / leaky_relu.cc LeakyReluEval; "+
+		refDir+"leaky_relu.h LeakyRelu (loop at line 30) and QuantizeLeakyRelu (loop at line 56)")
+	// QUANTIZE from float is AffineQuantize, whose output is smaller than
+	// its input: Exact's same element size leaves only requantization.
+	unary(opQuantize, "QUANTIZE", tflmCommit+": "+microDir+"quantize_common.cc EvalQuantizeReference; "+
+		refDir+"requantize.h Requantize (loops at lines 47 and 55)")
+}
