@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"internal/inputfile": {},
 	"internal/randmodel": {"graph"},
 	"internal/tflmrun":   {"internal/corpus"},
-	"internal/cmd/bench": {"internal/corpus", "internal/tflmrun", "tflite", "graph", "liveness", "plan", "plan/dsa", "emit", "driver"},
+	"internal/cmd/bench": {"internal/corpus", "internal/tflmrun", "tflite", "graph", "liveness", "kernels", "plan", "plan/dsa", "emit", "driver"},
 }
 
 // stdlibOnly lists the packages that may import nothing outside heliac but
