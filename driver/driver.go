@@ -61,6 +61,9 @@ type TFLiteOutput struct {
 	// Replaced says the model already carried OfflineMemoryAllocation
 	// metadata (Vela writes one), which the plan replaced.
 	Replaced bool
+	// Reordered says the model's operators are listed in the plan's
+	// schedule order, which differs from the input's.
+	Reordered bool
 }
 
 // VerifyError reports that the emitted plan failed independent
@@ -129,15 +132,40 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 }
 
 // withOfflinePlan writes p's scratch offsets into the model as TFLM's
-// offline memory plan; nothing else of the model changes.
+// offline memory plan and, when the plan's schedule runs a subgraph's
+// operators in another order than the model lists them, lists them in
+// the schedule's order (TFLM runs them as listed); nothing else of the
+// model changes.
 func withOfflinePlan(data []byte, m *graph.Model, p *plan.Plan) (*TFLiteOutput, error) {
 	op, err := emit.TFLMOfflinePlan(m, p)
 	if err != nil {
 		return nil, err
 	}
-	b, replaced, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
+	var order [][]int
+	if reordered(p.Schedule.Order) {
+		order = make([][]int, len(p.Schedule.Order))
+		for s, ops := range p.Schedule.Order {
+			for _, o := range ops {
+				order[s] = append(order[s], int(o))
+			}
+		}
+	}
+	b, replaced, err := tflite.SetMetadataAndOrder(data, emit.OfflinePlanName, op.Data, order)
 	if err != nil {
 		return nil, err
 	}
-	return &TFLiteOutput{Data: b, Offline: op, Replaced: replaced}, nil
+	return &TFLiteOutput{Data: b, Offline: op, Replaced: replaced, Reordered: order != nil}, nil
+}
+
+// reordered reports whether order runs some subgraph's operators in
+// another order than the model lists them.
+func reordered(order [][]graph.OpIndex) bool {
+	for _, ops := range order {
+		for i, o := range ops {
+			if int(o) != i {
+				return true
+			}
+		}
+	}
+	return false
 }

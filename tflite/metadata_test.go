@@ -3,6 +3,7 @@ package tflite
 import (
 	"bytes"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -195,4 +196,52 @@ func TestSetMetadataErrors(t *testing.T) {
 			assert.False(t, replaced)
 		})
 	}
+}
+
+// TestSetMetadataAndOrder, on every model: each subgraph's operators come
+// out reversed and everything else as SetMetadata writes it; a nil order
+// is SetMetadata; an order that is not a permutation is refused.
+func TestSetMetadataAndOrder(t *testing.T) {
+	const name = "heliac_test"
+	data := []byte{1, 0, 0, 0}
+	for _, in := range rewriteInputs(t) {
+		t.Run(in.name, func(t *testing.T) {
+			t.Parallel()
+			plain, _, err := SetMetadata(in.data, name, data)
+			require.NoError(t, err)
+			same, _, err := SetMetadataAndOrder(in.data, name, data, nil)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(plain, same), "a nil order changes nothing")
+
+			want, err := Load(plain)
+			require.NoError(t, err)
+			order := make([][]int, len(want.Subgraphs))
+			for si := range want.Subgraphs {
+				ops := want.Subgraphs[si].Ops
+				for i := len(ops) - 1; i >= 0; i-- {
+					order[si] = append(order[si], i)
+				}
+				slices.Reverse(ops)
+			}
+			out, _, err := SetMetadataAndOrder(in.data, name, data, order)
+			require.NoError(t, err)
+			checkAlignment(t, out)
+			got, err := Load(out)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "the operators reversed, nothing else changed")
+		})
+	}
+	in := rewriteInputs(t)[0]
+	m, err := Load(in.data)
+	require.NoError(t, err)
+	bad := make([][]int, len(m.Subgraphs))
+	for si := range bad {
+		bad[si] = make([]int, len(m.Subgraphs[si].Ops)) // all zeros
+	}
+	if len(bad[0]) > 1 {
+		_, _, err = SetMetadataAndOrder(in.data, name, data, bad)
+		assert.ErrorContains(t, err, "does not list each operator once")
+	}
+	_, _, err = SetMetadataAndOrder(in.data, name, data, [][]int{})
+	assert.ErrorContains(t, err, "the order lists 0 subgraphs")
 }

@@ -39,6 +39,26 @@ func SetMetadata(model []byte, name string, data []byte) (out []byte, replaced b
 
 // setMetadata is SetMetadata without the recover, for fuzzing.
 func setMetadata(model []byte, name string, data []byte) ([]byte, bool, error) {
+	return rewrite(model, name, data, nil)
+}
+
+// SetMetadataAndOrder is SetMetadata that also writes each subgraph's
+// operators in a new order: order[s] lists the operators of subgraph s,
+// by their index in model, in the order they are to run (TFLite runs a
+// subgraph's operators in the order it lists them). A nil order keeps
+// the model's. Nothing else moves: tensors, buffers and the subgraphs
+// control-flow operators name keep their indices.
+func SetMetadataAndOrder(model []byte, name string, data []byte, order [][]int) (out []byte, replaced bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, replaced, err = nil, false, fmt.Errorf("tflite: internal error rewriting model (please report): %v", r)
+		}
+	}()
+	return rewrite(model, name, data, order)
+}
+
+// rewrite sets the metadata entry and the operator order.
+func rewrite(model []byte, name string, data []byte, order [][]int) ([]byte, bool, error) {
 	if name == "" {
 		return nil, false, errors.New("tflite: set metadata: empty name")
 	}
@@ -49,12 +69,50 @@ func setMetadata(model []byte, name string, data []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if order != nil {
+		if err := o.reorder(order); err != nil {
+			return nil, false, err
+		}
+	}
 	replaced := o.setMetadata(name, data)
 	out, err := o.pack()
 	if err != nil {
 		return nil, false, err
 	}
 	return out, replaced, nil
+}
+
+// reorder lists each subgraph's operators in the order given, which must
+// name each of them once.
+func (o *objectModel) reorder(order [][]int) error {
+	if len(order) != len(o.m.Subgraphs) {
+		return fmt.Errorf("tflite: reorder: the order lists %d subgraphs, the model has %d", len(order), len(o.m.Subgraphs))
+	}
+	pos := make([][]int, len(order))
+	for si, ops := range order {
+		old := o.m.Subgraphs[si].Operators
+		if len(ops) != len(old) {
+			return fmt.Errorf("tflite: reorder: the order of subgraph %d lists %d operators, the subgraph has %d", si, len(ops), len(old))
+		}
+		pos[si] = make([]int, len(old))
+		seen := make([]bool, len(old))
+		next := make([]*schema.OperatorT, len(old))
+		for i, oi := range ops {
+			if oi < 0 || oi >= len(old) || seen[oi] {
+				return fmt.Errorf("tflite: reorder: the order of subgraph %d does not list each operator once (operator %d)", si, oi)
+			}
+			seen[oi] = true
+			next[i] = old[oi]
+			pos[si][oi] = i
+		}
+		o.m.Subgraphs[si].Operators = next
+	}
+	for i := range o.external {
+		if e := &o.external[i]; e.buffer < 0 {
+			e.op = pos[e.sg][e.op]
+		}
+	}
+	return nil
 }
 
 // Repack decodes model with the object API of the flatc bindings and

@@ -150,6 +150,9 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 			"%d bytes for them, plus TFLM's kernel scratch and its persistent tail\n",
 			out.Prefix()+".tflite", t.Offline.Planned, emit.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
 			t.Offline.ArenaSize)
+		if t.Reordered {
+			fmt.Fprintf(opts.stdout, "  note: its operators are listed in the plan's schedule order, which TFLM runs them in\n")
+		}
 		if t.Offline.Deferred > 0 {
 			fmt.Fprintf(opts.stdout, "  note: %d tensor(s) left to TFLM: TFLM looks up a later subgraph's is_variable tensors among subgraph 0's offsets\n",
 				t.Offline.Deferred)
