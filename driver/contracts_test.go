@@ -99,6 +99,25 @@ func contractsModel(t *testing.T) []byte {
 	return data
 }
 
+// writeShifted writes to path the model data with out's plan as its
+// offline plan, except that allocation i is moved one element past where
+// it was (the arenas grown to hold it): the kernel that writes it in place
+// then writes output element k over input element k+1 before reading it.
+func writeShifted(t *testing.T, data []byte, out *driver.Output, i int, path string) {
+	t.Helper()
+	bad := *out.Plan
+	bad.Allocs = slices.Clone(out.Plan.Allocs)
+	a := &bad.Allocs[i]
+	tn := out.Model.Tensor(a.Ref.Subgraph, a.Ref.Tensor)
+	a.Offset += max(tn.Type.Bits()/8, 1)
+	growArenas(&bad)
+	op, err := emit.TFLMOfflinePlan(out.Model, &bad)
+	require.NoError(t, err)
+	shifted, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, shifted, 0o644))
+}
+
 // TestTFLMContractsModel runs contractsModel in TFLM with heliac's
 // in-place plan: the outputs are TFLM's own; every contract of
 // tflm-reference is used; and each write moved one element past its input
@@ -141,18 +160,9 @@ func TestTFLMContractsModel(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			i, ok := used[c.String()]
 			require.True(t, ok, "the model uses the contract")
-			bad := *out.Plan
-			bad.Allocs = slices.Clone(out.Plan.Allocs)
-			a := &bad.Allocs[i]
-			tn := out.Model.Tensor(a.Ref.Subgraph, a.Ref.Tensor)
-			a.Offset += max(tn.Type.Bits()/8, 1)
-			growArenas(&bad)
-			op, err := emit.TFLMOfflinePlan(out.Model, &bad)
-			require.NoError(t, err)
-			shifted, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
-			require.NoError(t, err)
+			tn := out.Model.Tensor(out.Plan.Allocs[i].Ref.Subgraph, out.Plan.Allocs[i].Ref.Tensor)
 			path := filepath.Join(dir, "shifted-"+tn.Name+".tflite")
-			require.NoError(t, os.WriteFile(path, shifted, 0o644))
+			writeShifted(t, data, out, i, path)
 			res := runTFLM(path)
 			outputs := !res.OK() || !slices.Equal(want.Outputs(), res.Outputs())
 			trace := want.Values["trace_digest"] != res.Values["trace_digest"]

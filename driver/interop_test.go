@@ -395,7 +395,7 @@ func TestTFLMInPlaceContractsBite(t *testing.T) {
 			if a.InPlace == nil {
 				continue
 			}
-			name := a.InPlace.Contract.Name + " output " + strconv.Itoa(a.InPlace.Contract.Output) + " over input " + strconv.Itoa(a.InPlace.Contract.Input)
+			name := a.InPlace.Contract.String()
 			if _, seen := uses[name]; !seen {
 				uses[name] = use{m, out, path, i}
 			}
@@ -405,7 +405,7 @@ func TestTFLMInPlaceContractsBite(t *testing.T) {
 	require.NoError(t, err)
 	var unused []string
 	for _, c := range lib.Contracts() {
-		if _, ok := uses[c.Name+" output "+strconv.Itoa(c.Output)+" over input "+strconv.Itoa(c.Input)]; !ok {
+		if _, ok := uses[c.String()]; !ok {
 			unused = append(unused, c.String())
 		}
 	}
@@ -414,27 +414,17 @@ func TestTFLMInPlaceContractsBite(t *testing.T) {
 	for name, u := range uses {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			bad := *u.out.Plan
-			bad.Allocs = slices.Clone(u.out.Plan.Allocs)
-			a := &bad.Allocs[u.alloc]
-			tn := u.out.Model.Tensor(a.Ref.Subgraph, a.Ref.Tensor)
-			a.Offset += max(tn.Type.Bits()/8, 1)
-			growArenas(&bad)
-			op, err := emit.TFLMOfflinePlan(u.out.Model, &bad)
-			require.NoError(t, err)
 			data, err := os.ReadFile(u.m.Path)
 			require.NoError(t, err)
-			shifted, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
-			require.NoError(t, err)
 			badPath := u.path + ".shifted.tflite"
-			require.NoError(t, os.WriteFile(badPath, shifted, 0o644))
+			writeShifted(t, data, u.out, u.alloc, badPath)
 			good := u.m.run(t, tool, u.path, 1, true)
 			res, err := tflmrun.Run(context.Background(), tool, badPath, tflmrun.Options{Seed: 1, Invokes: interopInvokes,
 				ArenaBytes: u.m.arenaBytes*2 + 64<<10, Trace: true})
 			require.NoError(t, err)
 			outputs := !res.OK() || !slices.Equal(good.Outputs(), res.Outputs())
 			trace := good.Values["trace_digest"] != res.Values["trace_digest"]
-			t.Logf("%s: %v moved one element past its input: outputs differ %t, trace differs %t", u.m.File, a.Key, outputs, trace)
+			t.Logf("%s: %v moved one element past its input: outputs differ %t, trace differs %t", u.m.File, u.out.Plan.Allocs[u.alloc].Key, outputs, trace)
 			assert.True(t, outputs || trace, "%s: a write one element past its input must change what TFLM computes", u.m.File)
 		})
 	}

@@ -26,31 +26,7 @@ var viewOps = map[graph.Opcode]bool{
 // Members of a group share the root's buffer; the root's Group becomes the
 // union of the members' lifetimes.
 func (a *analyzer) alias() {
-	boundary := map[graph.TensorRef]bool{}
-	writers := map[graph.TensorRef]int{}
-	for si, sg := range a.m.Subgraphs {
-		s := graph.SubgraphIndex(si)
-		for _, t := range sg.Inputs {
-			boundary[graph.TensorRef{Subgraph: s, Tensor: t}] = true
-		}
-		for _, t := range sg.Outputs {
-			boundary[graph.TensorRef{Subgraph: s, Tensor: t}] = true
-		}
-		for _, op := range sg.Ops {
-			for _, t := range op.Outputs {
-				writers[graph.TensorRef{Subgraph: s, Tensor: t}]++
-			}
-		}
-	}
-	root := func(r graph.TensorRef) graph.TensorRef {
-		for {
-			t := a.lt.Lookup(r)
-			if t.AliasOf == nil {
-				return r
-			}
-			r = *t.AliasOf
-		}
-	}
+	f := a.boundaryFacts()
 	for si, sg := range a.m.Subgraphs {
 		s := graph.SubgraphIndex(si)
 		for _, op := range sg.Ops {
@@ -61,25 +37,71 @@ func (a *analyzer) alias() {
 			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[0]}
 			ti, to := a.lt.Lookup(in), a.lt.Lookup(out)
 			if in == out || ti.Class != Scratch || to.Class != Scratch || ti.Size != to.Size ||
-				boundary[in] || boundary[out] || writers[out] != 1 || to.AliasOf != nil {
+				f.boundary[in] || f.boundary[out] || f.writers[out] != 1 || to.AliasOf != nil {
 				continue
 			}
-			r := root(in)
-			if r == out {
-				continue
+			if r := a.root(in); r != out {
+				a.join(out, r)
 			}
-			rt := a.lt.Lookup(r)
-			rt.Group = hull(rt.Group, to.Group)
-			to.AliasOf = &r
-			// out may already be the root of members of its own.
-			for i := range a.lt.Tensors {
-				if m := &a.lt.Tensors[i]; m.AliasOf != nil && *m.AliasOf == out {
-					m.AliasOf = &r
-				}
-			}
-			to.Group = to.Live
 		}
 	}
+}
+
+// boundaryFacts is what the alias passes need to know of the model's
+// tensors: which are a subgraph's inputs or outputs, which are inputs of
+// the main subgraph and not its outputs, and how many operators write
+// each.
+type boundaryFacts struct {
+	boundary, mainInput map[graph.TensorRef]bool
+	writers             map[graph.TensorRef]int
+}
+
+func (a *analyzer) boundaryFacts() boundaryFacts {
+	f := boundaryFacts{boundary: map[graph.TensorRef]bool{}, mainInput: map[graph.TensorRef]bool{}, writers: map[graph.TensorRef]int{}}
+	for si, sg := range a.m.Subgraphs {
+		s := graph.SubgraphIndex(si)
+		for _, t := range sg.Inputs {
+			f.boundary[graph.TensorRef{Subgraph: s, Tensor: t}] = true
+			if si == 0 {
+				f.mainInput[graph.TensorRef{Subgraph: s, Tensor: t}] = true
+			}
+		}
+		for _, t := range sg.Outputs {
+			f.boundary[graph.TensorRef{Subgraph: s, Tensor: t}] = true
+			delete(f.mainInput, graph.TensorRef{Subgraph: s, Tensor: t})
+		}
+		for _, op := range sg.Ops {
+			for _, t := range op.Outputs {
+				f.writers[graph.TensorRef{Subgraph: s, Tensor: t}]++
+			}
+		}
+	}
+	return f
+}
+
+// root returns the root of r's alias group.
+func (a *analyzer) root(r graph.TensorRef) graph.TensorRef {
+	for {
+		t := a.lt.Lookup(r)
+		if t.AliasOf == nil {
+			return r
+		}
+		r = *t.AliasOf
+	}
+}
+
+// join makes out, and the members of its own group if it is a root, members
+// of root's group, whose lifetime grows to cover them.
+func (a *analyzer) join(out, root graph.TensorRef) {
+	to, rt := a.lt.Lookup(out), a.lt.Lookup(root)
+	rt.Group = hull(rt.Group, to.Group)
+	to.AliasOf = &root
+	for i := range a.lt.Tensors {
+		if m := &a.lt.Tensors[i]; m.AliasOf != nil && *m.AliasOf == out {
+			m.AliasOf = &root
+		}
+	}
+	to.Group = to.Live
 }
 
 // inPlace joins an operator's output to the alias group of an input it
@@ -100,39 +122,10 @@ func (a *analyzer) alias() {
 // operators forms one group. The first contract that applies to an
 // output wins.
 func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool) {
-	boundary := map[graph.TensorRef]bool{}
-	writers := map[graph.TensorRef]int{}
-	mainInput := map[graph.TensorRef]bool{}
-	for si, sg := range a.m.Subgraphs {
-		s := graph.SubgraphIndex(si)
-		for _, t := range sg.Inputs {
-			boundary[graph.TensorRef{Subgraph: s, Tensor: t}] = true
-			if si == 0 {
-				mainInput[graph.TensorRef{Subgraph: s, Tensor: t}] = true
-			}
-		}
-		for _, t := range sg.Outputs {
-			boundary[graph.TensorRef{Subgraph: s, Tensor: t}] = true
-			delete(mainInput, graph.TensorRef{Subgraph: s, Tensor: t})
-		}
-		for _, op := range sg.Ops {
-			for _, t := range op.Outputs {
-				writers[graph.TensorRef{Subgraph: s, Tensor: t}]++
-			}
-		}
-	}
+	f := a.boundaryFacts()
 	runs := map[graph.OpRef]int{}
 	for _, r := range a.lt.Schedule.Runs {
 		runs[r.Op]++
-	}
-	root := func(r graph.TensorRef) graph.TensorRef {
-		for {
-			t := a.lt.Lookup(r)
-			if t.AliasOf == nil {
-				return r
-			}
-			r = *t.AliasOf
-		}
 	}
 	for _, run := range a.lt.Schedule.Runs {
 		sg := &a.m.Subgraphs[run.Op.Subgraph]
@@ -151,24 +144,16 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool) {
 			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[c.Output]}
 			ti, to := a.lt.Lookup(in), a.lt.Lookup(out)
 			if ti.Class != Scratch || to.Class != Scratch || ti.Size != to.Size ||
-				(boundary[in] && !(overwrite && mainInput[in])) || boundary[out] ||
-				writers[out] != 1 || to.AliasOf != nil {
+				(f.boundary[in] && !(overwrite && f.mainInput[in])) || f.boundary[out] ||
+				f.writers[out] != 1 || to.AliasOf != nil {
 				continue
 			}
-			r := root(in)
-			rt := a.lt.Lookup(r)
-			if r == out || rt.Group.Last > step || to.Live.First != step {
+			r := a.root(in)
+			if r == out || a.lt.Lookup(r).Group.Last > step || to.Live.First != step {
 				continue
 			}
-			rt.Group = hull(rt.Group, to.Group)
-			to.AliasOf = &r
+			a.join(out, r)
 			to.InPlace = &InPlace{Op: run.Op, Input: in, Contract: c}
-			for i := range a.lt.Tensors {
-				if m := &a.lt.Tensors[i]; m.AliasOf != nil && *m.AliasOf == out {
-					m.AliasOf = &r
-				}
-			}
-			to.Group = to.Live
 			taken[c.Output] = true
 		}
 	}

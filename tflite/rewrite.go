@@ -26,15 +26,7 @@ import (
 //
 // Everything else of the model is kept, as Repack keeps it.
 func SetMetadata(model []byte, name string, data []byte) (out []byte, replaced bool, err error) {
-	defer func() {
-		// The checks (load.go, walk.go) are meant to make this
-		// unreachable; the recover keeps a missed one from crashing a
-		// user's build.
-		if r := recover(); r != nil {
-			out, replaced, err = nil, false, fmt.Errorf("tflite: internal error rewriting model (please report): %v", r)
-		}
-	}()
-	return setMetadata(model, name, data)
+	return SetMetadataAndOrder(model, name, data, nil)
 }
 
 // setMetadata is SetMetadata without the recover, for fuzzing.
@@ -50,6 +42,9 @@ func setMetadata(model []byte, name string, data []byte) ([]byte, bool, error) {
 // control-flow operators name keep their indices.
 func SetMetadataAndOrder(model []byte, name string, data []byte, order [][]int) (out []byte, replaced bool, err error) {
 	defer func() {
+		// The checks (load.go, walk.go) are meant to make this
+		// unreachable; the recover keeps a missed one from crashing a
+		// user's build.
 		if r := recover(); r != nil {
 			out, replaced, err = nil, false, fmt.Errorf("tflite: internal error rewriting model (please report): %v", r)
 		}
