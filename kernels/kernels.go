@@ -95,16 +95,32 @@ func (l *Library) Contracts() []Contract {
 	return out
 }
 
+// Placement is a contract that applies to one operator, with where the
+// input may lie relative to the output for the kernel to stay right.
+type Placement struct {
+	Contract
+	// Lo and Hi bound, in bytes, the input's first byte relative to the
+	// output's first byte: the kernel computes what it would with separate
+	// buffers when the input starts d bytes after the output starts, for
+	// every d in [Lo, Hi] (negative: before it). Exact gives [0, 0].
+	Lo, Hi int64
+}
+
+// Allows reports whether the input may start d bytes after the output.
+func (p Placement) Allows(d int64) bool { return p.Lo <= d && d <= p.Hi }
+
 // InPlace returns the contracts of the library that apply to operator op
-// of subgraph sg: for an Exact contract, the input and output exist and
-// have the same shape and element size. Whether the input dies at the
-// operator, and whether either is a subgraph's input or output, is for
-// the caller to decide.
-func (l *Library) InPlace(sg *graph.Subgraph, op *graph.Op) []Contract {
-	if l == nil {
+// of subgraph s of m, each with where the input may lie: for an Exact
+// contract, the input and output exist and have the same shape and element
+// size, and the input lies exactly over the output. Whether the input dies
+// at the operator, and whether either is a subgraph's input or output, is
+// for the caller to decide.
+func (l *Library) InPlace(m *graph.Model, s graph.SubgraphIndex, op *graph.Op) []Placement {
+	if l == nil || m == nil || s < 0 || int(s) >= len(m.Subgraphs) || op == nil {
 		return nil
 	}
-	var out []Contract
+	sg := &m.Subgraphs[s]
+	var out []Placement
 	for _, c := range l.contracts[op.Code] {
 		if c.Input >= len(op.Inputs) || c.Output >= len(op.Outputs) {
 			continue
@@ -115,7 +131,7 @@ func (l *Library) InPlace(sg *graph.Subgraph, op *graph.Op) []Contract {
 			continue
 		}
 		if c.Overlap == Exact && sameLayout(&sg.Tensors[in], &sg.Tensors[o]) {
-			out = append(out, c)
+			out = append(out, Placement{Contract: c})
 		}
 	}
 	return out

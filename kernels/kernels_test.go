@@ -81,14 +81,16 @@ func TestInPlace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sg := &graph.Subgraph{Tensors: tt.tensors}
+			m := &graph.Model{Subgraphs: []graph.Subgraph{{Tensors: tt.tensors}}}
 			var got []string
-			for _, c := range lib.InPlace(sg, &tt.op) {
+			for _, c := range lib.InPlace(m, 0, &tt.op) {
 				got = append(got, c.String())
+				assert.Equal(t, [2]int64{0, 0}, [2]int64{c.Lo, c.Hi}, "an exact contract puts the input over the output")
 			}
 			assert.Equal(t, tt.want, got)
 		})
 	}
 	var none *kernels.Library
-	assert.Nil(t, none.InPlace(&graph.Subgraph{}, &graph.Op{}), "no library, no contracts")
+	assert.Nil(t, none.InPlace(&graph.Model{Subgraphs: []graph.Subgraph{{}}}, 0, &graph.Op{}), "no library, no contracts")
+	assert.Nil(t, lib.InPlace(&graph.Model{}, 0, &graph.Op{}), "no such subgraph")
 }

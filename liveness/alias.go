@@ -42,15 +42,6 @@ func (a *analyzer) alias() {
 			}
 		}
 	}
-	root := func(r graph.TensorRef) graph.TensorRef {
-		for {
-			t := a.lt.Lookup(r)
-			if t.AliasOf == nil {
-				return r
-			}
-			r = *t.AliasOf
-		}
-	}
 	for si, sg := range a.m.Subgraphs {
 		s := graph.SubgraphIndex(si)
 		for _, op := range sg.Ops {
@@ -64,29 +55,52 @@ func (a *analyzer) alias() {
 				boundary[in] || boundary[out] || writers[out] != 1 || to.AliasOf != nil {
 				continue
 			}
-			r := root(in)
+			r := a.root(in)
 			if r == out {
 				continue
 			}
-			rt := a.lt.Lookup(r)
-			rt.Group = hull(rt.Group, to.Group)
-			to.AliasOf = &r
-			// out may already be the root of members of its own.
-			for i := range a.lt.Tensors {
-				if m := &a.lt.Tensors[i]; m.AliasOf != nil && *m.AliasOf == out {
-					m.AliasOf = &r
-				}
-			}
-			to.Group = to.Live
+			a.join(out, r, ti.AliasOffset)
 		}
 	}
+}
+
+// root returns the root of r's alias group (r itself when it has none).
+func (a *analyzer) root(r graph.TensorRef) graph.TensorRef {
+	for {
+		t := a.lt.Lookup(r)
+		if t.AliasOf == nil {
+			return r
+		}
+		r = *t.AliasOf
+	}
+}
+
+// join makes out, a tensor in no group (but perhaps the root of members
+// of its own, which follow it), a member of root r's group, its first
+// byte off bytes from r's. The group's lifetime and extent grow to cover
+// out and its members.
+func (a *analyzer) join(out, r graph.TensorRef, off int64) {
+	to, rt := a.lt.Lookup(out), a.lt.Lookup(r)
+	rt.Group = hull(rt.Group, to.Group)
+	rt.Extent = hullBytes(rt.Extent, to.Extent.Shift(off))
+	to.AliasOf, to.AliasOffset = &r, off
+	for i := range a.lt.Tensors {
+		if m := &a.lt.Tensors[i]; m.AliasOf != nil && *m.AliasOf == out {
+			m.AliasOf = &r
+			m.AliasOffset += off
+		}
+	}
+	to.Group, to.Extent = to.Live, ByteRange{off, off + to.Size}
 }
 
 // inPlace joins an operator's output to the alias group of an input it
 // may be written over under a contract of lib, when that is safe:
 //
-//   - both are scratch tensors of the same size (the contract checks
-//     shape and element size);
+//   - both are scratch tensors, and the contract applies (for Exact, the
+//     same shape and element size);
+//   - the contract lets the input lie at a multiple of align bytes from
+//     the output (the largest such offset is taken: PAD's input as far
+//     toward the end of its output as it may go);
 //   - neither is an input or output of any subgraph, except that with
 //     overwrite a main-subgraph input that is not also an output may be
 //     written over;
@@ -99,7 +113,7 @@ func (a *analyzer) alias() {
 // Operators are taken in the order they run, so a chain of in-place
 // operators forms one group. The first contract that applies to an
 // output wins.
-func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool) {
+func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 	boundary := map[graph.TensorRef]bool{}
 	writers := map[graph.TensorRef]int{}
 	mainInput := map[graph.TensorRef]bool{}
@@ -125,51 +139,46 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool) {
 	for _, r := range a.lt.Schedule.Runs {
 		runs[r.Op]++
 	}
-	root := func(r graph.TensorRef) graph.TensorRef {
-		for {
-			t := a.lt.Lookup(r)
-			if t.AliasOf == nil {
-				return r
-			}
-			r = *t.AliasOf
-		}
-	}
 	for _, run := range a.lt.Schedule.Runs {
-		sg := &a.m.Subgraphs[run.Op.Subgraph]
-		op := &sg.Ops[run.Op.Op]
+		s := run.Op.Subgraph
+		op := &a.m.Subgraphs[s].Ops[run.Op.Op]
 		if runs[run.Op] != 1 || len(op.Called) > 0 || run.Span.First != run.Span.Last {
 			continue
 		}
 		step := run.Span.First
 		taken := map[int]bool{}
-		for _, c := range lib.InPlace(sg, op) {
-			if taken[c.Output] {
+		for _, p := range lib.InPlace(a.m, s, op) {
+			if taken[p.Output] {
 				continue
 			}
-			s := run.Op.Subgraph
-			in := graph.TensorRef{Subgraph: s, Tensor: op.Inputs[c.Input]}
-			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[c.Output]}
+			in := graph.TensorRef{Subgraph: s, Tensor: op.Inputs[p.Input]}
+			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[p.Output]}
 			ti, to := a.lt.Lookup(in), a.lt.Lookup(out)
-			if ti.Class != Scratch || to.Class != Scratch || ti.Size != to.Size ||
+			d, ok := placeInput(p, align)
+			if !ok || ti.Class != Scratch || to.Class != Scratch ||
 				(boundary[in] && !(overwrite && mainInput[in])) || boundary[out] ||
 				writers[out] != 1 || to.AliasOf != nil {
 				continue
 			}
-			r := root(in)
-			rt := a.lt.Lookup(r)
-			if r == out || rt.Group.Last > step || to.Live.First != step {
+			r := a.root(in)
+			if r == out || a.lt.Lookup(r).Group.Last > step || to.Live.First != step {
 				continue
 			}
-			rt.Group = hull(rt.Group, to.Group)
-			to.AliasOf = &r
-			to.InPlace = &InPlace{Op: run.Op, Input: in, Contract: c}
-			for i := range a.lt.Tensors {
-				if m := &a.lt.Tensors[i]; m.AliasOf != nil && *m.AliasOf == out {
-					m.AliasOf = &r
-				}
-			}
-			to.Group = to.Live
-			taken[c.Output] = true
+			// The input starts d bytes after the output does.
+			a.join(out, r, ti.AliasOffset-d)
+			to.InPlace = &InPlace{Op: run.Op, Input: in, Contract: p.Contract}
+			taken[p.Output] = true
 		}
 	}
+}
+
+// placeInput returns where p's input is to start relative to its output's
+// start: the largest multiple of align (positive) that p allows, and
+// whether p allows one.
+func placeInput(p kernels.Placement, align int64) (int64, bool) {
+	d := p.Hi / align * align
+	if d > p.Hi { // Hi negative, not a multiple: division rounded up
+		d -= align
+	}
+	return d, p.Allows(d)
 }
