@@ -3,10 +3,13 @@ package driver_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,12 +30,17 @@ import (
 //
 //	in -> ADD(in, k0) -> RELU -> RELU6 -> SUB(., k1) -> SUB(k2, .) ->
 //	MUL(., k3) -> MUL(k4, .) -> LEAKY_RELU -> HARD_SWISH -> TANH ->
-//	LOGISTIC -> ADD(., k6) -> ADD(k5, .) -> QUANTIZE (to int8) -> QUANTIZE (int8, another
+//	LOGISTIC -> ADD(., k6) -> ADD(k5, .) -> PAD (to [3, 69]) ->
+//	PADV2 (to [4, 70]) -> QUANTIZE (to int8) -> QUANTIZE (int8, another
 //	scale) -> DEQUANTIZE -> out
 //
 // The first ADD reads the model input (written over only with
-// --overwrite-inputs), and QUANTIZE from float and DEQUANTIZE change the
-// element size, so they have no contract.
+// --overwrite-inputs), and DEQUANTIZE has no contract. PAD pads a row
+// before and after and 2 columns before and 3 after, so its input may
+// start from 284 bytes into its output (the padding written before the
+// input's last element) to its end, 572 bytes; PADV2 pads a row and a
+// column after (8 to 292 bytes); QUANTIZE from float writes its output at
+// the start of its input.
 func contractsModel(t *testing.T) []byte {
 	t.Helper()
 	shape := []int32{1, 64}
@@ -63,6 +71,7 @@ func contractsModel(t *testing.T) []byte {
 	const (
 		codeAdd, codeLogistic, codeMul, codeRelu, codeRelu6, codeTanh       graph.Opcode = 0, 14, 18, 19, 21, 28
 		codeSub, codeLeakyRelu, codeQuantize, codeHardSwish, codeDequantize graph.Opcode = 41, 98, 114, 117, 6
+		codePad, codePadV2                                                  graph.Opcode = 34, 60
 	)
 	in := value("in")
 	sg.Inputs = []graph.TensorID{in}
@@ -86,11 +95,28 @@ func contractsModel(t *testing.T) []byte {
 	step("logistic", codeLogistic, unary)
 	step("add0", codeAdd, func(p graph.TensorID) []graph.TensorID { return []graph.TensorID{p, constant("k6", 6)} })
 	step("add1", codeAdd, func(p graph.TensorID) []graph.TensorID { return []graph.TensorID{constant("k5", 5), p} })
-	q0 := add(graph.Tensor{Name: "q0", Type: graph.Int8, Quantization: &graph.Quantization{Scale: []float32{1.0 / 64}, ZeroPoint: []int64{-3}}})
-	op(codeQuantize, []graph.TensorID{prev}, q0)
-	q1 := add(graph.Tensor{Name: "q1", Type: graph.Int8, Quantization: &graph.Quantization{Scale: []float32{1.0 / 50}, ZeroPoint: []int64{5}}})
+	paddings := func(name string, pads ...int32) graph.TensorID {
+		data := make([]byte, 4*len(pads))
+		for i, p := range pads {
+			binary.LittleEndian.PutUint32(data[4*i:], uint32(p))
+		}
+		m.Buffers = append(m.Buffers, graph.Buffer{Data: data})
+		return add(graph.Tensor{Name: name, Type: graph.Int32, Shape: []int32{2, 2}, Buffer: graph.BufferIndex(len(m.Buffers) - 1)})
+	}
+	padded := []int32{4, 70}
+	pad := add(graph.Tensor{Name: "pad", Type: graph.Float32, Shape: []int32{3, 69}})
+	op(codePad, []graph.TensorID{prev, paddings("p0", 1, 1, 2, 3)}, pad)
+	m.Buffers = append(m.Buffers, graph.Buffer{Data: binary.LittleEndian.AppendUint32(nil, math.Float32bits(0.625))})
+	value0 := add(graph.Tensor{Name: "pad_value", Type: graph.Float32, Shape: []int32{}, Buffer: graph.BufferIndex(len(m.Buffers) - 1)})
+	pad2 := add(graph.Tensor{Name: "pad2", Type: graph.Float32, Shape: padded})
+	op(codePadV2, []graph.TensorID{pad, paddings("p1", 0, 1, 0, 1), value0}, pad2)
+	q0 := add(graph.Tensor{Name: "q0", Type: graph.Int8, Shape: padded,
+		Quantization: &graph.Quantization{Scale: []float32{1.0 / 64}, ZeroPoint: []int64{-3}}})
+	op(codeQuantize, []graph.TensorID{pad2}, q0)
+	q1 := add(graph.Tensor{Name: "q1", Type: graph.Int8, Shape: padded,
+		Quantization: &graph.Quantization{Scale: []float32{1.0 / 50}, ZeroPoint: []int64{5}}})
 	op(codeQuantize, []graph.TensorID{q0}, q1)
-	out := value("out")
+	out := add(graph.Tensor{Name: "out", Type: graph.Float32, Shape: padded})
 	op(codeDequantize, []graph.TensorID{q1}, out)
 	sg.Outputs = []graph.TensorID{out}
 	m.Subgraphs = []graph.Subgraph{sg}
@@ -99,29 +125,46 @@ func contractsModel(t *testing.T) []byte {
 	return data
 }
 
-// writeShifted writes to path the model data with out's plan as its
-// offline plan, except that allocation i is moved one element past where
-// it was (the arenas grown to hold it): the kernel that writes it in place
-// then writes output element k over input element k+1 before reading it.
-func writeShifted(t *testing.T, data []byte, out *driver.Output, i int, path string) {
+// writeMoved writes to path the model data with out's plan as its offline
+// plan, except that allocation i lies at offset (the arenas grown to hold
+// it). The tests of the proof use it to put an in-place write where its
+// contract does not let it lie.
+func writeMoved(t *testing.T, data []byte, out *driver.Output, i int, offset int64, path string) {
 	t.Helper()
 	bad := *out.Plan
 	bad.Allocs = slices.Clone(out.Plan.Allocs)
-	a := &bad.Allocs[i]
-	tn := out.Model.Tensor(a.Ref.Subgraph, a.Ref.Tensor)
-	a.Offset += max(tn.Type.Bits()/8, 1)
+	bad.Allocs[i].Offset = offset
 	growArenas(&bad)
 	op, err := emit.TFLMOfflinePlan(out.Model, &bad)
 	require.NoError(t, err)
-	shifted, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
+	moved, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, shifted, 0o644))
+	require.NoError(t, os.WriteFile(path, moved, 0o644))
+}
+
+// forbiddenOffset is where allocation a's in-place write, of contract
+// overlap ov over input in, may not lie, and says where that is: an exact
+// write one element past its input, PAD's output with its input at its
+// start rather than its end, QUANTIZE's output at the end of its input
+// rather than its start.
+func forbiddenOffset(m *graph.Model, a plan.Alloc, in *plan.Alloc, ov kernels.Overlap) (int64, string) {
+	switch ov {
+	case kernels.End:
+		return in.Offset, "with its input at its start"
+	case kernels.Start:
+		return in.Offset + in.Size - a.Size, "at the end of its input"
+	}
+	tn := m.Tensor(a.Ref.Subgraph, a.Ref.Tensor)
+	return a.Offset + max(tn.Type.Bits()/8, 1), "one element past its input"
 }
 
 // TestTFLMContractsModel runs contractsModel in TFLM with heliac's
 // in-place plan: the outputs are TFLM's own; every contract of
-// tflm-reference is used; and each write moved one element past its input
-// makes TFLM compute something else (the test of the proof).
+// tflm-reference is used; and each write moved to where its contract
+// does not let it lie makes TFLM compute something else (the test of the
+// proof): an exact write one element past its input, PAD's output with
+// its input at its start rather than its end, QUANTIZE's output at the
+// end of its input rather than its start.
 func TestTFLMContractsModel(t *testing.T) {
 	tool := tflmrun.Require(t)
 	dir := t.TempDir()
@@ -160,14 +203,52 @@ func TestTFLMContractsModel(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			i, ok := used[c.String()]
 			require.True(t, ok, "the model uses the contract")
-			tn := out.Model.Tensor(out.Plan.Allocs[i].Ref.Subgraph, out.Plan.Allocs[i].Ref.Tensor)
-			path := filepath.Join(dir, "shifted-"+tn.Name+".tflite")
-			writeShifted(t, data, out, i, path)
-			res := runTFLM(path)
-			outputs := !res.OK() || !slices.Equal(want.Outputs(), res.Outputs())
-			trace := want.Values["trace_digest"] != res.Values["trace_digest"]
-			t.Logf("%s moved one element past its input: outputs differ %t, trace differs %t", tn.Name, outputs, trace)
-			assert.True(t, outputs, "a write one element past its input must change TFLM's outputs")
+			a := out.Plan.Allocs[i]
+			tn := out.Model.Tensor(a.Ref.Subgraph, a.Ref.Tensor)
+			in := out.Plan.Lookup(plan.TensorKey(a.InPlace.Input))
+			require.NotNil(t, in)
+			// moved runs TFLM with a's write at offset instead and
+			// reports whether the outputs and a's own trace differ.
+			moved := func(offset int64, name string) (outputs, own bool) {
+				path := filepath.Join(dir, name+"-"+tn.Name+".tflite")
+				writeMoved(t, data, out, i, offset, path)
+				res := runTFLM(path)
+				outputs = !res.OK() || !slices.Equal(want.Outputs(), res.Outputs())
+				for k, v := range want.Values {
+					if strings.HasPrefix(k, "trace.") && strings.Contains(k, fmt.Sprintf(".%d.%d.", a.Ref.Subgraph, a.Ref.Tensor)) {
+						own = own || res.Values[k] != v
+					}
+				}
+				return outputs, own
+			}
+			offset, where := forbiddenOffset(out.Model, a, in, c.Overlap)
+			outputs, own := moved(offset, "shifted")
+			t.Logf("%s moved %s: outputs differ %t, its own trace differs %t", tn.Name, where, outputs, own)
+			assert.True(t, outputs, "a write moved %s must change TFLM's outputs", where)
+			if c.Overlap == kernels.Exact {
+				return
+			}
+			assert.True(t, own, "a write moved %s must change what the operator computes", where)
+			// The contract's edge: the input as early in the output as
+			// the contract lets it start is still right in TFLM; one
+			// input element earlier is not. (QUANTIZE's output one byte
+			// earlier clobbers only the low byte of input element 1, a
+			// float's least mantissa bits, before it is read: wrong, but
+			// too little to change an int8.)
+			var pl *kernels.Placement
+			for _, p := range lib.InPlace(out.Model, a.Ref.Subgraph, &out.Model.Subgraphs[a.Ref.Subgraph].Ops[a.InPlace.Op.Op]) {
+				if p.Contract == c {
+					pl = &p
+				}
+			}
+			require.NotNil(t, pl)
+			step := max(out.Model.Tensor(in.Ref.Subgraph, in.Ref.Tensor).Type.Bits()/8, 1)
+			outputs, own = moved(in.Offset-pl.Lo, "edge")
+			assert.False(t, outputs || own, "the input %d bytes after the output's start, the contract's least", pl.Lo)
+			outputs, own = moved(in.Offset-(pl.Lo-step), "past-edge")
+			t.Logf("%s with its input %d bytes after its start: right; %d bytes: outputs differ %t, its own trace differs %t",
+				tn.Name, pl.Lo, pl.Lo-step, outputs, own)
+			assert.True(t, own, "the input one element earlier than the contract lets it start must change what the operator computes")
 		})
 	}
 
@@ -184,4 +265,152 @@ func TestTFLMContractsModel(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, over.TFLite.Data, 0o644))
 	res := runTFLM(path)
 	assert.Equal(t, want.Outputs(), res.Outputs(), "outputs with the model input written over")
+}
+
+// padModel is in -> ADD(in, k0) -> a -> PAD(a, paddings) -> b ->
+// ADD(b, k1) -> out in FLOAT32, or, with int8, in -> QUANTIZE -> a ->
+// PAD -> b -> DEQUANTIZE -> out, a of the given shape padded by pads
+// (before and after, per dimension).
+func padModel(t *testing.T, int8 bool, shape []int32, pads []int32) []byte {
+	t.Helper()
+	padded := slices.Clone(shape)
+	for i := range padded {
+		padded[i] += pads[2*i] + pads[2*i+1]
+	}
+	m := &graph.Model{Version: tflite.SchemaVersion, Buffers: []graph.Buffer{{}}}
+	sg := graph.Subgraph{}
+	add := func(tn graph.Tensor) graph.TensorID {
+		size, err := graph.ByteSize(tn.Type, tn.Shape)
+		require.NoError(t, err)
+		tn.Size = size
+		sg.Tensors = append(sg.Tensors, tn)
+		return graph.TensorID(len(sg.Tensors) - 1)
+	}
+	buffer := func(data []byte) graph.BufferIndex {
+		m.Buffers = append(m.Buffers, graph.Buffer{Data: data})
+		return graph.BufferIndex(len(m.Buffers) - 1)
+	}
+	constant := func(shape []int32, seed float64) graph.TensorID {
+		n, err := graph.ByteSize(graph.Float32, shape)
+		require.NoError(t, err)
+		data := make([]byte, n)
+		for i := range n / 4 {
+			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(math.Sin(seed+float64(i)))+1.5))
+		}
+		return add(graph.Tensor{Name: fmt.Sprintf("k%g", seed), Type: graph.Float32, Shape: shape, Buffer: buffer(data)})
+	}
+	op := func(code graph.Opcode, in []graph.TensorID, out graph.TensorID) {
+		sg.Ops = append(sg.Ops, graph.Op{Code: code, Version: 1, Inputs: in, Outputs: []graph.TensorID{out}})
+	}
+	const codeAdd, codePad, codeQuantize, codeDequantize graph.Opcode = 0, 34, 114, 6
+	typ := graph.Float32
+	var q *graph.Quantization
+	if int8 {
+		typ, q = graph.Int8, &graph.Quantization{Scale: []float32{1.0 / 32}, ZeroPoint: []int64{-7}}
+	}
+	in := add(graph.Tensor{Name: "in", Type: graph.Float32, Shape: shape})
+	a := add(graph.Tensor{Name: "a", Type: typ, Shape: shape, Quantization: q})
+	b := add(graph.Tensor{Name: "b", Type: typ, Shape: padded, Quantization: q})
+	out := add(graph.Tensor{Name: "out", Type: graph.Float32, Shape: padded})
+	data := make([]byte, 4*len(pads))
+	for i, p := range pads {
+		binary.LittleEndian.PutUint32(data[4*i:], uint32(p))
+	}
+	p := add(graph.Tensor{Name: "paddings", Type: graph.Int32, Shape: []int32{int32(len(shape)), 2}, Buffer: buffer(data)})
+	if int8 {
+		op(codeQuantize, []graph.TensorID{in}, a)
+		op(codePad, []graph.TensorID{a, p}, b)
+		op(codeDequantize, []graph.TensorID{b}, out)
+	} else {
+		op(codeAdd, []graph.TensorID{in, constant(shape, 0)}, a)
+		op(codePad, []graph.TensorID{a, p}, b)
+		op(codeAdd, []graph.TensorID{b, constant(padded, 1)}, out)
+	}
+	sg.Inputs, sg.Outputs = []graph.TensorID{in}, []graph.TensorID{out}
+	m.Subgraphs = []graph.Subgraph{sg}
+	data, err := tflite.Encode(m, tflite.EncodeOptions{})
+	require.NoError(t, err)
+	return data
+}
+
+// TestTFLMPadEdges proves PAD's contract on shapes and paddings drawn at
+// random (a fixed seed): with heliac's plan TFLM computes its own outputs;
+// with PAD's input moved to the earliest byte of the output the contract
+// allows (Lo), every tensor is still TFLM's own; one input element
+// earlier, PAD's output is not (when Lo is not 0, so earlier lies inside
+// the output).
+func TestTFLMPadEdges(t *testing.T) {
+	tool := tflmrun.Require(t)
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(7, 11))
+	for n := range 16 {
+		rank := 1 + r.IntN(4)
+		shape := make([]int32, rank)
+		pads := make([]int32, 2*rank)
+		for i := range shape {
+			shape[i] = 1 + r.Int32N(5)
+			pads[2*i], pads[2*i+1] = r.Int32N(3), r.Int32N(3)
+		}
+		int8 := n%2 == 1
+		name := fmt.Sprintf("%d-%v-%v-int8=%t", n, shape, pads, int8)
+		t.Run(name, func(t *testing.T) {
+			data := padModel(t, int8, shape, pads)
+			cfg := defaultConfig(t)
+			cfg.ModelName, cfg.Version, cfg.EmitTFLite = "pad", "test", true
+			out, err := driver.Compile(context.Background(), data, cfg)
+			require.NoError(t, err)
+			run := func(file string, model []byte) *tflmrun.Result {
+				path := filepath.Join(dir, fmt.Sprintf("%d-%s.tflite", n, file))
+				require.NoError(t, os.WriteFile(path, model, 0o644))
+				res, err := tflmrun.Run(context.Background(), tool, path, tflmrun.Options{Seed: 3, Invokes: 1, ArenaBytes: 64 << 10, Trace: true})
+				require.NoError(t, err)
+				require.True(t, res.OK(), "%s", res.Error())
+				return res
+			}
+			want := run("orig", data)
+			got := run("heliac", out.TFLite.Data)
+			assert.Equal(t, want.Values["trace_digest"], got.Values["trace_digest"], "every tensor with heliac's plan")
+
+			bRef := graph.TensorRef{Tensor: 2}
+			b := out.Plan.Lookup(plan.TensorKey(bRef))
+			require.NotNil(t, b)
+			sg := &out.Model.Subgraphs[0]
+			pl := lib(t).InPlace(out.Model, 0, &sg.Ops[1])
+			require.Len(t, pl, 1)
+			if b.InPlace == nil {
+				t.Skipf("PAD is not written in place: its input may start %d..%d bytes into its output, no multiple of 16", pl[0].Lo, pl[0].Hi)
+			}
+			e := max(sg.Tensors[1].Type.Bits()/8, 1)
+			// moved runs TFLM with a starting d bytes into b (a moves
+			// inside b's block, so nothing else is in the way).
+			moved := func(d int64) (same, bSame bool) {
+				bad := *out.Plan
+				bad.Allocs = slices.Clone(out.Plan.Allocs)
+				a := &bad.Allocs[slices.IndexFunc(bad.Allocs, func(al plan.Alloc) bool { return al.Ref == graph.TensorRef{Tensor: 1} })]
+				a.Offset = b.Offset + d
+				op, err := emit.TFLMOfflinePlan(out.Model, &bad)
+				require.NoError(t, err)
+				model, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
+				require.NoError(t, err)
+				res := run(fmt.Sprintf("d%d", d), model)
+				key := "trace.0.0.2.0"
+				require.Contains(t, want.Values, key)
+				return res.Values["trace_digest"] == want.Values["trace_digest"], res.Values[key] == want.Values[key]
+			}
+			same, _ := moved(pl[0].Lo)
+			assert.True(t, same, "a %d bytes into b, the contract's least, computes TFLM's own", pl[0].Lo)
+			if pl[0].Lo > 0 {
+				_, bSame := moved(pl[0].Lo - e)
+				assert.False(t, bSame, "a %d bytes into b, one element earlier than the contract allows, changes b", pl[0].Lo-e)
+			}
+			t.Logf("input may start %d..%d bytes into the output; planned at %d", pl[0].Lo, pl[0].Hi, out.Plan.Allocs[1].Offset-b.Offset)
+		})
+	}
+}
+
+func lib(t *testing.T) *kernels.Library {
+	t.Helper()
+	l, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	return l
 }

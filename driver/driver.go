@@ -91,7 +91,15 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	lt, err := liveness.Analyze(m, cfg.Liveness)
+	lopts := cfg.Liveness
+	if lopts.Alignment == 0 {
+		// In-place outputs that lie elsewhere than exactly over their
+		// input keep every offset the plan gives aligned.
+		if lopts.Alignment, err = plan.ScratchAlignment(cfg.Plan); err != nil {
+			return nil, err
+		}
+	}
+	lt, err := liveness.Analyze(m, lopts)
 	if err != nil {
 		return nil, err
 	}

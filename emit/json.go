@@ -155,14 +155,17 @@ type jsonModel struct {
 }
 
 type jsonAlloc struct {
-	Subgraph int          `json:"subgraph"`
-	Tensor   int          `json:"tensor"`
-	Name     string       `json:"name"`
-	Size     int64        `json:"size"`
-	Binding  jsonBinding  `json:"binding"`
-	AliasOf  *jsonRef     `json:"alias_of"`
-	InPlace  *jsonInPlace `json:"in_place,omitempty"`
-	Dynamic  bool         `json:"dynamic_shape,omitempty"`
+	Subgraph int         `json:"subgraph"`
+	Tensor   int         `json:"tensor"`
+	Name     string      `json:"name"`
+	Size     int64       `json:"size"`
+	Binding  jsonBinding `json:"binding"`
+	AliasOf  *jsonRef    `json:"alias_of"`
+	// AliasOffset is where the tensor starts relative to its alias
+	// group's root; written only when it is not 0.
+	AliasOffset int64        `json:"alias_offset,omitempty"`
+	InPlace     *jsonInPlace `json:"in_place,omitempty"`
+	Dynamic     bool         `json:"dynamic_shape,omitempty"`
 }
 
 // jsonInPlace says which operator writes a tensor over which of its
@@ -299,6 +302,7 @@ func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 			Binding: b, Dynamic: a.Dynamic}
 		if a.AliasOf != nil {
 			ja.AliasOf = &jsonRef{int(a.AliasOf.Subgraph), int(a.AliasOf.Tensor)}
+			ja.AliasOffset = a.AliasOffset
 		}
 		if ip := a.InPlace; ip != nil {
 			ja.InPlace = &jsonInPlace{Subgraph: int(ip.Op.Subgraph), Operator: int(ip.Op.Op), Input: int(ip.Input.Tensor),

@@ -51,13 +51,20 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 				break
 			}
 			al := p.Lookup(k)
+			size := ""
+			if al != nil {
+				size = fmt.Sprintf("(%d B)", al.Size)
+				if _, block := p.Block(k); block != al.Size {
+					size = fmt.Sprintf("(%d B; its alias group %d B)", al.Size, block)
+				}
+			}
 			switch {
 			case al == nil:
 				fmt.Fprintf(&buf, " %s", keyText(k))
 			case al.Name != "":
-				fmt.Fprintf(&buf, " %s %s (%d B)", keyText(k), quoted(al.Name), al.Size)
+				fmt.Fprintf(&buf, " %s %s %s", keyText(k), quoted(al.Name), size)
 			default:
-				fmt.Fprintf(&buf, " %s (%d B)", keyText(k), al.Size)
+				fmt.Fprintf(&buf, " %s %s", keyText(k), size)
 			}
 		}
 		buf.WriteByte('\n')

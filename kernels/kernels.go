@@ -28,6 +28,24 @@ const (
 	// i, at the same index, so input and output must have the same shape
 	// and element size.
 	Exact Overlap = iota + 1
+	// End: the input lies in the last bytes of the output. The kernel is
+	// a constant padding (PAD, PADV2: input 0 padded by the constant
+	// int32 paddings of input 1): one forward sweep over the output's
+	// elements that writes each either from the next input element, read
+	// in order, or with the padding value. When output element k is
+	// written, at most the padding elements written so far lie between
+	// it and the next unread input element, so the input may start as
+	// early as the padding written before its last element is copied
+	// and as late as its end meeting the output's; both have one element
+	// type.
+	End
+	// Start: the output lies at the start of the input. The kernel reads
+	// input element i, then writes output element i, in one forward
+	// loop, and output elements are smaller (QUANTIZE from FLOAT32 to
+	// INT8: 1 byte at byte i over 4 bytes at byte 4i), so writing output
+	// element i clobbers no input element after i. The output may start
+	// up to one input element less one byte after the input does.
+	Start
 )
 
 // String names the overlap as plan.json does.
@@ -35,6 +53,10 @@ func (o Overlap) String() string {
 	switch o {
 	case Exact:
 		return "exact"
+	case End:
+		return "end"
+	case Start:
+		return "start"
 	}
 	return fmt.Sprintf("Overlap(%d)", int(o))
 }
@@ -95,16 +117,33 @@ func (l *Library) Contracts() []Contract {
 	return out
 }
 
+// Placement is a contract that applies to one operator, with where the
+// input may lie relative to the output for the kernel to stay right.
+type Placement struct {
+	Contract
+	// Lo and Hi bound, in bytes, the input's first byte relative to the
+	// output's first byte: the kernel computes what it would with separate
+	// buffers when the input starts d bytes after the output starts, for
+	// every d in [Lo, Hi] (negative: before it). Exact gives [0, 0].
+	Lo, Hi int64
+}
+
+// Allows reports whether the input may start d bytes after the output.
+func (p Placement) Allows(d int64) bool { return p.Lo <= d && d <= p.Hi }
+
 // InPlace returns the contracts of the library that apply to operator op
-// of subgraph sg: for an Exact contract, the input and output exist and
-// have the same shape and element size. Whether the input dies at the
+// of subgraph s of m, each with where the input may lie: for an Exact
+// contract, the input and output exist and have the same shape and element
+// size, and the input lies exactly over the output; for End and Start,
+// see padPlacement and quantizePlacement. Whether the input dies at the
 // operator, and whether either is a subgraph's input or output, is for
 // the caller to decide.
-func (l *Library) InPlace(sg *graph.Subgraph, op *graph.Op) []Contract {
-	if l == nil {
+func (l *Library) InPlace(m *graph.Model, s graph.SubgraphIndex, op *graph.Op) []Placement {
+	if l == nil || m == nil || s < 0 || int(s) >= len(m.Subgraphs) || op == nil {
 		return nil
 	}
-	var out []Contract
+	sg := &m.Subgraphs[s]
+	var out []Placement
 	for _, c := range l.contracts[op.Code] {
 		if c.Input >= len(op.Inputs) || c.Output >= len(op.Outputs) {
 			continue
@@ -114,8 +153,20 @@ func (l *Library) InPlace(sg *graph.Subgraph, op *graph.Op) []Contract {
 			int(in) >= len(sg.Tensors) || int(o) >= len(sg.Tensors) || in == o {
 			continue
 		}
-		if c.Overlap == Exact && sameLayout(&sg.Tensors[in], &sg.Tensors[o]) {
-			out = append(out, c)
+		ti, to := &sg.Tensors[in], &sg.Tensors[o]
+		switch c.Overlap {
+		case Exact:
+			if sameLayout(ti, to) {
+				out = append(out, Placement{Contract: c})
+			}
+		case End:
+			if lo, hi, ok := padPlacement(m, sg, op, ti, to); ok {
+				out = append(out, Placement{Contract: c, Lo: lo, Hi: hi})
+			}
+		case Start:
+			if lo, hi, ok := quantizePlacement(ti, to); ok {
+				out = append(out, Placement{Contract: c, Lo: lo, Hi: hi})
+			}
 		}
 	}
 	return out

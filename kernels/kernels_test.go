@@ -1,6 +1,8 @@
 package kernels_test
 
 import (
+	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -36,7 +38,13 @@ func TestContractsCiteTheirSource(t *testing.T) {
 	for _, c := range lib.Contracts() {
 		assert.True(t, strings.HasPrefix(c.Source, "tflite-micro@90b983c: "), "%s: %s", c, c.Source)
 		assert.Contains(t, c.Source, "tensorflow/lite/", "%s cites a kernel file", c)
-		assert.Equal(t, kernels.Exact, c.Overlap)
+		assert.Contains(t, []kernels.Overlap{kernels.Exact, kernels.End, kernels.Start}, c.Overlap)
+	}
+}
+
+func TestOverlapNames(t *testing.T) {
+	for o, want := range map[kernels.Overlap]string{kernels.Exact: "exact", kernels.End: "end", kernels.Start: "start", 0: "Overlap(0)"} {
+		assert.Equal(t, want, o.String())
 	}
 }
 
@@ -65,8 +73,18 @@ func TestInPlace(t *testing.T) {
 			[]graph.Tensor{tensor(graph.Int8, 1, 8), tensor(graph.Uint8, 1, 8)},
 			graph.Op{Code: quantize, Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}},
 			[]string{"QUANTIZE output 0 over input 0 (exact)"}},
-		{"QUANTIZE float to int8: the output is smaller",
+		{"QUANTIZE float to int8: the output at the input's start",
 			[]graph.Tensor{tensor(graph.Float32, 1, 8), tensor(graph.Int8, 1, 8)},
+			graph.Op{Code: quantize, Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}},
+			[]string{"QUANTIZE output 0 over input 0 (start) [-3, 0]"}},
+		{"QUANTIZE float to int16: no character type, so no contract",
+			[]graph.Tensor{tensor(graph.Float32, 1, 8), tensor(graph.Int16, 1, 8)},
+			graph.Op{Code: quantize, Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}}, nil},
+		{"QUANTIZE float to uint8: TFLM has no such path",
+			[]graph.Tensor{tensor(graph.Float32, 1, 8), tensor(graph.Uint8, 1, 8)},
+			graph.Op{Code: quantize, Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}}, nil},
+		{"QUANTIZE float to int8 of another element count",
+			[]graph.Tensor{tensor(graph.Float32, 1, 8), tensor(graph.Int8, 1, 32)},
 			graph.Op{Code: quantize, Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}}, nil},
 		{"an operator with no contract",
 			[]graph.Tensor{tensor(graph.Int8, 1, 8), tensor(graph.Int8, 1, 8)},
@@ -81,14 +99,132 @@ func TestInPlace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sg := &graph.Subgraph{Tensors: tt.tensors}
+			m := &graph.Model{Subgraphs: []graph.Subgraph{{Tensors: tt.tensors}}}
 			var got []string
-			for _, c := range lib.InPlace(sg, &tt.op) {
-				got = append(got, c.String())
+			for _, c := range lib.InPlace(m, 0, &tt.op) {
+				if c.Overlap == kernels.Exact {
+					got = append(got, c.String())
+					assert.Equal(t, [2]int64{0, 0}, [2]int64{c.Lo, c.Hi}, "an exact contract puts the input over the output")
+					continue
+				}
+				got = append(got, fmt.Sprintf("%s [%d, %d]", c, c.Lo, c.Hi))
 			}
 			assert.Equal(t, tt.want, got)
 		})
 	}
 	var none *kernels.Library
-	assert.Nil(t, none.InPlace(&graph.Subgraph{}, &graph.Op{}), "no library, no contracts")
+	assert.Nil(t, none.InPlace(&graph.Model{Subgraphs: []graph.Subgraph{{}}}, 0, &graph.Op{}), "no library, no contracts")
+	assert.Nil(t, lib.InPlace(&graph.Model{}, 0, &graph.Op{}), "no such subgraph")
+}
+
+// padModel is PAD (or, with v2, PADV2 with a constant value) of in into
+// out by the paddings pads, a constant of the given type and shape.
+func padModel(in, out graph.Tensor, v2 bool, padType graph.ElementType, padShape []int32, pads ...int32) (*graph.Model, graph.Op) {
+	data := make([]byte, 4*len(pads))
+	for i, p := range pads {
+		binary.LittleEndian.PutUint32(data[4*i:], uint32(p))
+	}
+	pt := tensor(padType, padShape...)
+	pt.Buffer = 1
+	tensors := []graph.Tensor{in, pt, out}
+	op := graph.Op{Code: 34, Inputs: []graph.TensorID{0, 1}, Outputs: []graph.TensorID{2}}
+	buffers := []graph.Buffer{{}, {Data: data}}
+	if v2 {
+		value := tensor(in.Type)
+		value.Buffer = 2
+		tensors = append(tensors, value)
+		buffers = append(buffers, graph.Buffer{Data: make([]byte, in.Size/max(int64(len(in.Shape)), 1))})
+		op.Code, op.Inputs = 60, append(op.Inputs, 3)
+	}
+	return &graph.Model{Buffers: buffers, Subgraphs: []graph.Subgraph{{Tensors: tensors}}}, op
+}
+
+// TestInPlacePad: PAD's input may start no earlier than the padding
+// PadImpl writes before it copies the input's last element, and end no
+// later than the output.
+func TestInPlacePad(t *testing.T) {
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	tests := []struct {
+		name     string
+		in, out  graph.Tensor
+		v2       bool
+		padType  graph.ElementType
+		padShape []int32
+		pads     []int32
+		want     []string
+	}{
+		{"a row and a column after, TensorFlow's stride-2 SAME",
+			tensor(graph.Int8, 1, 2, 2, 1), tensor(graph.Int8, 1, 3, 3, 1), false, graph.Int32, []int32{4, 2},
+			[]int32{0, 0, 0, 1, 0, 1, 0, 0},
+			// P written before the last input element (1,1) at 4: the
+			// column after row 0; the input ends where the output does.
+			[]string{"PAD output 0 over input 0 (end) [1, 5]"}},
+		{"one all around, float",
+			tensor(graph.Float32, 2, 2), tensor(graph.Float32, 4, 4), false, graph.Int32, []int32{2, 2},
+			[]int32{1, 1, 1, 1},
+			// The last input element goes to (2,2) = 10: 7 padding
+			// elements before it, 28 bytes; 12 padding elements in all.
+			[]string{"PAD output 0 over input 0 (end) [28, 48]"}},
+		{"rows after the last: the input may start where the output does",
+			tensor(graph.Int16, 2, 3), tensor(graph.Int16, 4, 3), false, graph.Int32, []int32{2, 2},
+			[]int32{0, 2, 0, 0},
+			[]string{"PAD output 0 over input 0 (end) [0, 12]"}},
+		{"PADV2 with a constant value",
+			tensor(graph.Int8, 1, 2, 2, 1), tensor(graph.Int8, 1, 3, 3, 1), true, graph.Int32, []int32{4, 2},
+			[]int32{0, 0, 0, 1, 0, 1, 0, 0},
+			[]string{"PADV2 output 0 over input 0 (end) [1, 5]"}},
+		{"no padding at all",
+			tensor(graph.Int8, 1, 4), tensor(graph.Int8, 1, 4), false, graph.Int32, []int32{2, 2},
+			[]int32{0, 0, 0, 0},
+			[]string{"PAD output 0 over input 0 (end) [0, 0]"}},
+		{"a negative padding: PadImpl would not copy every input element",
+			tensor(graph.Int8, 1, 4), tensor(graph.Int8, 1, 4), false, graph.Int32, []int32{2, 2},
+			[]int32{0, 0, -1, 1}, nil},
+		{"INT64 paddings, which TFLM reads as int32",
+			tensor(graph.Int8, 1, 4), tensor(graph.Int8, 1, 5), false, graph.Int64, []int32{2, 2},
+			[]int32{0, 0, 0, 0, 0, 0, 1, 0}, nil},
+		{"an output that is not the input plus its paddings",
+			tensor(graph.Int8, 1, 4), tensor(graph.Int8, 1, 6), false, graph.Int32, []int32{2, 2},
+			[]int32{0, 0, 0, 1}, nil},
+		{"another element type",
+			tensor(graph.Int8, 1, 4), tensor(graph.Int16, 1, 5), false, graph.Int32, []int32{2, 2},
+			[]int32{0, 0, 0, 1}, nil},
+		{"another rank",
+			tensor(graph.Int8, 4), tensor(graph.Int8, 1, 5), false, graph.Int32, []int32{2, 2},
+			[]int32{0, 0, 0, 1}, nil},
+		{"paddings of another shape but rank × 2 elements, as PadPrepare asks",
+			tensor(graph.Int8, 1, 4), tensor(graph.Int8, 1, 5), false, graph.Int32, []int32{4},
+			[]int32{0, 0, 0, 1}, []string{"PAD output 0 over input 0 (end) [0, 1]"}},
+		{"paddings of another element count",
+			tensor(graph.Int8, 1, 4), tensor(graph.Int8, 1, 5), false, graph.Int32, []int32{3},
+			[]int32{0, 0, 1}, nil},
+		{"six dimensions, more than PadImpl takes",
+			tensor(graph.Int8, 1, 1, 1, 1, 1, 4), tensor(graph.Int8, 1, 1, 1, 1, 1, 5), false, graph.Int32, []int32{6, 2},
+			[]int32{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, op := padModel(tt.in, tt.out, tt.v2, tt.padType, tt.padShape, tt.pads...)
+			var got []string
+			for _, c := range lib.InPlace(m, 0, &op) {
+				got = append(got, fmt.Sprintf("%s [%d, %d]", c, c.Lo, c.Hi))
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	t.Run("paddings that are not constant", func(t *testing.T) {
+		m, op := padModel(tensor(graph.Int8, 1, 4), tensor(graph.Int8, 1, 5), false, graph.Int32, []int32{2, 2}, 0, 0, 0, 1)
+		m.Subgraphs[0].Tensors[1].Buffer = 0
+		assert.Empty(t, lib.InPlace(m, 0, &op))
+	})
+}
+
+// TestPlacementAllows: a placement allows exactly the offsets from Lo to
+// Hi.
+func TestPlacementAllows(t *testing.T) {
+	p := kernels.Placement{Lo: -3, Hi: 0}
+	for d, want := range map[int64]bool{-4: false, -3: true, 0: true, 1: false} {
+		assert.Equal(t, want, p.Allows(d), "%d", d)
+	}
 }

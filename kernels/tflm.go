@@ -11,7 +11,9 @@ const (
 	opRelu      graph.Opcode = 19
 	opRelu6     graph.Opcode = 21
 	opTanh      graph.Opcode = 28
+	opPad       graph.Opcode = 34
 	opSub       graph.Opcode = 41
+	opPadV2     graph.Opcode = 60
 	opLeakyRelu graph.Opcode = 98
 	opQuantize  graph.Opcode = 114
 	opHardSwish graph.Opcode = 117
@@ -74,4 +76,37 @@ func init() {
 	// its input: Exact's same element size leaves only requantization.
 	unary(opQuantize, "QUANTIZE", tflmCommit+": "+microDir+"quantize_common.cc EvalQuantizeReference; "+
 		refDir+"requantize.h Requantize (loops at lines 47 and 55)")
+
+	// Overlaps with an offset (see End, Start, padPlacement and
+	// quantizePlacement for the reasoning).
+	//
+	// PAD and PADV2 (constant padding) run PadEval for FLOAT32, INT8,
+	// INT16 and INT32, every path through PadImpl with one element type T
+	// for input and output (so a compiler must assume the two alias and
+	// keep the loop's order): out_ptr steps through every output element
+	// and in_ptr through the input, "*out_ptr++ = *in_ptr++" reading an
+	// input element before writing over it; the padding value is read
+	// once, before the loop. PadPrepare checks that the paddings are
+	// constant and that every output dimension is its input dimension
+	// plus its paddings. MIRROR_PAD reads its input backwards and has no
+	// contract.
+	pad := func(op graph.Opcode, name string) {
+		tflmReference.contracts[op] = append(tflmReference.contracts[op],
+			Contract{Op: op, Name: name, Input: 0, Output: 0, Overlap: End, Source: tflmCommit + ": " +
+				microDir + "pad.cc PadEval (line 28: PadImageStyle or Pad per type) and pad_common.cc PadPrepare " +
+				"(lines 53-80: one type, constant paddings, output = input + paddings); " +
+				refDir + "pad.h PadImpl (one forward sweep, lines 89-114: in_ptr and out_ptr at line 89, " +
+				"*out_ptr++ = pad_value at line 106, *out_ptr++ = *in_ptr++ at line 108)"})
+	}
+	pad(opPad, "PAD")
+	pad(opPadV2, "PADV2")
+	// QUANTIZE from FLOAT32 to INT8 only: EvalQuantizeReference has no
+	// FLOAT32 to UINT8 path at this commit (it returns an error), and an
+	// INT16 output is not a character type, so a compiler may assume it
+	// never aliases the float input and reorder reads after writes.
+	tflmReference.contracts[opQuantize] = append(tflmReference.contracts[opQuantize],
+		Contract{Op: opQuantize, Name: "QUANTIZE", Input: 0, Output: 0, Overlap: Start, Source: tflmCommit + ": " +
+			microDir + "quantize_common.cc EvalQuantizeReference (FLOAT32 to INT8 at lines 99-107); " +
+			refDir + "quantize.h AffineQuantize (loop at line 43: input_data[i] read at line 44, " +
+			"output_data[i] written at line 49)"})
 }

@@ -40,9 +40,11 @@ func (a *analyzer) alias() {
 				f.boundary[in] || f.boundary[out] || f.writers[out] != 1 || to.AliasOf != nil {
 				continue
 			}
-			if r := a.root(in); r != out {
-				a.join(out, r)
+			r := a.root(in)
+			if r == out {
+				continue
 			}
+			a.join(out, r, ti.AliasOffset)
 		}
 	}
 }
@@ -79,7 +81,7 @@ func (a *analyzer) boundaryFacts() boundaryFacts {
 	return f
 }
 
-// root returns the root of r's alias group.
+// root returns the root of r's alias group (r itself when it has none).
 func (a *analyzer) root(r graph.TensorRef) graph.TensorRef {
 	for {
 		t := a.lt.Lookup(r)
@@ -90,25 +92,32 @@ func (a *analyzer) root(r graph.TensorRef) graph.TensorRef {
 	}
 }
 
-// join makes out, and the members of its own group if it is a root, members
-// of root's group, whose lifetime grows to cover them.
-func (a *analyzer) join(out, root graph.TensorRef) {
-	to, rt := a.lt.Lookup(out), a.lt.Lookup(root)
+// join makes out, a tensor in no group (but perhaps the root of members
+// of its own, which follow it), a member of root r's group, its first
+// byte off bytes from r's. The group's lifetime and extent grow to cover
+// out and its members.
+func (a *analyzer) join(out, r graph.TensorRef, off int64) {
+	to, rt := a.lt.Lookup(out), a.lt.Lookup(r)
 	rt.Group = hull(rt.Group, to.Group)
-	to.AliasOf = &root
+	rt.Extent = hullBytes(rt.Extent, to.Extent.Shift(off))
+	to.AliasOf, to.AliasOffset = &r, off
 	for i := range a.lt.Tensors {
 		if m := &a.lt.Tensors[i]; m.AliasOf != nil && *m.AliasOf == out {
-			m.AliasOf = &root
+			m.AliasOf = &r
+			m.AliasOffset += off
 		}
 	}
-	to.Group = to.Live
+	to.Group, to.Extent = to.Live, ByteRange{off, off + to.Size}
 }
 
 // inPlace joins an operator's output to the alias group of an input it
 // may be written over under a contract of lib, when that is safe:
 //
-//   - both are scratch tensors of the same size (the contract checks
-//     shape and element size);
+//   - both are scratch tensors, and the contract applies (for Exact, the
+//     same shape and element size);
+//   - the contract lets the input lie at a multiple of align bytes from
+//     the output (the largest such offset is taken: PAD's input as far
+//     toward the end of its output as it may go);
 //   - neither is an input or output of any subgraph, except that with
 //     overwrite a main-subgraph input that is not also an output may be
 //     written over;
@@ -121,29 +130,29 @@ func (a *analyzer) join(out, root graph.TensorRef) {
 // Operators are taken in the order they run, so a chain of in-place
 // operators forms one group. The first contract that applies to an
 // output wins.
-func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool) {
+func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 	f := a.boundaryFacts()
 	runs := map[graph.OpRef]int{}
 	for _, r := range a.lt.Schedule.Runs {
 		runs[r.Op]++
 	}
 	for _, run := range a.lt.Schedule.Runs {
-		sg := &a.m.Subgraphs[run.Op.Subgraph]
-		op := &sg.Ops[run.Op.Op]
+		s := run.Op.Subgraph
+		op := &a.m.Subgraphs[s].Ops[run.Op.Op]
 		if runs[run.Op] != 1 || len(op.Called) > 0 || run.Span.First != run.Span.Last {
 			continue
 		}
 		step := run.Span.First
 		taken := map[int]bool{}
-		for _, c := range lib.InPlace(sg, op) {
-			if taken[c.Output] {
+		for _, p := range lib.InPlace(a.m, s, op) {
+			if taken[p.Output] {
 				continue
 			}
-			s := run.Op.Subgraph
-			in := graph.TensorRef{Subgraph: s, Tensor: op.Inputs[c.Input]}
-			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[c.Output]}
+			in := graph.TensorRef{Subgraph: s, Tensor: op.Inputs[p.Input]}
+			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[p.Output]}
 			ti, to := a.lt.Lookup(in), a.lt.Lookup(out)
-			if ti.Class != Scratch || to.Class != Scratch || ti.Size != to.Size ||
+			d, ok := placeInput(p, align)
+			if !ok || ti.Class != Scratch || to.Class != Scratch ||
 				(f.boundary[in] && !(overwrite && f.mainInput[in])) || f.boundary[out] ||
 				f.writers[out] != 1 || to.AliasOf != nil {
 				continue
@@ -152,9 +161,21 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool) {
 			if r == out || a.lt.Lookup(r).Group.Last > step || to.Live.First != step {
 				continue
 			}
-			a.join(out, r)
-			to.InPlace = &InPlace{Op: run.Op, Input: in, Contract: c}
-			taken[c.Output] = true
+			// The input starts d bytes after the output does.
+			a.join(out, r, ti.AliasOffset-d)
+			to.InPlace = &InPlace{Op: run.Op, Input: in, Contract: p.Contract}
+			taken[p.Output] = true
 		}
 	}
+}
+
+// placeInput returns where p's input is to start relative to its output's
+// start: the largest multiple of align (positive) that p allows, and
+// whether p allows one.
+func placeInput(p kernels.Placement, align int64) (int64, bool) {
+	d := p.Hi / align * align
+	if d > p.Hi { // Hi negative, not a multiple: division rounded up
+		d -= align
+	}
+	return d, p.Allows(d)
 }

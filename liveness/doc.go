@@ -85,4 +85,18 @@
 // this off. A view never joins when either tensor is an input or output of
 // any subgraph (the caller, or a control-flow kernel, owns those bytes),
 // when the two sizes differ, or when either is not scratch.
+//
+// With Options.Kernels, an operator's output joins the group of an input
+// that dies at the operator when a kernel contract lets the kernel write
+// it there (see inPlace). An exact contract puts the output exactly over
+// the input; others put it at another offset, so members of a group need
+// not share the root's first byte or size. Each member's AliasOffset is
+// where it starts relative to the root, and the root's Extent covers every
+// member: the group is one block of Extent.Size() bytes, live over Group.
+// The root is the group's first tensor, so a member written over it with
+// its input at its end starts before it, at a negative offset:
+//
+//	bytes:     -32     0       32
+//	PAD out     [===============]      member, AliasOffset -32
+//	PAD in              [=======]      root, Extent [-32, 32)
 package liveness

@@ -140,3 +140,126 @@ func TestInPlaceGroupSpan(t *testing.T) {
 	}
 	assert.Empty(t, plain.Kernels)
 }
+
+// TFLite builtin codes of the operators with offset contracts.
+const (
+	codePad      graph.Opcode = 34
+	codeQuantize graph.Opcode = 114
+)
+
+// shaped returns a tensor of the given type and shape.
+func shaped(name string, typ graph.ElementType, shape ...int32) graph.Tensor {
+	size, err := graph.ByteSize(typ, shape)
+	if err != nil {
+		panic(err)
+	}
+	return graph.Tensor{Name: name, Type: typ, Shape: shape, Size: size}
+}
+
+// offsetGraph is in -> FC -> a -> PAD (by constant paddings p) -> b ->
+// QUANTIZE -> c -> FC -> out, where a is FLOAT32 [1, 4, 4, 4], padded by
+// one row and one column after (TensorFlow's stride-2 SAME) into b, [1,
+// 5, 5, 4], and c is b quantized to INT8, with per case edits. PAD's input
+// may start from 48 bytes after its output (the 3 padding elements
+// written before a's last element, at (3, 3), is copied: 12 elements, 48
+// bytes) to 144 (its end at the output's, 36 padding elements);
+// QUANTIZE's from 3 bytes before its output to where it starts.
+func offsetGraph(edit func(sg *graph.Subgraph)) *graph.Model {
+	pads := []int32{0, 0, 0, 1, 0, 1, 0, 0}
+	data := make([]byte, 4*len(pads))
+	for i, p := range pads {
+		data[4*i] = byte(p)
+	}
+	p := shaped("p", graph.Int32, 4, 2)
+	p.Buffer = 1
+	sg := graph.Subgraph{
+		Tensors: []graph.Tensor{shaped("in", graph.Float32, 1, 4, 4, 4), shaped("a", graph.Float32, 1, 4, 4, 4), p,
+			shaped("b", graph.Float32, 1, 5, 5, 4), shaped("c", graph.Int8, 1, 5, 5, 4), shaped("out", graph.Int8, 1, 5, 5, 4)},
+		Inputs: ids(0), Outputs: ids(5),
+		Ops: []graph.Op{
+			op(codeFullyConnected, ids(0), ids(1)),
+			op(codePad, ids(1, 2), ids(3)),
+			op(codeQuantize, ids(3), ids(4)),
+			op(codeFullyConnected, ids(4), ids(5)),
+		},
+	}
+	if edit != nil {
+		edit(&sg)
+	}
+	return &graph.Model{Buffers: []graph.Buffer{{}, {Data: data}}, Subgraphs: []graph.Subgraph{sg}}
+}
+
+// TestInPlaceOffsets: outputs whose contracts put their input elsewhere
+// join its group at the largest offset of the alignment the contract
+// allows, and the group's extent covers them.
+func TestInPlaceOffsets(t *testing.T) {
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	a := ref(0, 1)
+	type member struct {
+		aliasOf *graph.TensorRef
+		offset  int64
+	}
+	tests := []struct {
+		name    string
+		edit    func(sg *graph.Subgraph)
+		align   int64
+		members map[int]member // tensor -> its group and offset
+		extent  liveness.ByteRange
+	}{
+		{
+			name: "aligned to 16: a at b's end, c at b's start", align: 16,
+			members: map[int]member{3: {&a, -144}, 4: {&a, -144}},
+			extent:  liveness.ByteRange{Lo: -144, Hi: 256},
+		},
+		{
+			name: "aligned to 32: a as late in b as 32 allows", align: 32,
+			members: map[int]member{3: {&a, -128}, 4: {&a, -128}},
+			extent:  liveness.ByteRange{Lo: -128, Hi: 272},
+		},
+		{
+			name: "aligned to 256: no multiple in 48..144, so PAD keeps its bytes", align: 256,
+			members: map[int]member{3: {nil, 0}, 4: {&graph.TensorRef{Tensor: 3}, 0}},
+			extent:  liveness.ByteRange{Lo: 0, Hi: 256},
+		},
+		{
+			name: "alignment 0: the default, 16", align: 0,
+			members: map[int]member{3: {&a, -144}, 4: {&a, -144}},
+			extent:  liveness.ByteRange{Lo: -144, Hi: 256},
+		},
+		{
+			name: "aligned to 1: the input at the output's end", align: 1,
+			members: map[int]member{3: {&a, -144}, 4: {&a, -144}},
+			extent:  liveness.ByteRange{Lo: -144, Hi: 256},
+		},
+		{
+			name: "a read after PAD is not written over", align: 16,
+			edit:    func(sg *graph.Subgraph) { sg.Ops[3].Inputs = ids(4, 1) },
+			members: map[int]member{3: {nil, 0}, 4: {&graph.TensorRef{Tensor: 3}, 0}},
+			extent:  liveness.ByteRange{Lo: 0, Hi: 256},
+		},
+		{
+			name: "a model output is never written over its input", align: 16,
+			edit:    func(sg *graph.Subgraph) { sg.Outputs = ids(5, 3) },
+			members: map[int]member{3: {nil, 0}, 4: {nil, 0}},
+			extent:  liveness.ByteRange{Lo: 0, Hi: 256},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lt, err := liveness.Analyze(offsetGraph(tt.edit), liveness.Options{Kernels: lib, Alignment: tt.align})
+			require.NoError(t, err)
+			for tensor, want := range tt.members {
+				got := lt.Lookup(ref(0, tensor))
+				assert.Equal(t, want.aliasOf, got.AliasOf, "tensor %d's group", tensor)
+				assert.Equal(t, want.offset, got.AliasOffset, "tensor %d's offset in its group", tensor)
+				if want.aliasOf != nil {
+					assert.NotNil(t, got.InPlace, "tensor %d is written in place", tensor)
+				}
+			}
+			assert.Equal(t, tt.extent, lt.Lookup(a).Extent, "a's group")
+		})
+	}
+	_, err = liveness.Analyze(offsetGraph(nil), liveness.Options{Kernels: lib, Alignment: -1})
+	assert.EqualError(t, err, "liveness: alignment -1 is negative")
+}

@@ -39,6 +39,21 @@ type Interval struct {
 // Overlaps reports whether two intervals share a step.
 func (a Interval) Overlaps(b Interval) bool { return a.First <= b.Last && b.First <= a.Last }
 
+// ByteRange is a half-open range of bytes [Lo, Hi), relative to a point
+// its user names.
+type ByteRange struct {
+	Lo, Hi int64
+}
+
+// Size returns the range's length in bytes.
+func (r ByteRange) Size() int64 { return r.Hi - r.Lo }
+
+// Shift returns the range moved by d bytes.
+func (r ByteRange) Shift(d int64) ByteRange { return ByteRange{r.Lo + d, r.Hi + d} }
+
+// hullBytes returns the smallest range covering a and b.
+func hullBytes(a, b ByteRange) ByteRange { return ByteRange{min(a.Lo, b.Lo), max(a.Hi, b.Hi)} }
+
 // Tensor is the analysis of one tensor.
 type Tensor struct {
 	Ref   graph.TensorRef
@@ -58,10 +73,23 @@ type Tensor struct {
 	// or BITCAST reinterprets its input's bytes. The root's Group is the
 	// union of its members' lifetimes.
 	AliasOf *graph.TensorRef
+	// AliasOffset is, for a member of an alias group, where its first byte
+	// lies relative to the first byte of the group's root (negative: before
+	// it). It is 0 for views and exact in-place writes, which take their
+	// input's bytes exactly; an in-place write whose contract puts the
+	// input elsewhere in the output (or the output elsewhere in the input)
+	// gives another offset, a multiple of Options.Alignment.
+	AliasOffset int64
 	// Group is, for the root of an alias group, the union of its members'
 	// lifetimes (Live of every member lies inside it); for other tensors it
 	// equals Live.
 	Group Interval
+	// Extent is, for the root of an alias group, the bytes its members
+	// cover, relative to the root's first byte: the group is one block of
+	// Extent.Size() bytes, live over Group, and the root lies -Extent.Lo
+	// bytes into it. For other tensors it is the tensor's own bytes,
+	// [AliasOffset, AliasOffset+Size).
+	Extent ByteRange
 	// InPlace is set on an alias group member that takes its bytes by
 	// being written over an input of its operator, under a kernel
 	// contract, rather than by reinterpreting them (a view). The input and
@@ -114,6 +142,12 @@ type Options struct {
 	// input (an input of the main subgraph that is not also an output):
 	// the application must then refill the inputs before every run.
 	OverwriteInputs bool
+	// Alignment is the byte alignment of every offset the plan will give
+	// (plan.ScratchAlignment): an in-place output whose contract lets its
+	// input lie elsewhere than exactly over it is placed a multiple of
+	// Alignment bytes from that input, so that both stay aligned wherever
+	// the group lies. 0 means DefaultAlignment.
+	Alignment int64
 	// Order, when set, is the order operators run in (see
 	// Schedule.Order); nil means the order the model lists them in.
 	// Analyze checks only that it lists every operator once; whether it
@@ -121,6 +155,11 @@ type Options struct {
 	// verify, to check.
 	Order [][]graph.OpIndex
 }
+
+// DefaultAlignment is the alignment Options.Alignment defaults to: plan's
+// default alignment (plan.DefaultAlignment, TFLM's), which a test of plan
+// keeps equal to it.
+const DefaultAlignment = 16
 
 // Lookup returns the analysis of a tensor, or nil for an unknown reference.
 func (l *Lifetimes) Lookup(r graph.TensorRef) *Tensor {
@@ -146,6 +185,12 @@ func (l *Lifetimes) Lookup(r graph.TensorRef) *Tensor {
 func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 	if len(m.Subgraphs) == 0 {
 		return nil, fmt.Errorf("liveness: model has no subgraphs")
+	}
+	switch {
+	case opts.Alignment < 0:
+		return nil, fmt.Errorf("liveness: alignment %d is negative", opts.Alignment)
+	case opts.Alignment == 0:
+		opts.Alignment = DefaultAlignment
 	}
 	called := make([]bool, len(m.Subgraphs))
 	for _, sg := range m.Subgraphs {
@@ -194,14 +239,15 @@ func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 	}
 	a.lt.Variables = vars
 	for i := range a.lt.Tensors {
-		a.lt.Tensors[i].Group = a.lt.Tensors[i].Live
+		t := &a.lt.Tensors[i]
+		t.Group, t.Extent = t.Live, ByteRange{0, t.Size}
 	}
 	if !opts.NoAlias {
 		a.alias()
 	}
 	if opts.Kernels != nil {
 		a.lt.Kernels, a.lt.OverwriteInputs = opts.Kernels.Name, opts.OverwriteInputs
-		a.inPlace(opts.Kernels, opts.OverwriteInputs)
+		a.inPlace(opts.Kernels, opts.OverwriteInputs, opts.Alignment)
 	}
 	return a.lt, nil
 }

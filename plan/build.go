@@ -97,6 +97,24 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// ScratchAlignment returns the alignment every scratch offset of a plan
+// made with opts is a multiple of, whichever writable bank it lands in:
+// the plan's alignment and every writable bank's. liveness places
+// in-place outputs that do not lie exactly over their input a multiple of
+// it from that input (liveness.Options.Alignment), so that the plan can
+// place their alias group anywhere.
+func ScratchAlignment(opts Options) (int64, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return 0, err
+	}
+	align := opts.Alignment
+	for _, b := range opts.Platform.WritableBanks() {
+		align = max(align, b.Alignment)
+	}
+	return align, nil
+}
+
 // strategies maps each canonical planner name in dsa's registry to its
 // allocator; withDefaults has made Options.Planner canonical.
 var strategies = func() map[string]dsa.Strategy {
@@ -172,7 +190,8 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 			live = always
 		}
 		add(Alloc{Key: TensorKey(t.Ref), Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name,
-			Class: t.Class, Size: t.Size, Live: live, AliasOf: t.AliasOf, InPlace: t.InPlace, Dynamic: t.Dynamic})
+			Class: t.Class, Size: t.Size, Live: live, AliasOf: t.AliasOf, AliasOffset: t.AliasOffset, InPlace: t.InPlace,
+			Dynamic: t.Dynamic})
 	}
 	for _, v := range lt.Variables {
 		if v.Size > 0 {

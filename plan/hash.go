@@ -48,7 +48,11 @@ func (p *Plan) Hash() string {
 			fmt.Fprintf(h, "tensor %d:%d arena=%d offset=%d size=%d\n",
 				a.Ref.Subgraph, a.Ref.Tensor, a.Arena, a.Offset, a.Size)
 			if a.AliasOf != nil {
-				fmt.Fprintf(h, "alias %v\n", *a.AliasOf)
+				fmt.Fprintf(h, "alias %v", *a.AliasOf)
+				if a.AliasOffset != 0 {
+					fmt.Fprintf(h, " offset=%d", a.AliasOffset)
+				}
+				fmt.Fprintln(h)
 			}
 			if ip := a.InPlace; ip != nil {
 				fmt.Fprintf(h, "in_place op=%d:%d input=%d:%d contract=%s\n",

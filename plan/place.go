@@ -379,11 +379,27 @@ func (pl *placer) placeScratch(ctx context.Context) error {
 		if a := &pl.p.Allocs[i]; a.Class == liveness.Scratch && a.AliasOf != nil {
 			ri := pl.p.tensors[*a.AliasOf]
 			root := &pl.p.Allocs[ri]
-			a.Arena, a.Offset = root.Arena, root.Offset
+			a.Arena, a.Offset = root.Arena, root.Offset+a.AliasOffset
 			pl.memory[i] = pl.memory[ri]
+			if align := pl.p.Arena(a.Arena).Alignment; align > 1 && a.AliasOffset%align != 0 {
+				return fmt.Errorf("plan: tensor %v %q lies %d bytes from its alias group's root %v, not a multiple of "+
+					"the alignment %d of arena %q (liveness.Options.Alignment must be a multiple of plan.ScratchAlignment)",
+					a.Ref, a.Name, a.AliasOffset, *a.AliasOf, align, pl.p.Arena(a.Arena).Name)
+			}
 		}
 	}
 	return nil
+}
+
+// extent returns the bytes allocation id's buffer covers, relative to
+// the allocation's own first byte: for the root of an alias group, every
+// member's bytes (liveness.Tensor.Extent); otherwise its own.
+func (pl *placer) extent(id int) liveness.ByteRange {
+	a := &pl.p.Allocs[id]
+	if a.Kind == TensorAlloc {
+		return pl.lt.Lookup(a.Ref).Extent
+	}
+	return liveness.ByteRange{Lo: 0, Hi: a.Size}
 }
 
 func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
@@ -477,8 +493,8 @@ func (pl *placer) fitSolve(ctx context.Context, prob dsa.Problem) (solution, err
 }
 
 // problem turns scratch roots into allocator buffers. A tensor's buffer is
-// live over its alias group's lifetime; kernel scratch over its operator's
-// span.
+// its alias group's block: the bytes every member covers, once, live over
+// the group's lifetime; kernel scratch is live over its operator's span.
 func (pl *placer) problem(roots []int, align int64) dsa.Problem {
 	prob := dsa.Problem{Buffers: make([]dsa.Buffer, len(roots))}
 	for i, id := range roots {
@@ -487,7 +503,7 @@ func (pl *placer) problem(roots []int, align int64) dsa.Problem {
 		if a.Kind == TensorAlloc {
 			live = pl.lt.Lookup(a.Ref).Group
 		}
-		prob.Buffers[i] = buffer(live, a.Size, align)
+		prob.Buffers[i] = buffer(live, pl.extent(id).Size(), align)
 	}
 	return prob
 }
@@ -537,9 +553,12 @@ func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol soluti
 		arena.TimedOut = pl.opts.TimeLimit
 	}
 	for i, id := range roots {
-		a := &pl.p.Allocs[id]
-		a.Arena, a.Offset = arena.ID, sol.Offsets[i]
-		arena.Used = max(arena.Used, a.Offset+a.Size)
+		// The block starts at the offset the allocator chose; a group's
+		// root lies -extent.Lo bytes into it, and its highest member
+		// ends where the block does.
+		a, ext := &pl.p.Allocs[id], pl.extent(id)
+		a.Arena, a.Offset = arena.ID, sol.Offsets[i]-ext.Lo
+		arena.Used = max(arena.Used, sol.Offsets[i]+ext.Size())
 	}
 	arena.Size = alignTo(arena.Used, arena.Alignment)
 	lb, step := dsa.Peak(prob)

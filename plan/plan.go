@@ -184,9 +184,15 @@ type Alloc struct {
 	// lifetime, a kernel scratch buffer's operator span, every step for
 	// persistent allocations. Constants are read where their readers run.
 	Live liveness.Interval
-	// AliasOf names the tensor whose bytes this tensor shares (same arena,
-	// offset and size); nil when it has a buffer of its own.
+	// AliasOf names the root of the alias group whose bytes this tensor
+	// shares (same arena); nil when it has a buffer of its own. A group is
+	// placed as one block covering every member (liveness.Tensor.Extent).
 	AliasOf *graph.TensorRef
+	// AliasOffset is where an alias member's first byte lies relative to
+	// its root's: Offset is the root's Offset plus AliasOffset. It is 0
+	// for views and exact in-place writes, which have the root's offset
+	// and size.
+	AliasOffset int64
 	// InPlace is set when the tensor takes those bytes by being written
 	// over an input of its operator, under a kernel contract.
 	InPlace *liveness.InPlace
@@ -305,6 +311,26 @@ func (p *Plan) add(a Alloc) {
 		p.others[a.Key] = len(p.Allocs)
 	}
 	p.Allocs = append(p.Allocs, a)
+}
+
+// Block returns the bytes a scratch allocation's buffer covers in its
+// arena: for the root of an alias group, from its lowest member's first
+// byte to its highest member's end (the block the group was placed as);
+// for any other allocation, its own bytes.
+func (p *Plan) Block(k Key) (offset, size int64) {
+	a := p.Lookup(k)
+	if a == nil {
+		return 0, 0
+	}
+	lo, hi := a.Offset, a.Offset+a.Size
+	if a.Kind == TensorAlloc && a.AliasOf == nil {
+		for _, m := range p.Allocs {
+			if m.AliasOf != nil && *m.AliasOf == a.Ref {
+				lo, hi = min(lo, m.Offset), max(hi, m.Offset+m.Size)
+			}
+		}
+	}
+	return lo, hi - lo
 }
 
 // Allocation returns the placement of a tensor, or an error when the tensor

@@ -60,13 +60,16 @@ func (c *checker) aliasGraph() *aliasGraph {
 	return g
 }
 
-// indexGroups sets the group of each tensor allocation: the root its
-// alias_of leads to. A member joins the group it declares even when the
-// alias is bad: checkAliases names the fault once, and the overlap and peak
-// checks then agree with the plan's own bookkeeping instead of repeating
-// it. Bytes the member holds outside the root's are still checked against
-// every allocation of other groups.
+// indexGroups sets the group of each tensor allocation, the root its
+// alias_of leads to, and its class (member.class). A member joins the
+// group it declares even when the alias is bad: checkAliases names the
+// fault, and the peak checks then agree with the plan's own bookkeeping
+// instead of repeating it. Members of one group are still checked pair by
+// pair for bytes they share while both live (checkPair), and bytes a
+// member holds outside the group's against every allocation of other
+// groups.
 func (c *checker) indexGroups() {
+	c.alias = c.aliasGraph()
 	for _, p := range c.members {
 		if p.key.kind != tensorKey || p.aliasOf == nil {
 			continue
@@ -77,21 +80,103 @@ func (c *checker) indexGroups() {
 		}
 		p.group = tensorKeyOf(c.groupRoot(*p.aliasOf))
 	}
+	for _, p := range c.members {
+		if p.key.kind == tensorKey {
+			p.class = c.classOf(p)
+		}
+	}
+}
+
+// classOf follows p back through view operators (output 0 to input 0) to
+// members of its group with the same arena, offset and size, and stops at
+// the group's root, at a tensor written in place, or where no view leads
+// further: the member whose write put p's value in p's bytes. A view
+// writes nothing, so every member on the way holds that value in the same
+// bytes.
+func (c *checker) classOf(p *member) *member {
+	seen := map[*member]bool{}
+	cur := p
+	for !seen[cur] && cur.aliasOf != nil && cur.inPlace == nil {
+		seen[cur] = true
+		var next *member
+		for _, in := range c.alias.views[cur.key.ref] {
+			if q := c.placed[in]; q != nil && q.group == cur.group && q.sameBytes(cur) {
+				next = q
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		cur = next
+	}
+	return cur
+}
+
+// sameBytes reports whether two members of one alias group are declared
+// over the same bytes: the same alias_offset and size. badAlias checks
+// that each lies at its root's offset plus its alias_offset.
+func (p *member) sameBytes(q *member) bool {
+	return p.offsetInGroup() == q.offsetInGroup() && p.size == q.size
+}
+
+// groupOffset returns where p lies by its group's bookkeeping: its root's
+// offset plus its alias_offset, or, without a root, its own offset.
+func (c *checker) groupOffset(p *member) int64 {
+	if p.aliasOf == nil || p.key.kind != tensorKey {
+		return p.offset
+	}
+	if r := c.placed[p.group.ref]; r != nil && r.arena == p.arena {
+		return addSat(r.offset, p.offsetInGroup())
+	}
+	return p.offset
+}
+
+// related reports whether two members of one alias group may share bytes
+// over the steps first..last, where both are live: they hold one value
+// (one class), or one's value was written in place over the other's by an
+// operator at a step s, and s is the only step both are live at (the
+// contract and the input's death there are checkInPlace's).
+func (c *checker) related(p, q *member, first, last int64) bool {
+	if p.class != nil && p.class == q.class {
+		return true
+	}
+	return c.writtenOver(p, q, first, last) || c.writtenOver(q, p, first, last)
+}
+
+// writtenOver reports whether q's class was written in place over a
+// member of p's class by an operator whose step is first, and last.
+func (c *checker) writtenOver(p, q *member, first, last int64) bool {
+	w := q.class
+	if w == nil || w.inPlace == nil || p.class == nil {
+		return false
+	}
+	in := c.placed[w.inPlace.input]
+	if in == nil || in.class != p.class {
+		return false
+	}
+	sp, ran := c.tl.spans[w.inPlace.op]
+	return ran && first == sp.first && last == sp.first
 }
 
 // checkAliases checks every alias_of (docs/plan-format.md): the member and
-// its root are scratch tensors of one size at one arena and offset, neither
-// is an input or output of a subgraph (with overwrite_inputs, the root may
-// be a model input), the root is a root (its own alias_of is null), and a
-// chain of view operators and in-place writes leads from the root to the
-// member through members of the group; and every in_place entry
-// (checkInPlace).
+// its root are scratch tensors of one arena, the member at the root's
+// offset plus its alias_offset, neither is an input or output of a
+// subgraph (with overwrite_inputs, the root may be a model input), the
+// root is a root (its own alias_of is null), and a chain of view
+// operators (each output over exactly its input's bytes) and in-place
+// writes leads from the root to the member through members of the group;
+// and every in_place entry (checkInPlace).
 func (c *checker) checkAliases() {
-	g := c.aliasGraph()
+	g := c.alias
 	var ip *inPlaceIndex
 	for _, p := range c.members {
 		if p.key.kind != tensorKey {
 			continue
+		}
+		if p.aliasOffset != nil && (p.aliasOf == nil || *p.aliasOffset == 0) {
+			c.r.add(Malformed, "%s.alias_offset: %d; the key is present only for a member of an alias group, and not 0",
+				p.path, *p.aliasOffset)
 		}
 		if p.inPlace != nil {
 			if ip == nil {
@@ -141,10 +226,11 @@ func (c *checker) badAlias(g *aliasGraph, p *member, root graph.TensorRef) strin
 		return fmt.Sprintf("it is in arena %d and the root in arena %d", p.arena, r.arena)
 	case p.memory != r.memory:
 		return fmt.Sprintf("it is in memory %q and the root in %q", p.memory, r.memory)
-	case p.offset != r.offset:
+	case p.offset != r.offset && p.aliasOffset == nil:
 		return fmt.Sprintf("it is at offset %d and the root at %d", p.offset, r.offset)
-	case p.size != r.size:
-		return fmt.Sprintf("it has %d bytes and the root %d", p.size, r.size)
+	case p.offset != addSat(r.offset, p.offsetInGroup()):
+		return fmt.Sprintf("it is at offset %d, and the root at %d plus its alias_offset %d is %d",
+			p.offset, r.offset, p.offsetInGroup(), addSat(r.offset, p.offsetInGroup()))
 	case g.boundary[p.key.ref]:
 		return "it is an input or output of a subgraph"
 	case g.boundary[root] && !(c.doc.overwriteInputs && g.mainInput[root]):
@@ -152,27 +238,41 @@ func (c *checker) badAlias(g *aliasGraph, p *member, root graph.TensorRef) strin
 	case root.Subgraph != p.key.ref.Subgraph:
 		return "they are in different subgraphs"
 	}
-	// Walk back from the member through view operators and in-place
-	// writes, staying inside the group, until the root is reached.
+	// Walk back from the member through view operators (whose output
+	// lies over exactly its input's bytes) and in-place writes (whose
+	// placement checkInPlace checks), staying inside the group, until the
+	// root is reached.
 	seen := map[graph.TensorRef]bool{}
 	for cur := p.key.ref; cur != root; {
 		seen[cur] = true
-		next, found := graph.TensorRef{}, false
-		back := g.views[cur]
-		if q := c.placed[cur]; q != nil && q.inPlace != nil {
-			back = append([]graph.TensorRef{q.inPlace.input}, back...)
-		}
-		for _, in := range back {
+		next, found, moved := graph.TensorRef{}, false, ""
+		cm := c.placed[cur]
+		inGroup := func(in graph.TensorRef) bool {
 			q := c.placed[in]
-			if !seen[in] && (in == root || (q != nil && q.aliasOf != nil && *q.aliasOf == root)) {
-				next, found = in, true
-				break
-			}
+			return !seen[in] && (in == root || (q != nil && q.aliasOf != nil && *q.aliasOf == root))
 		}
-		if !found {
-			if cur == p.key.ref {
-				return "no view operator (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST) or in-place write turns a member of the group into it"
+		if cm != nil && cm.inPlace != nil && inGroup(cm.inPlace.input) {
+			next, found = cm.inPlace.input, true
+		}
+		for _, in := range g.views[cur] {
+			if found || !inGroup(in) {
+				continue
 			}
+			if q := c.placed[in]; cm != nil && q != nil && !q.sameBytes(cm) {
+				moved = c.name(in)
+				continue
+			}
+			next, found = in, true
+		}
+		switch {
+		case !found && moved != "" && cur == p.key.ref:
+			return fmt.Sprintf("it is a view of %s, but not over exactly its bytes (the same alias_offset and size)", moved)
+		case !found && moved != "":
+			return fmt.Sprintf("the chain back from it reaches %s, a view of %s but not over exactly its bytes (the same alias_offset and size)",
+				c.name(cur), moved)
+		case !found && cur == p.key.ref:
+			return "no view operator (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST) or in-place write turns a member of the group into it"
+		case !found:
 			return "the chain of view operators and in-place writes back from it stops at " + c.name(cur)
 		}
 		cur = next

@@ -28,7 +28,8 @@ func TestPlanAliases(t *testing.T) {
 				m.Subgraphs[0].Ops[1] = op("ADD", ids(1, 6), ids(2))
 			},
 			edits: []edit{set("schedule.1.name", "ADD")},
-			want:  []Kind{BadAlias},
+			// and a and r, one group but two values, share bytes while live
+			want: []Kind{BadAlias, Overlap},
 		},
 		{
 			name: "alias at a different offset", model: "alias",
@@ -44,7 +45,8 @@ func TestPlanAliases(t *testing.T) {
 		{
 			name: "chain through a tensor outside the group", model: "alias",
 			edits: []edit{set("tensor_allocs.2.alias_of", nil), set("tensor_allocs.2.binding.offset", 0)},
-			want:  []Kind{BadAlias},
+			// and s, cut off from a's value, shares a's bytes while both live
+			want: []Kind{BadAlias, Overlap},
 		},
 		{
 			name: "alias_of names a member, not the root", model: "alias",
@@ -102,6 +104,51 @@ func TestPlanAliases(t *testing.T) {
 			name: "peak_tensors name every live member", model: "alias",
 			edits: []edit{insert("arena_usages.0.peak_tensors.1", refJSON(0, 3))},
 			want:  []Kind{HeightMismatch},
+		},
+
+		// alias_offset
+		{
+			name: "alias_offset on a root", model: "alias",
+			edits: []edit{put("tensor_allocs.1.alias_offset", 16)},
+			want:  []Kind{Malformed},
+		},
+		{
+			name: "alias_offset 0 written out", model: "alias",
+			edits: []edit{put("tensor_allocs.2.alias_offset", 0)},
+			want:  []Kind{Malformed},
+		},
+		{
+			name: "alias_offset not an integer", model: "alias",
+			edits: []edit{put("tensor_allocs.2.alias_offset", "16")},
+			want:  []Kind{Malformed},
+		},
+		{
+			name: "a member off its root's offset plus its alias_offset", model: "alias",
+			edits: []edit{put("tensor_allocs.2.alias_offset", 16)},
+			// r is where a is, not 16 bytes in as declared; by the
+			// declaration it is not a's bytes (so not a's value, and s,
+			// which views it, not r's), and the group spans 48 bytes
+			want: []Kind{BadAlias, Overlap, HeightMismatch},
+		},
+		{
+			name: "a view over part of its input's bytes", model: "alias",
+			// r (and s, which views it) moved 16 bytes into a: a and r
+			// share [48, 64) while both live, and a view is its input's
+			// bytes exactly, so nothing relates them.
+			edits: append(arenaSet("arena_usages.0", 0, "total_size", 80),
+				put("tensor_allocs.2.alias_offset", 16), set("tensor_allocs.2.binding.offset", 48),
+				put("tensor_allocs.3.alias_offset", 16), set("tensor_allocs.3.binding.offset", 48),
+				set("arenas.0.used", 80), set("arena_usages.0.used", 80), set("arena_usages.0.lower_bound", 80)),
+			want: []Kind{BadAlias, Overlap},
+		},
+		{
+			name: "lower_bound counts a group's extent", model: "alias",
+			// as above, with the bound of the group's 48 bytes
+			edits: append(arenaSet("arena_usages.0", 0, "total_size", 80),
+				put("tensor_allocs.2.alias_offset", 16), set("tensor_allocs.2.binding.offset", 48),
+				put("tensor_allocs.3.alias_offset", 16), set("tensor_allocs.3.binding.offset", 48),
+				set("arenas.0.used", 80), set("arena_usages.0.used", 80)),
+			want: []Kind{BadAlias, Overlap, HeightMismatch},
 		},
 
 		// dynamic_shape

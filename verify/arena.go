@@ -201,9 +201,11 @@ func (c *checker) checkRange(a *arenaRec, desc, what string, offset, size int64)
 }
 
 // checkPair reports two allocations of one arena that share a byte while
-// both hold data: in a scratch arena, allocations of different alias
-// groups whose lifetimes share a step; in a persistent arena, any two; in
-// a constant arena, any two but tensors of one model buffer at one offset.
+// both hold data: in a scratch arena, two whose lifetimes share a step,
+// unless they are members of one alias group that hold one value or of
+// which one was written in place over the other at the only step they
+// share (related); in a persistent arena, any two; in a constant arena,
+// any two but tensors of one model buffer at one offset.
 func (c *checker) checkPair(desc, role string, p, q *member) {
 	pEnd, qEnd := addSat(p.offset, p.size), addSat(q.offset, q.size)
 	lo, hi := max(p.offset, q.offset), min(pEnd, qEnd)
@@ -213,13 +215,17 @@ func (c *checker) checkPair(desc, role string, p, q *member) {
 	when := ""
 	switch role {
 	case roleScratch:
-		if p.group == q.group {
-			return // one buffer; checkAliases checks the group
-		}
 		if p.live == nil || q.live == nil || p.live.start > q.live.end || q.live.start > p.live.end {
 			return
 		}
-		when = fmt.Sprintf(", both live at steps %d..%d", max(p.live.start, q.live.start), min(p.live.end, q.live.end))
+		first, last := max(p.live.start, q.live.start), min(p.live.end, q.live.end)
+		when = fmt.Sprintf(", both live at steps %d..%d", first, last)
+		if p.group == q.group {
+			if c.related(p, q, first, last) {
+				return
+			}
+			when += ", members of one alias group that no view or in-place write relates there"
+		}
 	case roleConstant:
 		if p.t != nil && q.t != nil && p.t.Buffer == q.t.Buffer && p.offset == q.offset {
 			return
@@ -229,8 +235,9 @@ func (c *checker) checkPair(desc, role string, p, q *member) {
 		p.what, p.offset, pEnd, q.what, q.offset, qEnd, lo, hi, desc, when)
 }
 
-// buffer is one alias group of a scratch arena: its members share one
-// offset, and it holds bytes at every step where one of them is live.
+// buffer is one alias group of a scratch arena: one block covering every
+// member's bytes, which holds bytes at every step where one of them is
+// live.
 type buffer struct {
 	root    key
 	size    int64 // rounded up to the alignment
@@ -276,8 +283,10 @@ func liveSum(bufs []*buffer, step int64) (int64, []key) {
 
 // checkPeak recomputes a scratch arena's lower bounds, the largest sum over
 // steps of its live buffers' sizes rounded up to the arena's alignment (the
-// plan's and its bank's): with each alias group one buffer, live over the
-// union of its members' lifetimes (lower_bound), and with every allocation
+// plan's and its bank's): with each alias group one buffer, the bytes from
+// its lowest member's start to its highest member's end (each where its
+// root's offset and its alias_offset put it; badAlias checks it is
+// there), live over the union of its members' lifetimes (lower_bound), and with every allocation
 // a buffer of its own (lower_bound_without_aliases). It checks both bounds,
 // peak_step and peak_tensors, which must name the root of every group live
 // at peak_step.
@@ -286,15 +295,23 @@ func (c *checker) checkPeak(u *usage, a *arenaRec, desc string, ps []*member) {
 	aligned := func(n int64) int64 { return addSat(n, align-1) / align * align }
 	var alone, grouped []*buffer
 	byRoot := map[key]*buffer{}
+	type extent struct{ lo, hi int64 }
+	extents := map[*buffer]extent{}
 	for _, p := range ps {
 		alone = append(alone, &buffer{root: p.key, size: aligned(p.size), members: []*member{p}})
 		b := byRoot[p.group]
+		start := c.groupOffset(p)
+		end := addSat(start, p.size)
 		if b == nil {
 			b = &buffer{root: p.group}
 			byRoot[p.group] = b
 			grouped = append(grouped, b)
+			extents[b] = extent{start, end}
 		}
-		b.size = max(b.size, aligned(p.size))
+		e := extents[b]
+		e = extent{min(e.lo, start), max(e.hi, end)}
+		extents[b] = e
+		b.size = aligned(e.hi - e.lo)
 		b.members = append(b.members, p)
 	}
 	if bound := peakOf(grouped); u.lowerBound != bound {

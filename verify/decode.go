@@ -114,6 +114,9 @@ type alloc struct {
 	// aliasOf is the root of the alias group the tensor belongs to; nil
 	// for null.
 	aliasOf *graph.TensorRef
+	// aliasOffset is alias_offset, nil when the key is absent (an offset
+	// of 0).
+	aliasOffset *int64
 	// dynamic is dynamic_shape, nil when the key is absent.
 	dynamic *bool
 	// inPlace is the in_place object, nil when the key is absent.
@@ -258,7 +261,8 @@ func decode(data []byte) (*planDoc, []Violation) {
 	})
 	each("tensor_allocs", func(o *object) {
 		doc.allocs = append(doc.allocs, alloc{path: o.path, ref: o.ref(), name: o.name("name"), size: o.int("size"),
-			binding: o.binding(), aliasOf: o.refOrNull("alias_of"), dynamic: o.optBool("dynamic_shape"), inPlace: o.inPlace()})
+			binding: o.binding(), aliasOf: o.refOrNull("alias_of"), aliasOffset: o.optInt("alias_offset"),
+			dynamic: o.optBool("dynamic_shape"), inPlace: o.inPlace()})
 	})
 	each("arena_usages", func(o *object) {
 		a := usage{path: o.path, role: roleScratch, arena: o.int("arena"), memory: o.str("memory"), capacity: o.int("capacity"),
@@ -478,6 +482,18 @@ func (o *object) inPlace() *inPlaceDecl {
 	op := child.opRef()
 	return &inPlaceDecl{op: op, input: graph.TensorRef{Subgraph: op.Subgraph, Tensor: graph.TensorID(child.index("input"))},
 		contract: child.str("contract")}
+}
+
+// optInt reads an integer key that may be absent; nil when it is.
+func (o *object) optInt(key string) *int64 {
+	if o.m == nil {
+		return nil
+	}
+	if _, present := o.m[key]; !present {
+		return nil
+	}
+	n := o.int(key)
+	return &n
 }
 
 // optBool reads a boolean key that may be absent; nil when it is.

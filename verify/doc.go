@@ -45,19 +45,24 @@
 //     writable bank in allocation order; for constants the constant bank)
 //     asks for, or has spills entries that move it there; a constant is
 //     staged from its rule's source (RuleViolated);
-//   - no two scratch allocations of different alias groups live at a
-//     common step share a byte, no two persistent allocations share a
-//     byte, and no two constants share a byte unless they are one model
-//     buffer at one offset (Overlap);
-//   - every alias_of names a scratch root of the same arena, offset and
-//     size, neither is an input or output of a subgraph (with
+//   - no two scratch allocations live at a common step share a byte,
+//     pair by pair, unless they are members of one alias group that hold
+//     one value (one views the other's bytes, through views only) or of
+//     which one is written in place over the other at the only step they
+//     share; no two persistent allocations share a byte, and no two
+//     constants share a byte unless they are one model buffer at one
+//     offset (Overlap);
+//   - every alias_of names a scratch root in the same arena, the member
+//     lies at the root's offset plus its alias_offset (present only when
+//     not 0), neither is an input or output of a subgraph (with
 //     overwrite_inputs the root may be a model input), and view operators
-//     (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST), input 0 to output 0, and
-//     in-place writes lead from the root to the member through members of
-//     the group (BadAlias);
+//     (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST), input 0 to output 0, each
+//     output over exactly its input's bytes, and in-place writes lead from
+//     the root to the member through members of the group (BadAlias);
 //   - every in_place entry names a contract of the plan's kernel library
 //     that lets its operator, which runs once and calls nothing, write the
-//     tensor over the input, a member of its group; and no other member of
+//     tensor over the input, a member of its group that lies where the
+//     contract lets it lie relative to the tensor; and no other member of
 //     the group used before that write is used after it (BadAlias);
 //   - every use of a scratch tensor falls inside its declared lifetime, and
 //     kernel scratch lives at least while its operator runs
@@ -69,8 +74,10 @@
 //   - each arena's used and size, and its heliaAOT entry's lower_bound,
 //     lower_bound_without_aliases, fragmentation, peak_step and
 //     peak_tensors agree with its allocations (HeightMismatch). An alias
-//     group is one buffer, live over the union of its members' lifetimes,
-//     and peak_tensors names each buffer live at peak_step by its root.
+//     group is one buffer, from its lowest member's first byte to its
+//     highest member's last, live over the union of its members'
+//     lifetimes, and peak_tensors names each buffer live at peak_step by
+//     its root.
 //   - plan_hash is the hash of the plan's own arenas, allocations and
 //     operator order, recomputed (hash.go; docs/plan-format.md, plan_hash)
 //     without the planner's code, so a plan changed after heliac wrote it

@@ -47,7 +47,11 @@ func hashOf(doc *planDoc) string {
 	for _, a := range doc.allocs {
 		fmt.Fprintf(h, "tensor %d:%d arena=%d offset=%d size=%d\n", a.ref.Subgraph, a.ref.Tensor, a.arena, a.offset, a.size)
 		if a.aliasOf != nil {
-			fmt.Fprintf(h, "alias %d:%d\n", a.aliasOf.Subgraph, a.aliasOf.Tensor)
+			fmt.Fprintf(h, "alias %d:%d", a.aliasOf.Subgraph, a.aliasOf.Tensor)
+			if a.aliasOffset != nil && *a.aliasOffset != 0 {
+				fmt.Fprintf(h, " offset=%d", *a.aliasOffset)
+			}
+			fmt.Fprintln(h)
 		}
 		if ip := a.inPlace; ip != nil {
 			fmt.Fprintf(h, "in_place op=%d:%d input=%d:%d contract=%s\n",

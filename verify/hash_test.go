@@ -44,6 +44,7 @@ func TestPlanHashCovers(t *testing.T) {
 		{"tensor arena", "chain", []edit{set("tensor_allocs.1.binding.arena", 1)}, true},
 		{"tensor size", "chain", []edit{set("tensor_allocs.1.size", 16)}, true},
 		{"alias", "alias", []edit{set("tensor_allocs.2.alias_of", nil)}, true},
+		{"alias offset", "alias", []edit{put("tensor_allocs.2.alias_offset", 16)}, true},
 		{"variable name", "resource", []edit{set("resource_variables.0.shared_name", `st\xffate`)}, true},
 		{"variable offset", "resource", []edit{set("resource_variables.0.offset", 0)}, true},
 		{"kernel scratch", "chain", []edit{insert("kernel_scratch.0", kernelScratchJSON(1, 64, 2, 2))}, true},

@@ -39,8 +39,10 @@ func (c *checker) inPlaceIndex() *inPlaceIndex {
 //     output position, over the input, at its input position (the
 //     contract's own conditions, such as the same shape, hold);
 //   - the input is a member of the tensor's alias group (its root or a
-//     member with the same alias_of), and not an input or output of a
-//     subgraph unless overwrite_inputs allows a model input;
+//     member with the same alias_of) in its arena, starting where the
+//     contract lets it start relative to the tensor (exactly at its start
+//     for an exact contract), and not an input or output of a subgraph
+//     unless overwrite_inputs allows a model input;
 //   - the operator runs once and calls no subgraph;
 //   - every other member of the group used before the operator's step is
 //     used last at that step: nothing reads the bytes the write destroys.
@@ -71,13 +73,13 @@ func (c *checker) checkInPlace(g *aliasGraph, ix *inPlaceIndex, p *member) {
 		bad("the operator does not read the input and write the tensor")
 		return
 	}
-	allowed := false
-	for _, k := range lib.InPlace(sg, op) {
+	var placements []kernels.Placement
+	for _, k := range lib.InPlace(c.m, d.op.Subgraph, op) {
 		if slices.Contains(ins, k.Input) && slices.Contains(outs, k.Output) && k.String() == d.contract {
-			allowed = true
+			placements = append(placements, k)
 		}
 	}
-	if !allowed {
+	if len(placements) == 0 {
 		bad("no contract of %s lets %s write it so (the entry says %q)", lib.Name, op.Name(), d.contract)
 		return
 	}
@@ -85,6 +87,14 @@ func (c *checker) checkInPlace(g *aliasGraph, ix *inPlaceIndex, p *member) {
 	switch {
 	case in == nil || (d.input != *p.aliasOf && (in.aliasOf == nil || *in.aliasOf != *p.aliasOf)):
 		bad("the input is not a member of the tensor's alias group")
+		return
+	case in.arena != p.arena:
+		bad("the input is in arena %d and the tensor in arena %d", in.arena, p.arena)
+		return
+	case !slices.ContainsFunc(placements, func(k kernels.Placement) bool { return k.Allows(in.offset - p.offset) }):
+		k := placements[0]
+		bad("the input starts %d bytes after the tensor does, and the contract lets it start %d to %d bytes after",
+			in.offset-p.offset, k.Lo, k.Hi)
 		return
 	case g.boundary[d.input] && !(c.doc.overwriteInputs && g.mainInput[d.input]):
 		bad("the input is an input or output of a subgraph (a model input only with overwrite_inputs)")

@@ -45,17 +45,20 @@ func TestPlanInPlace(t *testing.T) {
 			// The last FULLY_CONNECTED reads a as well as b.
 			mod:   func(m *graph.Model) { m.Subgraphs[0].Ops[2].Inputs = ids(2, 1) },
 			edits: []edit{set("tensor_lifetimes.1.end_op", 3), set("arena_usages.0.lower_bound_without_aliases", 80)},
-			want:  []Kind{BadAlias},
+			// and a and b share bytes while both live at steps 2..3
+			want: []Kind{BadAlias, Overlap},
 		},
 		{
 			name: "the operator named does not write the tensor", model: "inplace",
 			edits: []edit{set("tensor_allocs.2.in_place.operator", 0)},
-			want:  []Kind{BadAlias},
+			// and no write at the step a and b share relates them
+			want: []Kind{BadAlias, Overlap},
 		},
 		{
 			name: "the input named is not the operator's", model: "inplace",
 			edits: []edit{set("tensor_allocs.2.in_place.input", 0)},
-			want:  []Kind{BadAlias},
+			// and no write over a's value relates a and b
+			want: []Kind{BadAlias, Overlap},
 		},
 		{
 			name: "in_place without alias_of", model: "inplace",
@@ -65,7 +68,8 @@ func TestPlanInPlace(t *testing.T) {
 		{
 			name: "the same bytes without in_place", model: "inplace",
 			edits: []edit{del("tensor_allocs.2.in_place")},
-			want:  []Kind{BadAlias},
+			// and nothing relates a and b, which share bytes at step 2
+			want: []Kind{BadAlias, Overlap},
 		},
 		{
 			name: "a model input written over without overwrite_inputs", model: "inplace",
@@ -78,6 +82,82 @@ func TestPlanInPlace(t *testing.T) {
 				sg.Ops[0].Inputs = ids(1)
 			},
 			want: []Kind{BadAlias, UseOutsideLifetime},
+		},
+	})
+}
+
+// In testdata/pad.json, tensor_allocs are in, a, paddings, b, c, out
+// (0..5) and tensor_lifetimes in, a, b, c, out (0..4): PAD writes b over
+// a, which lies at b's end (a at 80, b at 0, 144 bytes, alias_offset
+// -80), and QUANTIZE writes c at the start of b (c at 0, 36 bytes): one
+// alias group, one block of 144 bytes.
+func TestPlanInPlaceOffsets(t *testing.T) {
+	runViolationCases(t, []violationCase{
+		{name: "PAD's input at its output's end, QUANTIZE's output at its input's start", model: "pad"},
+		{
+			name: "PAD's input at its output's start", model: "pad",
+			// PadImpl would write padding over a's elements before it
+			// copies them.
+			edits: []edit{set("tensor_allocs.1.binding.offset", 0), del("tensor_allocs.3.alias_offset"), del("tensor_allocs.4.alias_offset")},
+			want:  []Kind{BadAlias},
+		},
+		{
+			name: "QUANTIZE's output toward its input's end", model: "pad",
+			// c at 96: output element i lands on input element 24 + i/4,
+			// not yet read.
+			edits: []edit{set("tensor_allocs.4.binding.offset", 96), set("tensor_allocs.4.alias_offset", 16)},
+			want:  []Kind{BadAlias},
+		},
+		{
+			name: "a placement the contract allows, off the alignment", model: "pad",
+			// b and c 4 bytes on: a starts 76 bytes into b, which PAD
+			// allows, but no offset is a multiple of 16.
+			edits: []edit{set("tensor_allocs.3.binding.offset", 4), set("tensor_allocs.3.alias_offset", -76),
+				set("tensor_allocs.4.binding.offset", 4), set("tensor_allocs.4.alias_offset", -76)},
+			want: []Kind{Misaligned},
+		},
+		{
+			name: "alias_offset left out", model: "pad",
+			edits: []edit{del("tensor_allocs.3.alias_offset")},
+			// and by the declaration the block reaches from a to c's end
+			want: []Kind{BadAlias, HeightMismatch},
+		},
+		{
+			name: "alias_offset that does not match the bindings", model: "pad",
+			edits: []edit{set("tensor_allocs.4.alias_offset", -64)},
+			// and by it, c would not lie at its input's start
+			want: []Kind{BadAlias},
+		},
+		{
+			name: "the input declared live after a write over part of it", model: "pad",
+			// a is live at step 3 while b, written over it at step 2,
+			// holds [80, 144) too.
+			edits: []edit{set("tensor_lifetimes.1.end_op", 3), set("arena_usages.0.lower_bound_without_aliases", 256)},
+			want:  []Kind{Overlap},
+		},
+		{
+			name: "the input read after a write over part of it", model: "pad",
+			mod:   func(m *graph.Model) { m.Subgraphs[0].Ops[3].Inputs = ids(4, 1) },
+			edits: []edit{set("tensor_lifetimes.1.end_op", 4), set("arena_usages.0.lower_bound_without_aliases", 256)},
+			want:  []Kind{BadAlias, Overlap},
+		},
+		{
+			name: "lower_bound counting each member", model: "pad",
+			edits: []edit{set("arena_usages.0.lower_bound", 208)},
+			want:  []Kind{HeightMismatch},
+		},
+		{
+			name: "PAD by a negative padding", model: "pad",
+			// PadPrepare accepts it, but PadImpl then copies fewer input
+			// elements: no contract.
+			mod: func(m *graph.Model) {
+				m.Buffers[1].Data[4*2] = 0xff // pads [[0 0] [-1 1] [0 1] [0 0]]
+				for i := 1; i < 4; i++ {
+					m.Buffers[1].Data[4*2+i] = 0xff
+				}
+				m.Buffers[1].Data[4*3] = 2
+			},
+			want: []Kind{BadAlias},
 		},
 	})
 }

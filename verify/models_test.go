@@ -344,7 +344,51 @@ func inPlaceModel() *graph.Model {
 	return m
 }
 
+// padModel writes PAD's output over its input, which lies at the output's
+// end, and QUANTIZE's (from FLOAT32 to INT8) at the start of its input
+// (testdata/pad.json): a, b and c are one alias group rooted at a, one
+// block of b's 144 bytes, b starting 80 bytes before a and c where b does.
+// PAD pads a, [1, 2, 2, 4], by a row and a column after, so its input may
+// start 16 to 80 bytes after its output; QUANTIZE's input 3 bytes before
+// its output to where it starts.
+//
+//	step:    0      1    2    3        4
+//	         inputs FC   PAD  QUANTIZE FC
+//	in       [========]
+//	a               [======]
+//	b (over a)           [=======]
+//	c (in b)                  [=======]
+//	out                                [=]
+func padModel() *graph.Model {
+	pads := make([]byte, 32)
+	for _, i := range []int{3, 5} { // pads [[0 0] [0 1] [0 1] [0 0]]
+		pads[4*i] = 1
+	}
+	return &graph.Model{
+		Buffers: []graph.Buffer{{}, {Data: pads}},
+		Subgraphs: []graph.Subgraph{{
+			Tensors: []graph.Tensor{
+				tensor("in", graph.Float32, 1, 4),
+				tensor("a", graph.Float32, 1, 2, 2, 4),
+				withBuffer(tensor("paddings", graph.Int32, 4, 2), 1),
+				tensor("b", graph.Float32, 1, 3, 3, 4),
+				tensor("c", graph.Int8, 1, 3, 3, 4),
+				tensor("out", graph.Int8, 1, 4),
+			},
+			Ops: []graph.Op{
+				withCode(op("FULLY_CONNECTED", ids(0), ids(1)), 9),
+				withCode(op("PAD", ids(1, 2), ids(3)), 34),
+				withCode(op("QUANTIZE", ids(3), ids(4)), 114),
+				withCode(op("FULLY_CONNECTED", ids(4), ids(5)), 9),
+			},
+			Inputs:  ids(0),
+			Outputs: ids(5),
+		}},
+	}
+}
+
 var models = map[string]func() *graph.Model{
+	"pad":      padModel,
 	"inplace":  inPlaceModel,
 	"banks":    banksModel,
 	"chain":    chainModel,

@@ -91,6 +91,9 @@ type checker struct {
 	// rulesOK says every rule is well formed, so that where the rules put
 	// an allocation can be worked out.
 	rulesOK bool
+	// alias is what the alias rules need of the model: its view
+	// operators and subgraph boundaries.
+	alias *aliasGraph
 }
 
 // member is one allocation of any kind, as the checks of arenas, banks,
@@ -111,12 +114,29 @@ type member struct {
 	// group is the key of the alias group's root: alias_of, or the
 	// allocation itself.
 	group key
+	// class is, for a tensor, the member whose write put its value in its
+	// bytes: the tensor itself, or, for a view, the member it views, back
+	// through views of the same bytes to the group's root or to a tensor
+	// written in place (indexGroups). Members of one class hold one value
+	// in the same bytes. nil for other kinds.
+	class *member
 	// Tensors only.
 	t       *graph.Tensor
 	aliasOf *graph.TensorRef
-	inPlace *inPlaceDecl
-	dynamic *bool
-	name    string
+	// aliasOffset is alias_offset, nil when absent (0).
+	aliasOffset *int64
+	inPlace     *inPlaceDecl
+	dynamic     *bool
+	name        string
+}
+
+// offsetInGroup returns alias_offset, 0 when absent or when p is no
+// member of a group (the key is then Malformed).
+func (p *member) offsetInGroup() int64 {
+	if p.aliasOffset == nil || p.aliasOf == nil {
+		return 0
+	}
+	return *p.aliasOffset
 }
 
 // name formats a tensor as "subgraph:tensor (name)".

@@ -524,6 +524,15 @@ func TestPlanMessages(t *testing.T) {
 			},
 		},
 		{
+			name: "a lifetime that outlives an in-place write over it", model: "inplace",
+			// a is declared live at step 3, after RELU wrote b over it.
+			edits: []edit{set("tensor_lifetimes.1.end_op", 3), set("arena_usages.0.lower_bound_without_aliases", 80)},
+			want: []Violation{
+				{Overlap, `0:1 (a) at [16, 48) and 0:2 (b) at [16, 48) share bytes [16, 48) of scratch arena "scratch_sram", ` +
+					`both live at steps 2..3, members of one alias group that no view or in-place write relates there`},
+			},
+		},
+		{
 			name: "variable too small", model: "resource",
 			edits: []edit{set("resource_variables.0.size", 32)},
 			want: []Violation{
