@@ -1,0 +1,227 @@
+package order
+
+import (
+	"slices"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// problem is one subgraph's scheduling problem in the cost model: which
+// operators must precede which, and the buffers they touch.
+type problem struct {
+	n     int
+	preds [][]int32 // preds[x]: operators that must run before x
+	succs [][]int32
+	bufs  []buffer
+	// touch[x] lists the buffers operator x reads or writes, each once.
+	touch [][]int32
+	// callee[x] is the peak of the subgraphs x runs (the largest; they run
+	// one after another inside x's span).
+	callee []int64
+	calls  []bool // x runs subgraphs
+	// pairs[x] are x's in-place pairs, as buffer indexes.
+	pairs [][]bufPair
+	// inStep is the bytes live at the subgraph's input step.
+	inStep int64
+	// tail is the bytes of outputs no operator touches, live at the
+	// subgraph's last step only.
+	tail int64
+}
+
+// buffer is one scratch buffer of a subgraph: a tensor, or an alias group.
+type buffer struct {
+	size  int64
+	users []int32 // operators that touch it, ascending
+	// in and out say it holds a subgraph input (live from the input step)
+	// or output (live to the last step).
+	in, out bool
+}
+
+// bufPair is an in-place pair: the output buffer may take the input
+// buffer's bytes when the input dies where the output is born. In model
+// it holds tensor ids of buffer roots; in problem, buffer indexes.
+type bufPair struct{ in, out graph.TensorID }
+
+// newProblem builds subgraph s's problem; callee[c] is the peak of each
+// subgraph s calls, already scheduled.
+func newProblem(md *model, fx *effects, s graph.SubgraphIndex, calleePeak []int64, inPlace [][]bufPair) *problem {
+	sg := &md.m.Subgraphs[s]
+	n := len(sg.Ops)
+	p := &problem{n: n, preds: deps(md, fx, s), succs: make([][]int32, n), touch: make([][]int32, n),
+		callee: make([]int64, n), calls: make([]bool, n), pairs: make([][]bufPair, n)}
+	for x, ps := range p.preds {
+		for _, y := range ps {
+			p.succs[y] = append(p.succs[y], int32(x))
+		}
+	}
+	index := map[graph.TensorID]int32{}
+	bufOf := func(t graph.TensorID) int32 {
+		r := md.buf[s][t]
+		if r < 0 {
+			return -1
+		}
+		b, ok := index[r]
+		if !ok {
+			b = int32(len(p.bufs))
+			index[r] = b
+			p.bufs = append(p.bufs, buffer{size: md.size[s][r]})
+		}
+		return b
+	}
+	for _, t := range sg.Inputs {
+		if t != graph.NoTensor {
+			if b := bufOf(t); b >= 0 {
+				p.bufs[b].in = true
+			}
+		}
+	}
+	for _, t := range sg.Outputs {
+		if t != graph.NoTensor {
+			if b := bufOf(t); b >= 0 {
+				p.bufs[b].out = true
+			}
+		}
+	}
+	for x := range sg.Ops {
+		op := &sg.Ops[x]
+		for _, t := range operands(op) {
+			if b := bufOf(t); b >= 0 && !slices.Contains(p.touch[x], b) {
+				p.touch[x] = append(p.touch[x], b)
+				p.bufs[b].users = append(p.bufs[b].users, int32(x))
+			}
+		}
+		for _, c := range op.Called {
+			p.callee[x] = max(p.callee[x], calleePeak[c])
+			p.calls[x] = true
+		}
+		if inPlace != nil {
+			for _, pr := range inPlace[x] {
+				p.pairs[x] = append(p.pairs[x], bufPair{graph.TensorID(index[pr.in]), graph.TensorID(index[pr.out])})
+			}
+		}
+	}
+	for _, b := range p.bufs {
+		switch {
+		case b.in:
+			p.inStep += b.size
+		case b.out && len(b.users) == 0:
+			p.tail += b.size
+		}
+	}
+	if n == 0 {
+		p.inStep += p.tail
+		p.tail = 0
+	}
+	return p
+}
+
+// opCost is what running x costs when the operators done says have run
+// and open bytes are open: the bytes live over x's span, and the bytes
+// open after it. done must say false for x.
+func (p *problem) opCost(x int, open int64, done func(int32) bool) (cost, after int64) {
+	cost, after = open, open
+	var started, dies []bool
+	if len(p.pairs[x]) > 0 {
+		started, dies = make([]bool, len(p.touch[x])), make([]bool, len(p.touch[x]))
+	}
+	for i, b := range p.touch[x] {
+		buf := &p.bufs[b]
+		st, rest := buf.in, buf.out
+		for _, u := range buf.users {
+			if int(u) == x {
+				continue
+			}
+			if done(u) {
+				st = true
+			} else {
+				rest = true
+			}
+			if st && rest {
+				break
+			}
+		}
+		switch {
+		case !st && rest:
+			cost += buf.size
+			after += buf.size
+		case !st:
+			cost += buf.size
+		case !rest:
+			after -= buf.size
+		}
+		if started != nil {
+			started[i], dies[i] = st, !rest
+		}
+	}
+	for _, pr := range p.pairs[x] {
+		i, o := slices.Index(p.touch[x], int32(pr.in)), slices.Index(p.touch[x], int32(pr.out))
+		if dies[i] && !started[o] {
+			cost -= min(p.bufs[pr.in].size, p.bufs[pr.out].size)
+		}
+	}
+	return cost + p.callee[x], after
+}
+
+// opensNothing reports whether every buffer x starts dies at x (so running
+// x early never keeps bytes live longer).
+func (p *problem) opensNothing(x int, done func(int32) bool) bool {
+	for _, b := range p.touch[x] {
+		buf := &p.bufs[b]
+		if buf.in {
+			continue
+		}
+		st, rest := false, buf.out
+		for _, u := range buf.users {
+			if int(u) == x {
+				continue
+			}
+			if done(u) {
+				st = true
+				break
+			}
+			rest = true
+		}
+		if !st && rest {
+			return false
+		}
+	}
+	return true
+}
+
+// peakOf returns the subgraph's peak in the cost model on order (a
+// permutation of its operators), with callees at their given peaks.
+func (p *problem) peakOf(order []int32) int64 {
+	done := make([]bool, p.n)
+	isDone := func(u int32) bool { return done[u] }
+	var open int64
+	for _, b := range p.bufs {
+		if b.in && (b.out || len(b.users) > 0) {
+			open += b.size
+		}
+	}
+	peak := p.inStep
+	for i, x := range order {
+		cost, after := p.opCost(int(x), open, isDone)
+		if i == len(order)-1 {
+			cost = p.lastCost(int(x), cost)
+		}
+		peak = max(peak, cost)
+		open = after
+		done[x] = true
+	}
+	return peak
+}
+
+// lastCost adds the tail to the cost of the last operator: the outputs no
+// operator touches are live at the subgraph's last step. When the operator
+// runs subgraphs that step is its callees' last, so this counts the tail
+// beside the operator's own bytes only, a lower bound of the step's.
+func (p *problem) lastCost(x int, cost int64) int64 {
+	if p.tail == 0 {
+		return cost
+	}
+	if !p.calls[x] {
+		return cost + p.tail
+	}
+	return max(cost, cost-p.callee[x]+p.tail)
+}
