@@ -102,4 +102,3 @@ func deps(md *model, fx *effects, s graph.SubgraphIndex) [][]int32 {
 	}
 	return preds
 }
-

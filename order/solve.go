@@ -74,41 +74,42 @@ func (sv *solver) subgraph(s graph.SubgraphIndex) {
 	}
 }
 
-// search orders each segment of p, best first by beam search, then exactly
-// where time allows, the segments with the highest peaks first. It returns
-// each segment's order (as operators of the subgraph) and peak, and a lower
-// bound of p's optimal peak.
+// search orders each segment of p: by beam search, then exactly where time
+// allows, the segments with the highest peaks first. Before the exact
+// search it raises the lower bound of the operators that cost most in the
+// best order so far with cutBound. It returns each segment's order (as
+// operators of the subgraph) and peak, and a lower bound of p's optimal
+// peak.
 func (sv *solver) search(p *problem, st *structure) (orders [][]int32, peaks []int64, bound int64) {
 	local := make([]int32, p.n)
 	views := make([]*view, len(st.segs))
 	locals := make([][]int32, len(st.segs))
 	peaks = make([]int64, len(st.segs))
-	bound = p.inStep
+	bound = max(p.inStep, st.endBytes)
 	for k := range st.segs {
-		v := newView(p, st, k, local)
-		views[k] = v
-		for _, lb := range v.lb {
-			bound = max(bound, lb)
-		}
+		views[k] = newView(p, st, k, local)
+		bound = max(bound, slices.Max(views[k].lb))
+	}
+	for k, v := range views {
 		model := make([]int32, len(v.ops))
 		for i := range model {
 			model[i] = int32(i)
 		}
 		locals[k], peaks[k] = model, v.peakOf(model)
 		if peaks[k] <= bound {
-			continue // nothing to gain yet; the exact pass looks again
+			continue // nothing to gain
 		}
 		if o, pk := v.beam(beamWidth, sv.stop); pk < peaks[k] {
 			locals[k], peaks[k] = o, pk
 		}
 	}
-	bound = max(bound, st.endBytes)
-	byPeak := make([]int, len(st.segs))
-	for k := range byPeak {
-		byPeak[k] = k
-	}
-	slices.SortStableFunc(byPeak, func(a, b int) int { return cmp.Compare(peaks[b], peaks[a]) })
 	if st.anc != nil {
+		bound = sv.cutBounds(p, st, views, locals, bound)
+		byPeak := make([]int, len(st.segs))
+		for k := range byPeak {
+			byPeak[k] = k
+		}
+		slices.SortStableFunc(byPeak, func(a, b int) int { return cmp.Compare(peaks[b], peaks[a]) })
 		for _, k := range byPeak {
 			if peaks[k] <= bound || sv.stop() {
 				continue
@@ -131,4 +132,38 @@ func (sv *solver) search(p *problem, st *structure) (orders [][]int32, peaks []i
 		}
 	}
 	return orders, peaks, bound
+}
+
+// cutBounds raises lbBase with cutBound for the operators that cost more
+// than bound in the best orders so far (locals), costliest first, and
+// returns the raised bound. An operator costs at least its cut bound in
+// every order, so one that costs no more than the bound cannot raise it.
+func (sv *solver) cutBounds(p *problem, st *structure, views []*view, locals [][]int32, bound int64) int64 {
+	type opCost struct {
+		x    int32
+		cost int64
+	}
+	var costly []opCost
+	for k, v := range views {
+		for i, c := range v.costs(locals[k]) {
+			if c > bound {
+				costly = append(costly, opCost{v.ops[i], c})
+			}
+		}
+	}
+	slices.SortStableFunc(costly, func(a, b opCost) int { return cmp.Compare(b.cost, a.cost) })
+	var f flowNet
+	for _, oc := range costly {
+		if oc.cost <= bound || sv.stop() {
+			break
+		}
+		x := oc.x
+		cut := st.cutBound(p, int(x), &f, oc.cost-p.callee[x])
+		st.lbBase[x] = max(st.lbBase[x], cut)
+		bound = max(bound, cut+p.callee[x])
+	}
+	for _, v := range views {
+		v.refreshLB()
+	}
+	return bound
 }

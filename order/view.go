@@ -38,13 +38,9 @@ func newView(p *problem, st *structure, k int, local []int32) *view {
 				v.succs[local[y]] = append(v.succs[local[y]], int32(i))
 			}
 		}
-		v.lb[i] = st.lbBase[x] + p.callee[x]
 	}
 	v.byLB = make([]int32, len(ops))
-	for i := range v.byLB {
-		v.byLB[i] = int32(i)
-	}
-	slices.SortStableFunc(v.byLB, func(a, b int32) int { return cmp.Compare(v.lb[b], v.lb[a]) })
+	v.refreshLB()
 	for _, b := range p.bufs {
 		started, rest := b.in, b.out
 		for _, u := range b.users {
@@ -59,6 +55,15 @@ func newView(p *problem, st *structure, k int, local []int32) *view {
 		}
 	}
 	return v
+}
+
+// refreshLB sets lb and byLB from the structure's lbBase.
+func (v *view) refreshLB() {
+	for i, x := range v.ops {
+		v.lb[i] = v.st.lbBase[x] + v.p.callee[x]
+		v.byLB[i] = int32(i)
+	}
+	slices.SortStableFunc(v.byLB, func(a, b int32) int { return cmp.Compare(v.lb[b], v.lb[a]) })
 }
 
 // doneFunc returns whether an operator of the subgraph has run when the
@@ -103,15 +108,20 @@ func (v *view) h(ran bitset) int64 {
 	return 0
 }
 
-// peakOf returns the segment's peak on order (local numbers).
-func (v *view) peakOf(order []int32) int64 {
+// costs returns what each local operator costs on order (local numbers),
+// indexed by local number.
+func (v *view) costs(order []int32) []int64 {
 	ran := newBitset(len(v.ops))
-	open, peak := v.open0, int64(0)
+	open := v.open0
+	out := make([]int64, len(v.ops))
 	for n, i := range order {
-		c, after := v.cost(i, ran, open, len(order)-n)
-		peak = max(peak, c)
-		open = after
+		out[i], open = v.cost(i, ran, open, len(order)-n)
 		ran.set(i)
 	}
-	return peak
+	return out
+}
+
+// peakOf returns the segment's peak on order (local numbers).
+func (v *view) peakOf(order []int32) int64 {
+	return slices.Max(append(v.costs(order), 0))
 }
