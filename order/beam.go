@@ -45,6 +45,7 @@ func (v *view) beam(width int, stop func() bool) ([]int32, int64) {
 		zob[i] = rng.Uint64()
 	}
 	var trail []trailStep
+	words := len(newBitset(m))
 	root := beamState{ran: newBitset(m), open: v.open0, trail: -1}
 	for i := range m {
 		if len(v.preds[i]) == 0 {
@@ -52,6 +53,10 @@ func (v *view) beam(width int, stop func() bool) ([]int32, int64) {
 		}
 	}
 	level := []beamState{root}
+	// Each level's sets and ready lists live in two buffers reused level
+	// after level.
+	var bits, nextBits []uint64
+	var ready, nextReady []int32
 	seen := map[uint64]bool{}
 	var kids []beamChild
 	for depth := range m {
@@ -74,12 +79,10 @@ func (v *view) beam(width int, stop func() bool) ([]int32, int64) {
 				kids = append(kids, k)
 			}
 		}
-		slices.SortFunc(kids, func(a, b beamChild) int {
-			return cmp.Or(cmp.Compare(a.f, b.f), cmp.Compare(a.after, b.after), cmp.Compare(a.g, b.g),
-				cmp.Compare(a.parent, b.parent), cmp.Compare(a.op, b.op))
-		})
+		kids = best(kids, 2*width+4)
 		clear(seen)
 		next := make([]beamState, 0, width)
+		nextBits, nextReady = nextBits[:0], nextReady[:0]
 		for _, k := range kids {
 			if len(next) == width {
 				break
@@ -90,23 +93,32 @@ func (v *view) beam(width int, stop func() bool) ([]int32, int64) {
 			seen[k.hash] = true
 			p := &level[k.parent]
 			trail = append(trail, trailStep{parent: p.trail, op: k.op})
-			ns := beamState{ran: slices.Clone(p.ran), g: k.g, open: k.after, trail: int32(len(trail) - 1),
-				hash: k.hash, hpos: k.hpos}
-			ns.ran.set(k.op)
+			nextBits = append(nextBits, p.ran...)
+			ran := bitset(nextBits[len(nextBits)-words:])
+			ran.set(k.op)
+			start := len(nextReady)
 			for _, r := range p.ready {
 				if r != k.op {
-					ns.ready = append(ns.ready, r)
+					nextReady = append(nextReady, r)
 				}
 			}
 			for _, y := range v.succs[k.op] {
-				if v.ready(y, ns.ran) {
-					ns.ready = append(ns.ready, y)
+				if v.ready(y, ran) {
+					nextReady = append(nextReady, y)
 				}
 			}
+			next = append(next, beamState{g: k.g, open: k.after, trail: int32(len(trail) - 1), hash: k.hash, hpos: k.hpos})
+			ns := &next[len(next)-1]
+			ns.ready = nextReady[start:len(nextReady):len(nextReady)]
 			slices.Sort(ns.ready)
-			next = append(next, ns)
+		}
+		// The buffers may have moved while growing: point into them now.
+		for i := range next {
+			next[i].ran = bitset(nextBits[i*words : (i+1)*words])
 		}
 		level = next
+		bits, nextBits = nextBits, bits
+		ready, nextReady = nextReady, ready
 	}
 	best := level[0]
 	order := make([]int32, m)
@@ -114,4 +126,50 @@ func (v *view) beam(width int, stop func() bool) ([]int32, int64) {
 		order[n] = trail[t].op
 	}
 	return order, best.g
+}
+
+// compareChildren ranks candidates: by the larger of the peak so far and
+// the largest lower bound left, then by the bytes left open, then by the
+// peak so far; ties by parent and operator, so the search is deterministic.
+func compareChildren(a, b *beamChild) int {
+	return cmp.Or(cmp.Compare(a.f, b.f), cmp.Compare(a.after, b.after), cmp.Compare(a.g, b.g),
+		cmp.Compare(a.parent, b.parent), cmp.Compare(a.op, b.op))
+}
+
+// best moves the n best of kids to its front, sorted, and returns them:
+// a bounded heap rather than a sort of every candidate.
+func best(kids []beamChild, n int) []beamChild {
+	if len(kids) <= n {
+		slices.SortFunc(kids, func(a, b beamChild) int { return compareChildren(&a, &b) })
+		return kids
+	}
+	// kids[:n] is a max-heap of the best n so far.
+	h := kids[:n]
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= n {
+				return
+			}
+			if c+1 < n && compareChildren(&h[c+1], &h[c]) > 0 {
+				c++
+			}
+			if compareChildren(&h[c], &h[i]) <= 0 {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for i := n; i < len(kids); i++ {
+		if compareChildren(&kids[i], &h[0]) < 0 {
+			h[0] = kids[i]
+			down(0)
+		}
+	}
+	slices.SortFunc(h, func(a, b beamChild) int { return compareChildren(&a, &b) })
+	return h
 }

@@ -6,10 +6,12 @@ import (
 )
 
 // Limits on the memory of one exact search: states are sets of operators
-// that have run, kept until the search ends.
+// that have run, kept until the search ends. A window of the improvement
+// search (improve) gets fewer.
 const (
-	maxStates = 1 << 20
-	maxWords  = 1 << 22
+	maxStates       = 1 << 20
+	maxWords        = 1 << 22
+	maxWindowStates = 1 << 16
 )
 
 // exactResult is what an exact search found.
@@ -23,6 +25,7 @@ type exactResult struct {
 }
 
 // exact searches v's orders best first for one with a peak below ub,
+// keeping at most states states,
 // treating every peak up to target as equally good. A state is the set of
 // operators that have run; its cost is the least peak reaching it (all
 // paths to a set leave the same bytes open, so the least peak dominates);
@@ -32,7 +35,7 @@ type exactResult struct {
 // that may run, starts no buffer that outlives it, and costs no more than
 // the state's priority runs next with no alternative tried: running it
 // first never raises a later operator's cost.
-func (v *view) exact(target, ub int64, stop func() bool) exactResult {
+func (v *view) exact(target, ub int64, states int, stop func() bool) exactResult {
 	m := len(v.ops)
 	x := &exactSearch{v: v, m: m, w: (m + 63) / 64}
 	x.table = make([]int32, 1024)
@@ -42,7 +45,7 @@ func (v *view) exact(target, ub int64, stop func() bool) exactResult {
 	res := exactResult{bound: target}
 	ran := newBitset(m)
 	for x.Len() > 0 {
-		if stop() || len(x.g) >= maxStates || len(x.arena) >= maxWords {
+		if stop() || len(x.g) >= states || len(x.arena) >= maxWords {
 			res.bound = max(res.bound, x.heap[0].prio)
 			return res
 		}
@@ -68,7 +71,7 @@ func (v *view) exact(target, ub int64, stop func() bool) exactResult {
 				continue
 			}
 			kids = append(kids, int32(i))
-			if eager < 0 && v.p.opensNothing(int(v.ops[i]), v.doneFunc(ran)) {
+			if eager < 0 && v.opensNothing(int32(i), ran) {
 				if c, _ := v.cost(int32(i), ran, open, m-depth); c <= prio {
 					eager = int32(i)
 				}

@@ -37,8 +37,10 @@ func (sv *solver) subgraph(s graph.SubgraphIndex) {
 		model[i] = int32(i)
 	}
 	modelPeak := p.peakOf(model)
+	best, peak, target := sv.search(p, st)
 
-	// A bound that holds whatever order the callees run in.
+	// A bound that holds whatever order the callees run in (lbBase leaves
+	// callees out).
 	static := max(p.inStep, st.endBytes)
 	sg := &sv.md.m.Subgraphs[s]
 	calleesProven := true
@@ -49,16 +51,6 @@ func (sv *solver) subgraph(s graph.SubgraphIndex) {
 			calleesProven = calleesProven && sv.bound[c] >= sv.peak[c]
 		}
 		static = max(static, st.lbBase[x]+callee)
-	}
-
-	orders, peaks, target := sv.search(p, st)
-	best := make([]int32, 0, p.n)
-	for _, o := range orders {
-		best = append(best, o...)
-	}
-	peak := p.inStep
-	for _, pk := range peaks {
-		peak = max(peak, pk)
 	}
 	sv.bound[s] = static
 	if calleesProven {
@@ -74,20 +66,20 @@ func (sv *solver) subgraph(s graph.SubgraphIndex) {
 	}
 }
 
-// search orders each segment of p: by beam search, then exactly where time
-// allows, the segments with the highest peaks first. Before the exact
-// search it raises the lower bound of the operators that cost most in the
-// best order so far with cutBound. It returns each segment's order (as
-// operators of the subgraph) and peak, and a lower bound of p's optimal
-// peak.
-func (sv *solver) search(p *problem, st *structure) (orders [][]int32, peaks []int64, bound int64) {
+// search orders p's operators segment by segment: by beam search first;
+// then, when the peak is above the lower bound (raised by cutBound for the
+// costliest operators), by improving the whole order window by window
+// (improve); then exactly, segment by segment, the highest peaks first,
+// while time allows. It returns the order, its peak and a lower bound of
+// p's optimal peak.
+func (sv *solver) search(p *problem, st *structure) (order []int32, peak, bound int64) {
 	local := make([]int32, p.n)
 	views := make([]*view, len(st.segs))
 	locals := make([][]int32, len(st.segs))
-	peaks = make([]int64, len(st.segs))
+	peaks := make([]int64, len(st.segs))
 	bound = max(p.inStep, st.endBytes)
 	for k := range st.segs {
-		views[k] = newView(p, st, k, local)
+		views[k] = segmentView(p, st, k, local)
 		bound = max(bound, slices.Max(views[k].lb))
 	}
 	for k, v := range views {
@@ -103,8 +95,31 @@ func (sv *solver) search(p *problem, st *structure) (orders [][]int32, peaks []i
 			locals[k], peaks[k] = o, pk
 		}
 	}
-	if st.anc != nil {
+	top := func() int64 { return slices.Max(append(peaks, 0)) }
+	if st.anc != nil && top() > bound {
 		bound = sv.cutBounds(p, st, views, locals, bound)
+	}
+	if st.anc != nil && top() > bound && !sv.stop() {
+		var whole []int32
+		for k, v := range views {
+			for _, l := range locals[k] {
+				whole = append(whole, v.ops[l])
+			}
+		}
+		whole, _ = sv.improve(p, st, whole, bound)
+		// Segments stay contiguous in every legal order: split it again.
+		for k := range locals {
+			locals[k] = locals[k][:0]
+		}
+		for _, x := range whole {
+			k := st.phase[x]
+			locals[k] = append(locals[k], local[x])
+		}
+		for k, v := range views {
+			peaks[k] = v.peakOf(locals[k])
+		}
+	}
+	if st.anc != nil {
 		byPeak := make([]int, len(st.segs))
 		for k := range byPeak {
 			byPeak[k] = k
@@ -114,7 +129,7 @@ func (sv *solver) search(p *problem, st *structure) (orders [][]int32, peaks []i
 			if peaks[k] <= bound || sv.stop() {
 				continue
 			}
-			r := views[k].exact(bound, peaks[k], sv.stop)
+			r := views[k].exact(bound, peaks[k], maxStates, sv.stop)
 			if r.order != nil {
 				locals[k], peaks[k] = r.order, r.peak
 			}
@@ -124,14 +139,13 @@ func (sv *solver) search(p *problem, st *structure) (orders [][]int32, peaks []i
 			}
 		}
 	}
-	orders = make([][]int32, len(st.segs))
 	for k, v := range views {
-		orders[k] = make([]int32, len(locals[k]))
-		for i, l := range locals[k] {
-			orders[k][i] = v.ops[l]
+		for _, l := range locals[k] {
+			order = append(order, v.ops[l])
 		}
+		peak = max(peak, peaks[k])
 	}
-	return orders, peaks, bound
+	return order, max(peak, p.inStep), bound
 }
 
 // cutBounds raises lbBase with cutBound for the operators that cost more
