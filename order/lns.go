@@ -362,4 +362,3 @@ func (v *view) positionCosts() ([]int64, int64) {
 	}
 	return out, peak
 }
-
