@@ -143,7 +143,7 @@ func TestHandBuilt(t *testing.T) {
 	tests := []struct {
 		name      string
 		model     *graph.Model
-		order     [][]graph.OpIndex // nil: not pinned
+		order     [][]graph.OpIndex  // nil: not pinned
 		before    [][2]graph.OpIndex // pairs of main's operators that must keep their order
 		peak      int64
 		modelPeak int64
