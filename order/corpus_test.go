@@ -42,3 +42,18 @@ func TestCorpusFigures(t *testing.T) {
 		t.Logf("geometric mean of best/model order over %d models: %.4f", n, math.Exp(logSum/float64(n)))
 	}
 }
+
+// BenchmarkCorpus schedules every corpus model once per iteration; run one
+// model with -bench 'Corpus/dp_net'.
+func BenchmarkCorpus(b *testing.B) {
+	for _, nm := range corpusModels(b) {
+		m := load(b, nm.data)
+		b.Run(nm.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := order.Schedule(context.Background(), m, order.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

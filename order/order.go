@@ -57,9 +57,13 @@ type Result struct {
 	Peak int64
 	// ModelPeak is the peak of the model's own order.
 	ModelPeak int64
-	// LowerBound is a bound no legal order goes below.
+	// LowerBound is a bound no legal order goes below (see the package
+	// doc's Search).
 	LowerBound int64
-	// Proven says no legal order has a lower peak than Order.
+	// Proven says no legal order has a lower peak than Order: Peak equals
+	// LowerBound, which a search that finishes raises to the optimum.
+	// Legal means allowed by this package's rules (see the package doc),
+	// a little stricter than verify's.
 	Proven bool
 }
 
@@ -102,7 +106,7 @@ func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error
 		sol.subgraph(s)
 	}
 	res := &Result{Order: sol.order, ModelPeak: md.peakOf(modelOrder(m), inPlace)}
-	res.Peak = md.peakOf(sol.order, inPlace)
+	res.Peak = md.settle(sol.order, inPlace)
 	if res.Peak >= res.ModelPeak {
 		res.Order, res.Peak = modelOrder(m), res.ModelPeak
 	}
@@ -113,6 +117,32 @@ func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error
 	}
 	res.Proven = res.Peak <= res.LowerBound
 	return res, nil
+}
+
+// settle returns the peak of order on the timeline. When a subgraph runs
+// more than once the cost model leaves out what its tensors hold between
+// runs, so an order it prefers can measure worse than the model's: then,
+// subgraph by subgraph, settle puts back the model's order wherever that
+// measures better (changing order in place).
+func (md *model) settle(order [][]graph.OpIndex, inPlace [][][]bufPair) int64 {
+	peak := md.peakOf(order, inPlace)
+	if !slices.ContainsFunc(md.runs, func(n int) bool { return n > 1 }) {
+		return peak
+	}
+	models := modelOrder(md.m)
+	for _, s := range md.post {
+		mine, model := order[s], models[s]
+		if slices.Equal(mine, model) {
+			continue
+		}
+		order[s] = model
+		if p := md.peakOf(order, inPlace); p < peak {
+			peak = p
+			continue
+		}
+		order[s] = mine
+	}
+	return peak
 }
 
 func modelOrder(m *graph.Model) [][]graph.OpIndex {

@@ -162,32 +162,6 @@ func (p *problem) opCost(x int, open int64, done func(int32) bool) (cost, after 
 	return cost + p.callee[x], after
 }
 
-// opensNothing reports whether every buffer x starts dies at x (so running
-// x early never keeps bytes live longer).
-func (p *problem) opensNothing(x int, done func(int32) bool) bool {
-	for _, b := range p.touch[x] {
-		buf := &p.bufs[b]
-		if buf.in {
-			continue
-		}
-		st, rest := false, buf.out
-		for _, u := range buf.users {
-			if int(u) == x {
-				continue
-			}
-			if done(u) {
-				st = true
-				break
-			}
-			rest = true
-		}
-		if !st && rest {
-			return false
-		}
-	}
-	return true
-}
-
 // peakOf returns the subgraph's peak in the cost model on order (a
 // permutation of its operators), with callees at their given peaks.
 func (p *problem) peakOf(order []int32) int64 {
