@@ -10,9 +10,9 @@ package order
 // and needed (an output, or a user outside S). The least such cost is a
 // minimum cut, the buffers hyperedges (Lawler's construction) and the
 // ordering constraints edges no cut may cross. The answer is at least
-// lbBase[x]; limit caps the search (the answer is then limit).
+// static[x]; limit caps the search (the answer is then limit).
 func (st *structure) cutBound(p *problem, x int, f *flowNet, limit int64) int64 {
-	base := st.lbBase[x]
+	base := st.static[x]
 	if base >= limit {
 		return base
 	}
@@ -63,7 +63,7 @@ func (st *structure) cutBound(p *problem, x int, f *flowNet, limit int64) int64 
 		}
 		switch {
 		case started && needed || len(users) == 0:
-			// Counted in lbBase, or never live at x.
+			// Counted in static, or never live at x.
 		case started:
 			c := f.node()
 			f.edge(0, c, b.size)

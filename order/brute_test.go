@@ -136,20 +136,20 @@ func checkCostModel(t *testing.T, name string, md *model, fx *effects, per [][][
 			continue
 		}
 		p := newProblem(md, fx, s, calleePeak, nil)
-		calleePeak[s] = p.peakOf(identity(p.n))
+		calleePeak[s] = p.peakOf(analyzeStructure(p), identity(p.n))
 	}
 	p := newProblem(md, fx, 0, calleePeak, nil)
+	st := analyzeStructure(p)
 	single := true
 	for _, n := range md.runs {
 		single = single && n == 1
 	}
-	st := analyzeStructure(p)
 	for _, o := range per[0] {
 		ord := modelOrder(m)
 		for i, x := range o {
 			ord[0][i] = graph.OpIndex(x)
 		}
-		n, e := p.peakOf(o), md.peakOf(ord, nil)
+		n, e := p.peakOf(st, o), md.peakOf(ord, nil)
 		if md.entry[0] && onlyEntry(md) {
 			assert.LessOrEqual(t, n, e, "%s: order %v: cost model above the timeline", name, o)
 			if single && p.tail == 0 {

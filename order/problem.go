@@ -115,75 +115,12 @@ func newProblem(md *model, fx *effects, s graph.SubgraphIndex, calleePeak []int6
 	return p
 }
 
-// opCost is what running x costs when the operators done says have run
-// and open bytes are open: the bytes live over x's span, and the bytes
-// open after it. done must say false for x.
-func (p *problem) opCost(x int, open int64, done func(int32) bool) (cost, after int64) {
-	cost, after = open, open
-	var started, dies []bool
-	if len(p.pairs[x]) > 0 {
-		started, dies = make([]bool, len(p.touch[x])), make([]bool, len(p.touch[x]))
-	}
-	for i, b := range p.touch[x] {
-		buf := &p.bufs[b]
-		st, rest := buf.in, buf.out
-		for _, u := range buf.users {
-			if int(u) == x {
-				continue
-			}
-			if done(u) {
-				st = true
-			} else {
-				rest = true
-			}
-			if st && rest {
-				break
-			}
-		}
-		switch {
-		case !st && rest:
-			cost += buf.size
-			after += buf.size
-		case !st:
-			cost += buf.size
-		case !rest:
-			after -= buf.size
-		}
-		if started != nil {
-			started[i], dies[i] = st, !rest
-		}
-	}
-	for _, pr := range p.pairs[x] {
-		i, o := slices.Index(p.touch[x], int32(pr.in)), slices.Index(p.touch[x], int32(pr.out))
-		if dies[i] && !started[o] {
-			cost -= min(p.bufs[pr.in].size, p.bufs[pr.out].size)
-		}
-	}
-	return cost + p.callee[x], after
-}
-
-// peakOf returns the subgraph's peak in the cost model on order (a
-// permutation of its operators), with callees at their given peaks.
-func (p *problem) peakOf(order []int32) int64 {
-	done := make([]bool, p.n)
-	isDone := func(u int32) bool { return done[u] }
-	var open int64
-	for _, b := range p.bufs {
-		if b.in && (b.out || len(b.users) > 0) {
-			open += b.size
-		}
-	}
-	peak := p.inStep
-	for i, x := range order {
-		cost, after := p.opCost(int(x), open, isDone)
-		if i == len(order)-1 {
-			cost = p.lastCost(int(x), cost)
-		}
-		peak = max(peak, cost)
-		open = after
-		done[x] = true
-	}
-	return peak
+// peakOf returns the subgraph's peak in the cost model on order (a legal
+// order of its operators), with callees at their given peaks.
+func (p *problem) peakOf(st *structure, order []int32) int64 {
+	v := newView(p, st, order, make([]int32, p.n), 0, true, make([]int32, p.n))
+	_, peak := v.positionCosts()
+	return max(peak, p.inStep)
 }
 
 // lastCost adds the tail to the cost of the last operator: the outputs no

@@ -36,7 +36,7 @@ func (sv *solver) subgraph(s graph.SubgraphIndex) {
 	for i := range model {
 		model[i] = int32(i)
 	}
-	modelPeak := p.peakOf(model)
+	modelPeak := p.peakOf(st, model)
 	best, peak, target := sv.search(p, st)
 
 	// A bound that holds whatever order the callees run in (lbBase leaves

@@ -1,6 +1,9 @@
 package order
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // bitset is a set of small non-negative integers.
 type bitset []uint64
@@ -39,9 +42,12 @@ type structure struct {
 	phase []int32
 	// segs lists each segment's operators in model order, by phase.
 	segs [][]int32
-	// lbBase[x] is the bytes live while x runs in every legal order, not
-	// counting x's callees: what x touches (less in-place savings x may
-	// get) and the buffers that must be open across it.
+	// static[x] is the bytes live while x runs in every legal order, not
+	// counting x's callees: what x touches (less the in-place savings x
+	// may get) and the buffers that must be open across it.
+	static []int64
+	// lbBase[x] is a bound of the same bytes: static[x], or more once
+	// cutBound has looked at x.
 	lbBase []int64
 	// endBytes is the bytes live at the subgraph's last step in every
 	// order: its outputs.
@@ -65,6 +71,7 @@ func analyzeStructure(p *problem) *structure {
 		for x := range p.n {
 			st.segs[0][x] = int32(x)
 		}
+		st.static = slices.Clone(st.lbBase)
 		return st
 	}
 	st.anc, st.desc = make([]bitset, p.n), make([]bitset, p.n)
@@ -85,6 +92,7 @@ func analyzeStructure(p *problem) *structure {
 	st.crossing(p)
 	st.discounts(p)
 	st.segment(p)
+	st.static = slices.Clone(st.lbBase)
 	return st
 }
 
