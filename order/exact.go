@@ -9,7 +9,7 @@ import (
 // that have run, kept until the search ends. A window of the improvement
 // search (improve) gets fewer.
 const (
-	maxStates       = 1 << 20
+	maxStates       = 1 << 19
 	maxWords        = 1 << 22
 	maxWindowStates = 1 << 16
 )

@@ -246,8 +246,8 @@ func (w *windower) scan(order []int32) []int64 {
 // buffer live at position q and may run inside the window: before it, an
 // operator whose successors all run in or after the window (or move with
 // it); after it, one whose predecessors all run before its end (or move).
-// Each list is in order, at most maxGathered together, the largest buffers
-// first.
+// Each list is in order; together they hold at most maxGathered, those that
+// touch the most bytes live at q.
 func (w *windower) gather(order []int32, a, b, q int) (early, late []int32) {
 	p := w.p
 	live := make([]bool, len(p.bufs))
@@ -304,39 +304,6 @@ func (w *windower) gather(order []int32, a, b, q int) (early, late []int32) {
 			cands = append(cands, x)
 		}
 	}
-	if len(cands) > maxGathered {
-		// Keep the heaviest, but whole: an operator stays only with every
-		// gathered operator it depends on staying too.
-		slices.SortStableFunc(cands, func(x, y int32) int { return int(weight(y) - weight(x)) })
-		keep := map[int32]bool{}
-		for _, x := range cands {
-			if len(keep) == maxGathered {
-				break
-			}
-			keep[x] = true
-		}
-		for changed := true; changed; {
-			changed = false
-			for x := range keep {
-				for _, y := range p.succs[x] {
-					if w.pos[y] < a && !keep[y] {
-						delete(keep, x)
-						changed = true
-					}
-				}
-				for _, y := range p.preds[x] {
-					if w.pos[y] >= b && !keep[y] {
-						delete(keep, x)
-						changed = true
-					}
-				}
-			}
-		}
-		cands = cands[:0]
-		for x := range keep {
-			cands = append(cands, x)
-		}
-	}
 	slices.SortFunc(cands, func(x, y int32) int { return w.pos[x] - w.pos[y] })
 	for _, x := range cands {
 		if w.pos[x] < a {
@@ -344,6 +311,17 @@ func (w *windower) gather(order []int32, a, b, q int) (early, late []int32) {
 		} else {
 			late = append(late, x)
 		}
+	}
+	// Keep the heaviest: drop the lightest (the latest of equals) and what
+	// may no longer move without it, until few enough are left.
+	for len(early)+len(late) > maxGathered {
+		drop, light := 0, int64(-1)
+		for i, x := range slices.Concat(early, late) {
+			if wx := weight(x); light < 0 || wx <= light {
+				drop, light = i, wx
+			}
+		}
+		early, late = w.without(early, late, drop, a, b)
 	}
 	return early, late
 }
