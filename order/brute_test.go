@@ -84,45 +84,60 @@ func TestBruteForce(t *testing.T) {
 			continue
 		}
 		checked++
-		r, err := Schedule(context.Background(), m, Options{TimeLimit: 10e9})
-		require.NoError(t, err)
-		best := int64(-1)
-		pick := make([]int, len(m.Subgraphs))
-		for {
-			ord := make([][]graph.OpIndex, len(m.Subgraphs))
-			for s := range ord {
-				for _, x := range per[s][pick[s]] {
-					ord[s] = append(ord[s], graph.OpIndex(x))
-				}
+		for _, hook := range []func(graph.OpRef) []Pair{nil, firstInPlace} {
+			opts := Options{TimeLimit: 10e9, InPlace: hook}
+			r, err := Schedule(context.Background(), m, opts)
+			require.NoError(t, err)
+			best := bestPeak(md, per, md.inPlacePairs(hook))
+			name := fmt.Sprintf("seed %d, in place %v", seed, hook != nil)
+			assert.LessOrEqual(t, r.LowerBound, best, name)
+			assert.GreaterOrEqual(t, r.Peak, best, name)
+			if r.Proven {
+				assert.Equal(t, best, r.Peak, name)
 			}
-			if e := md.peakOf(ord, nil); best < 0 || e < best {
-				best = e
+			if hook == nil && r.Proven {
+				proven++
 			}
-			s := 0
-			for ; s < len(pick); s++ {
-				if pick[s]++; pick[s] < len(per[s]) {
-					break
-				}
-				pick[s] = 0
-			}
-			if s == len(pick) {
-				break
+			if hook == nil && best < r.ModelPeak {
+				gains++
 			}
 		}
-		name := fmt.Sprintf("seed %d", seed)
-		assert.LessOrEqual(t, r.LowerBound, best, name)
-		assert.GreaterOrEqual(t, r.Peak, best, name)
-		if r.Proven {
-			assert.Equal(t, best, r.Peak, name)
-			proven++
-		}
-		if best < r.ModelPeak {
-			gains++
-		}
-		checkCostModel(t, name, md, fx, per)
+		checkCostModel(t, fmt.Sprintf("seed %d", seed), md, fx, per)
 	}
 	t.Logf("%d of %d models small enough to enumerate; %d have a better order than the model's, %d proven", checked, seeds, gains, proven)
 	assert.Greater(t, checked, int(seeds)/4)
+}
+
+// firstInPlace lets every operator's first output take its first input's
+// bytes.
+func firstInPlace(graph.OpRef) []Pair { return []Pair{{Input: 0, Output: 0}} }
+
+// bestPeak returns the least peak on the timeline over every combination
+// of the subgraphs' orders in per.
+func bestPeak(md *model, per [][][]int32, inPlace [][][]bufPair) int64 {
+	best := int64(-1)
+	pick := make([]int, len(per))
+	for {
+		ord := make([][]graph.OpIndex, len(per))
+		for s := range ord {
+			for _, x := range per[s][pick[s]] {
+				ord[s] = append(ord[s], graph.OpIndex(x))
+			}
+		}
+		if e := md.peakOf(ord, inPlace); best < 0 || e < best {
+			best = e
+		}
+		s := 0
+		for ; s < len(pick); s++ {
+			if pick[s]++; pick[s] < len(per[s]) {
+				break
+			}
+			pick[s] = 0
+		}
+		if s == len(pick) {
+			return best
+		}
+	}
 }
 
 // checkCostModel compares, for each order of subgraph 0 (its callees in
