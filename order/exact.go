@@ -25,16 +25,18 @@ type exactResult struct {
 }
 
 // exact searches v's orders best first for one with a peak below ub,
-// keeping at most states states,
-// treating every peak up to target as equally good. A state is the set of
-// operators that have run; its cost is the least peak reaching it (all
-// paths to a set leave the same bytes open, so the least peak dominates);
-// its priority is the larger of that, the largest lower bound of an
-// operator left, and target. Priorities never fall along a path, so the
-// first complete state popped is optimal (or within target). An operator
-// that may run, starts no buffer that outlives it, and costs no more than
-// the state's priority runs next with no alternative tried: running it
-// first never raises a later operator's cost.
+// treating every peak up to target as equally good, and gives up after
+// creating states states. A state is the set of operators that have run;
+// its cost is the least peak reaching it (all paths to a set leave the same
+// bytes open, so the least peak dominates); its priority is the larger of
+// that, the largest lower bound of an operator left, and target.
+// Priorities never fall along a path, so the first complete state popped
+// is optimal (or within target). An operator that may run, starts no
+// buffer that outlives it, and costs no more than the state's priority
+// runs next with no alternative tried: running it first never raises a
+// later operator's cost. (Unless the view ends the subgraph and outputs no
+// operator touches are live at its last step: then which operator runs
+// last matters, and every one is tried.)
 func (v *view) exact(target, ub int64, states int, stop func() bool) exactResult {
 	m := len(v.ops)
 	x := &exactSearch{v: v, m: m, w: (m + 63) / 64}
@@ -44,6 +46,7 @@ func (v *view) exact(target, ub int64, states int, stop func() bool) exactResult
 	heap.Push(x, entry{x.prio[root], 0, root})
 	res := exactResult{bound: target}
 	ran := newBitset(m)
+	eagerOK := !v.last || v.p.tail == 0
 	for x.Len() > 0 {
 		if stop() || len(x.g) >= states || len(x.arena) >= maxWords {
 			res.bound = max(res.bound, x.heap[0].prio)
@@ -71,7 +74,7 @@ func (v *view) exact(target, ub int64, states int, stop func() bool) exactResult
 				continue
 			}
 			kids = append(kids, int32(i))
-			if eager < 0 && v.opensNothing(int32(i), ran) {
+			if eagerOK && eager < 0 && v.opensNothing(int32(i), ran) {
 				if c, _ := v.cost(int32(i), ran, open, m-depth); c <= prio {
 					eager = int32(i)
 				}
