@@ -60,8 +60,8 @@ func allOrders(p *problem, limit int) [][]int32 {
 func TestBruteForce(t *testing.T) {
 	cfg := randmodel.Config{Ops: 7, Subgraphs: 3, MaxDepth: 2}
 	seeds := int64(400)
-	if testing.Short() {
-		seeds = 60
+	if testing.Short() || raceEnabled {
+		seeds = 40
 	}
 	checked, gains, proven := 0, 0, 0
 	for seed := range seeds {
@@ -105,7 +105,7 @@ func TestBruteForce(t *testing.T) {
 		checkCostModel(t, fmt.Sprintf("seed %d", seed), md, fx, per)
 	}
 	t.Logf("%d of %d models small enough to enumerate; %d have a better order than the model's, %d proven", checked, seeds, gains, proven)
-	assert.Greater(t, checked, int(seeds)/4)
+	assert.Greater(t, checked, int(seeds)/2)
 }
 
 // firstInPlace lets every operator's first output take its first input's

@@ -16,8 +16,8 @@ import (
 // best peak, the lower bound, whether it is proven and the time taken, and
 // the geometric mean of best over model order. It asserts no timing.
 func TestCorpusFigures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("corpus figures take a few seconds")
+	if testing.Short() || raceEnabled {
+		t.Skip("corpus figures take a second, and their times mean nothing under the race detector")
 	}
 	models := corpusModels(t)
 	logSum, n := 0.0, 0

@@ -37,7 +37,7 @@ func wideModel(seed uint64, n int) *graph.Model {
 // Schedule computes which operators precede which.
 func TestWideModels(t *testing.T) {
 	sizes := []int{50, 200, 1000, 9000}
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		sizes = sizes[:2]
 	}
 	for _, n := range sizes {

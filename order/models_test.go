@@ -71,8 +71,8 @@ func TestBundledModels(t *testing.T) {
 
 // TestCorpusModels schedules every model of the shared corpus.
 func TestCorpusModels(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the corpus takes seconds")
+	if testing.Short() || raceEnabled {
+		t.Skip("the corpus takes seconds, a minute under the race detector")
 	}
 	for _, nm := range corpusModels(t) {
 		t.Run(nm.name, func(t *testing.T) {
