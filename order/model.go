@@ -150,9 +150,14 @@ func (md *model) checkWork() error {
 				w.depth = max(w.depth, cw.depth+1)
 			}
 		}
-		if w.depth > maxDepth || w.steps > maxSteps || w.uses > maxUses {
-			return work{}, fmt.Errorf("order: subgraph %d takes %d steps and %d operand uses with calls %d deep, over the limits (%d, %d, %d)",
-				s, w.steps, w.uses, w.depth, maxSteps, maxUses, maxDepth)
+		const again = "with the subgraphs it calls, each run again on every call"
+		switch {
+		case w.depth > maxDepth:
+			return work{}, fmt.Errorf("order: calls nest %d deep below subgraph %d, over the limit of %d", w.depth, s, maxDepth)
+		case w.steps > maxSteps:
+			return work{}, fmt.Errorf("order: subgraph %d takes %d steps %s, over the limit of %d", s, w.steps, again, maxSteps)
+		case w.uses > maxUses:
+			return work{}, fmt.Errorf("order: subgraph %d makes %d operand uses %s, over the limit of %d", s, w.uses, again, maxUses)
 		}
 		done[s] = &w
 		md.post = append(md.post, s)
@@ -170,9 +175,11 @@ func (md *model) checkWork() error {
 		total.steps += w.steps
 		total.uses += w.uses
 	}
-	if total.steps > maxSteps || total.uses > maxUses {
-		return fmt.Errorf("order: the model takes %d steps and %d operand uses, over the limits (%d, %d)",
-			total.steps, total.uses, maxSteps, maxUses)
+	switch {
+	case total.steps > maxSteps:
+		return fmt.Errorf("order: the model's entry subgraphs take %d steps together, over the limit of %d", total.steps, maxSteps)
+	case total.uses > maxUses:
+		return fmt.Errorf("order: the model's entry subgraphs make %d operand uses together, over the limit of %d", total.uses, maxUses)
 	}
 	return nil
 }

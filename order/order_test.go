@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/randmodel"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/order"
 	"github.com/heliac/heliac/plan"
@@ -298,6 +299,8 @@ func TestBadModels(t *testing.T) {
 			"order: subgraphs[0].operators[0]: tensor 3 out of range [0, 0)"},
 		{"a callee out of range", &graph.Model{Subgraphs: []graph.Subgraph{{Ops: []graph.Op{op(graph.CallOnce, nil, nil, 4)}}}},
 			"order: subgraphs[0].operators[0]: calls subgraph 4, out of range [0, 1)"},
+		{"over the work limits", randmodel.CallChain(20, 2),
+			"order: subgraph 6 takes 81917 steps with the subgraphs it calls, each run again on every call, over the limit of 65536"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := order.Schedule(context.Background(), tt.model, order.Options{})
