@@ -57,8 +57,8 @@ type Result struct {
 	Peak int64
 	// ModelPeak is the peak of the model's own order.
 	ModelPeak int64
-	// LowerBound is a bound no legal order goes below (see the package
-	// doc's Search).
+	// LowerBound is a peak no legal order (as Proven says) goes below; see
+	// the package doc's Search.
 	LowerBound int64
 	// Proven says no legal order has a lower peak than Order: Peak equals
 	// LowerBound, which a search that finishes raises to the optimum.
