@@ -88,7 +88,7 @@ func TestBruteForce(t *testing.T) {
 			opts := Options{TimeLimit: 10e9, InPlace: hook}
 			r, err := Schedule(context.Background(), m, opts)
 			require.NoError(t, err)
-			best := bestPeak(md, per, md.inPlacePairs(hook))
+			best := bestPeak(md, per, md.inPlacePairs(hook, false))
 			name := fmt.Sprintf("seed %d, in place %v", seed, hook != nil)
 			assert.LessOrEqual(t, r.LowerBound, best, name)
 			assert.GreaterOrEqual(t, r.Peak, best, name)

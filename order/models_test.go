@@ -15,26 +15,25 @@ import (
 	"github.com/heliac/heliac/tflite"
 )
 
-// checkResult checks r against liveness and verify: its peaks are those of
-// liveness's lifetimes on its order and on the model's, its order is one
-// verify accepts (compiled with the fast planner: placement is not what is
-// checked), and its figures are in order.
-func checkResult(t *testing.T, name string, data []byte, m *graph.Model, r *order.Result) {
+// checkResult checks r, made in mode mo, against liveness and verify: its
+// peaks are those of liveness's lifetimes on its order and on the model's,
+// its order is one verify accepts (compiled with the fast planner:
+// placement is not what is checked), and its figures are in order.
+func checkResult(t *testing.T, name string, data []byte, m *graph.Model, mo mode, r *order.Result) {
 	t.Helper()
-	assert.Equal(t, livePeak(t, m, r.Order, order.DefaultAlignment), r.Peak, "%s: Peak against liveness", name)
-	assert.Equal(t, livePeak(t, m, liveness.ModelOrder(m), order.DefaultAlignment), r.ModelPeak, "%s: ModelPeak against liveness", name)
+	name += " (" + mo.name + ")"
+	assert.Equal(t, livePeak(t, m, mo.liveness(r.Order), order.DefaultAlignment), r.Peak, "%s: Peak against liveness", name)
+	assert.Equal(t, livePeak(t, m, mo.liveness(nil), order.DefaultAlignment), r.ModelPeak, "%s: ModelPeak against liveness", name)
 	assert.LessOrEqual(t, r.Peak, r.ModelPeak, name)
 	assert.LessOrEqual(t, r.LowerBound, r.Peak, name)
-	if r.Proven {
-		assert.LessOrEqual(t, r.Peak, r.ModelPeak, name)
-	}
-	checkLegal(t, name, data, m, r.Order)
+	checkLegal(t, name, data, m, mo.liveness(r.Order))
 }
 
-// checkLegal compiles the model in ord, which runs the verifier on the plan
-// (its BadSchedule rules), and checks what verify does not: every
-// CALL_ONCE keeps its place among its subgraph's operators.
-func checkLegal(t *testing.T, name string, data []byte, m *graph.Model, ord [][]graph.OpIndex) {
+// checkLegal compiles the model in opts.Order, which runs the verifier on
+// the plan (its BadSchedule rules, and its in-place rules when opts has
+// kernels), and checks what verify does not: every CALL_ONCE keeps its
+// place among its subgraph's operators.
+func checkLegal(t *testing.T, name string, data []byte, m *graph.Model, opts liveness.Options) {
 	t.Helper()
 	if data == nil {
 		var err error
@@ -42,8 +41,9 @@ func checkLegal(t *testing.T, name string, data []byte, m *graph.Model, ord [][]
 		require.NoError(t, err, name)
 	}
 	_, err := driver.Compile(context.Background(), data, driver.Config{ModelName: "order", Version: "test",
-		Liveness: liveness.Options{Order: ord}, Plan: plan.Options{Planner: plan.PlannerTFLM}})
+		Liveness: opts, Plan: plan.Options{Planner: plan.PlannerTFLM}})
 	require.NoError(t, err, "%s: the order does not compile and verify", name)
+	ord := opts.Order
 	for s, sg := range m.Subgraphs {
 		for pos, oi := range ord[s] {
 			if sg.Ops[oi].Code != graph.CallOnce {
@@ -59,12 +59,19 @@ func checkLegal(t *testing.T, name string, data []byte, m *graph.Model, ord [][]
 	}
 }
 
+// checkModes schedules m in every mode and checks each result.
+func checkModes(t *testing.T, name string, data []byte, m *graph.Model) {
+	t.Helper()
+	for _, mo := range modes(t) {
+		checkResult(t, name, data, m, mo, schedule(t, m, mo.options(m)))
+	}
+}
+
 // TestBundledModels schedules every model of testdata/models.
 func TestBundledModels(t *testing.T) {
 	for _, nm := range bundledModels(t) {
 		t.Run(nm.name, func(t *testing.T) {
-			m := load(t, nm.data)
-			checkResult(t, nm.name, nm.data, m, schedule(t, m, order.Options{}))
+			checkModes(t, nm.name, nm.data, load(t, nm.data))
 		})
 	}
 }
@@ -76,8 +83,7 @@ func TestCorpusModels(t *testing.T) {
 	}
 	for _, nm := range corpusModels(t) {
 		t.Run(nm.name, func(t *testing.T) {
-			m := load(t, nm.data)
-			checkResult(t, nm.name, nm.data, m, schedule(t, m, order.Options{}))
+			checkModes(t, nm.name, nm.data, load(t, nm.data))
 		})
 	}
 }

@@ -23,16 +23,25 @@ type Options struct {
 	// DefaultAlignment.
 	Alignment int64
 	// InPlace, when set, says which outputs of an operator may take the
-	// bytes of one of its inputs when that input dies at the operator: a
-	// kernel's contract that it reads each element of the input before it
-	// writes the same element of the output. The cost model then counts
-	// such a pair once while the operator runs. Pairs that cannot share
-	// (an operand that is not scratch, a subgraph input or output, an
-	// operator that runs subgraphs, an operand in two pairs) are ignored.
-	// liveness and plan know nothing of it: with InPlace set, Result's
-	// peaks are the cost model's, not those of a plan of the order. nil
-	// means no operator shares.
+	// bytes of one of its inputs when that input dies at the operator, in
+	// the order to try them: a kernel's contract that it reads each
+	// element of the input before it writes the same element of the
+	// output (kernels.Library.InPlace gives them). The cost model then
+	// counts the output in the input's bytes, on liveness's terms (its
+	// Options.Kernels): an output takes a dying input's bytes when both
+	// are scratch tensors of one size, neither is a subgraph's input or
+	// output (but see OverwriteInputs), the output has one writer and is
+	// not a view, the operator runs once and calls no subgraph, the input's
+	// buffer dies at the operator and the output's starts there; the first
+	// pair that applies to an output wins, and an input taken by an output
+	// that lives on takes no other. Pass the same contracts to liveness
+	// (and the plan) as to Schedule, or Result's peaks are not the plan's.
+	// nil means no operator writes in place.
 	InPlace func(op graph.OpRef) []Pair
+	// OverwriteInputs lets an in-place output take the bytes of a main
+	// subgraph input that is not also its output, as
+	// liveness.Options.OverwriteInputs does.
+	OverwriteInputs bool
 	// TimeLimit is the search budget; when it runs out, or the context's
 	// deadline comes first, Schedule returns the best order found by then.
 	// 0 means DefaultTimeLimit; negative is an error.
@@ -97,7 +106,7 @@ func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	inPlace := md.inPlacePairs(opts.InPlace)
+	inPlace := md.inPlacePairs(opts.InPlace, opts.OverwriteInputs)
 	fx := findEffects(md)
 	n := len(m.Subgraphs)
 	sol := &solver{md: md, fx: fx, stop: stop, inPlace: inPlace,
@@ -154,44 +163,4 @@ func modelOrder(m *graph.Model) [][]graph.OpIndex {
 		}
 	}
 	return order
-}
-
-// inPlacePairs asks hook for every operator's pairs and keeps those whose
-// operands can share bytes, as buffer roots.
-func (md *model) inPlacePairs(hook func(graph.OpRef) []Pair) [][][]bufPair {
-	if hook == nil {
-		return nil
-	}
-	out := make([][][]bufPair, len(md.m.Subgraphs))
-	for si, sg := range md.m.Subgraphs {
-		boundary := map[graph.TensorID]bool{}
-		for _, list := range [][]graph.TensorID{sg.Inputs, sg.Outputs} {
-			for _, t := range list {
-				if t != graph.NoTensor && md.buf[si][t] >= 0 {
-					boundary[md.buf[si][t]] = true
-				}
-			}
-		}
-		out[si] = make([][]bufPair, len(sg.Ops))
-		for oi := range sg.Ops {
-			op := &sg.Ops[oi]
-			if len(op.Called) > 0 {
-				continue
-			}
-			var used []graph.TensorID
-			for _, pr := range hook(graph.OpRef{Subgraph: graph.SubgraphIndex(si), Op: graph.OpIndex(oi)}) {
-				if pr.Input < 0 || pr.Input >= len(op.Inputs) || pr.Output < 0 || pr.Output >= len(op.Outputs) ||
-					op.Inputs[pr.Input] == graph.NoTensor || op.Outputs[pr.Output] == graph.NoTensor {
-					continue
-				}
-				in, o := md.buf[si][op.Inputs[pr.Input]], md.buf[si][op.Outputs[pr.Output]]
-				if in < 0 || o < 0 || in == o || boundary[in] || boundary[o] || slices.Contains(used, in) || slices.Contains(used, o) {
-					continue
-				}
-				used = append(used, in, o)
-				out[si][oi] = append(out[si][oi], bufPair{in, o})
-			}
-		}
-	}
-	return out
 }

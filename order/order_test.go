@@ -192,9 +192,9 @@ func TestHandBuilt(t *testing.T) {
 			assert.Equal(t, tt.modelPeak, r.ModelPeak, "ModelPeak")
 			assert.True(t, r.Proven, "Proven")
 			assert.Equal(t, tt.peak, r.LowerBound, "LowerBound")
-			assert.Equal(t, r.Peak, livePeak(t, m, r.Order, 1), "Peak against liveness")
-			assert.Equal(t, r.ModelPeak, livePeak(t, m, liveness.ModelOrder(m), 1), "ModelPeak against liveness")
-			checkLegal(t, tt.name, data, m, r.Order)
+			assert.Equal(t, r.Peak, livePeak(t, m, liveness.Options{Order: r.Order}, 1), "Peak against liveness")
+			assert.Equal(t, r.ModelPeak, livePeak(t, m, liveness.Options{}, 1), "ModelPeak against liveness")
+			checkLegal(t, tt.name, data, m, liveness.Options{Order: r.Order})
 		})
 	}
 }
@@ -248,7 +248,29 @@ func TestInPlace(t *testing.T) {
 			assert.Equal(t, tt.peak, r.Peak)
 			assert.Equal(t, tt.modelPeak, r.ModelPeak)
 			assert.True(t, r.Proven)
-			checkLegal(t, tt.name, data, m, r.Order)
+			checkLegal(t, tt.name, data, m, liveness.Options{Order: r.Order})
+		})
+	}
+}
+
+// TestOverwriteInputs: in (64 bytes) -> RELU -> a (64) -> RELU -> out (8).
+// Under TFLM's contracts a may take in's bytes only when model inputs may
+// be written over, and liveness agrees.
+func TestOverwriteInputs(t *testing.T) {
+	data, m := roundTrip(t, &graph.Model{Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{b("in", 64), b("a", 64), b("out", 8)}, Inputs: ids(0), Outputs: ids(2),
+		Ops: []graph.Op{op(relu, ids(0), ids(1)), op(relu, ids(1), ids(2))},
+	}}})
+	for _, mo := range modes(t) {
+		t.Run(mo.name, func(t *testing.T) {
+			opts := mo.options(m)
+			opts.Alignment = 1
+			r := schedule(t, m, opts)
+			want := map[string]int64{"plain": 128, "in place": 128, "in place over inputs": 72}[mo.name]
+			assert.Equal(t, want, r.Peak)
+			assert.Equal(t, want, livePeak(t, m, mo.liveness(r.Order), 1))
+			assert.True(t, r.Proven)
+			checkLegal(t, mo.name, data, m, mo.liveness(r.Order))
 		})
 	}
 }
@@ -319,13 +341,13 @@ func TestBudget(t *testing.T) {
 	require.NoError(t, err)
 	assert.LessOrEqual(t, r.Peak, r.ModelPeak)
 	assert.LessOrEqual(t, r.LowerBound, r.Peak)
-	checkLegal(t, "cancelled", data, m, r.Order)
+	checkLegal(t, "cancelled", data, m, liveness.Options{Order: r.Order})
 
 	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
 	r, err = order.Schedule(ctx, m, order.Options{})
 	require.NoError(t, err)
-	checkLegal(t, "past deadline", data, m, r.Order)
+	checkLegal(t, "past deadline", data, m, liveness.Options{Order: r.Order})
 }
 
 // TestDeterministic schedules the same models twice.

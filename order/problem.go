@@ -37,11 +37,6 @@ type buffer struct {
 	in, out bool
 }
 
-// bufPair is an in-place pair: the output buffer may take the input
-// buffer's bytes when the input dies where the output is born. In model
-// it holds tensor ids of buffer roots; in problem, buffer indexes.
-type bufPair struct{ in, out graph.TensorID }
-
 // newProblem builds subgraph s's problem; callee[c] is the peak of each
 // subgraph s calls, already scheduled.
 func newProblem(md *model, fx *effects, s graph.SubgraphIndex, calleePeak []int64, inPlace [][]bufPair) *problem {

@@ -3,6 +3,8 @@ package order
 import (
 	"math/bits"
 	"slices"
+
+	"github.com/heliac/heliac/graph"
 )
 
 // bitset is a set of small non-negative integers.
@@ -71,6 +73,7 @@ func analyzeStructure(p *problem) *structure {
 		for x := range p.n {
 			st.segs[0][x] = int32(x)
 		}
+		st.discounts(p)
 		st.static = slices.Clone(st.lbBase)
 		return st
 	}
@@ -140,25 +143,29 @@ func containsUser(users []int32, x int32) bool {
 	return false
 }
 
-// discounts takes from lbBase[x] the in-place savings x may get in some
-// order: its input can die at x unless another user must run after x, its
-// output can be born at x unless another user must run before.
+// discounts takes from lbBase[x] the most in-place savings x may get in
+// some order: the size of every output that a pair may let start in an
+// input's bytes (its input may die at x unless another user must run after
+// x, the output start there unless another user must run before; without
+// the closure, every pair may apply).
 func (st *structure) discounts(p *problem) {
 	for x := range p.n {
+		var outs []graph.TensorID
 		for _, pr := range p.pairs[x] {
 			bi, bo := &p.bufs[pr.in], &p.bufs[pr.out]
-			if bi.out || bo.in {
+			if slices.Contains(outs, pr.out) || bi.out || bo.in {
 				continue
 			}
 			ok := true
 			for _, u := range bi.users {
-				ok = ok && !st.desc[x].has(u)
+				ok = ok && (st.desc == nil || !st.desc[x].has(u))
 			}
 			for _, u := range bo.users {
-				ok = ok && !st.anc[x].has(u)
+				ok = ok && (st.anc == nil || !st.anc[x].has(u))
 			}
 			if ok {
-				st.lbBase[x] -= min(bi.size, bo.size)
+				outs = append(outs, pr.out)
+				st.lbBase[x] -= bo.size
 			}
 		}
 	}

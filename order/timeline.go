@@ -1,6 +1,10 @@
 package order
 
-import "github.com/heliac/heliac/graph"
+import (
+	"slices"
+
+	"github.com/heliac/heliac/graph"
+)
 
 // peakOf returns the peak of live scratch bytes when the model runs in
 // order, on liveness's timeline (see the liveness package doc): step 0 for
@@ -83,15 +87,22 @@ func (md *model) peakOf(order [][]graph.OpIndex, inPlace [][][]bufPair) int64 {
 			}
 		}
 	}
-	// An input that dies where an output it may share bytes with is born
-	// holds the output: count the pair once over the operator's span.
+	// An output written over a dying input holds the input's bytes: count
+	// the two once at the operator's step.
 	for _, r := range runs {
-		for _, p := range inPlace[r.op.Subgraph][r.op.Op] {
-			li, lo := live[r.op.Subgraph][p.in], live[r.op.Subgraph][p.out]
-			if li.last == r.last && lo.first == r.first {
-				d := min(md.size[r.op.Subgraph][p.in], md.size[r.op.Subgraph][p.out])
-				delta[r.first] -= d
-				delta[r.last+1] += d
+		s := r.op.Subgraph
+		var taken, used []graph.TensorID
+		for _, p := range inPlace[s][r.op.Op] {
+			li, lo := live[s][p.in], live[s][p.out]
+			if slices.Contains(taken, p.out) || slices.Contains(used, p.in) || li.last != r.last || lo.first != r.first {
+				continue
+			}
+			d := md.size[s][p.out]
+			delta[r.first] -= d
+			delta[r.last+1] += d
+			taken = append(taken, p.out)
+			if lo.last > r.last {
+				used = append(used, p.in)
 			}
 		}
 	}

@@ -126,13 +126,8 @@ func (v *view) cost(i int32, ran bitset, open int64, remaining int) (cost, after
 			after -= t.size
 		}
 	}
-	for _, pr := range v.pairs[i] {
-		in, out := &v.touch[i][pr[0]], &v.touch[i][pr[1]]
-		if _, rest := in.state(ran); !rest {
-			if st, _ := out.state(ran); !st {
-				cost -= min(in.size, out.size)
-			}
-		}
+	if len(v.pairs[i]) > 0 {
+		cost -= v.inPlace(i, ran)
 	}
 	x := int(v.ops[i])
 	cost += v.p.callee[x]
@@ -140,6 +135,32 @@ func (v *view) cost(i int32, ran bitset, open int64, remaining int) (cost, after
 		cost = v.p.lastCost(x, cost)
 	}
 	return cost, after
+}
+
+// inPlace returns the bytes local operator i saves by writing outputs over
+// dying inputs after the local operators in ran, as liveness decides
+// (inPlacePairs): pairs in order, the first that applies to an output
+// wins, an input taken by an output that lives on takes no other.
+func (v *view) inPlace(i int32, ran bitset) int64 {
+	var saved int64
+	var taken, used []int
+	for _, pr := range v.pairs[i] {
+		if slices.Contains(taken, pr[1]) || slices.Contains(used, pr[0]) {
+			continue
+		}
+		in, out := &v.touch[i][pr[0]], &v.touch[i][pr[1]]
+		_, inNeeded := in.state(ran)
+		outStarted, outNeeded := out.state(ran)
+		if inNeeded || outStarted {
+			continue
+		}
+		saved += out.size
+		taken = append(taken, pr[1])
+		if outNeeded {
+			used = append(used, pr[0])
+		}
+	}
+	return saved
 }
 
 // state says whether the buffer is started (a subgraph input, or touched
