@@ -102,7 +102,8 @@ func TestBruteForce(t *testing.T) {
 				gains++
 			}
 		}
-		checkCostModel(t, fmt.Sprintf("seed %d", seed), md, fx, per)
+		checkCostModel(t, fmt.Sprintf("seed %d", seed), md, fx, per, nil)
+		checkCostModel(t, fmt.Sprintf("seed %d, in place", seed), md, fx, per, md.inPlacePairs(firstInPlace, false))
 	}
 	t.Logf("%d of %d models small enough to enumerate; %d have a better order than the model's, %d proven", checked, seeds, gains, proven)
 	assert.Greater(t, checked, int(seeds)/2)
@@ -141,19 +142,25 @@ func bestPeak(md *model, per [][][]int32, inPlace [][][]bufPair) int64 {
 }
 
 // checkCostModel compares, for each order of subgraph 0 (its callees in
-// model order), the cost model's peak with the timeline walk's and with
-// liveness's.
-func checkCostModel(t *testing.T, name string, md *model, fx *effects, per [][][]int32) {
+// model order), the cost model's peak with the timeline walk's and (with
+// no in-place pairs) with liveness's.
+func checkCostModel(t *testing.T, name string, md *model, fx *effects, per [][][]int32, inPlace [][][]bufPair) {
 	m := md.m
+	pairs := func(s graph.SubgraphIndex) [][]bufPair {
+		if inPlace == nil {
+			return nil
+		}
+		return inPlace[s]
+	}
 	calleePeak := make([]int64, len(m.Subgraphs))
 	for _, s := range md.post {
 		if s == 0 {
 			continue
 		}
-		p := newProblem(md, fx, s, calleePeak, nil)
+		p := newProblem(md, fx, s, calleePeak, pairs(s))
 		calleePeak[s] = p.peakOf(analyzeStructure(p), identity(p.n))
 	}
-	p := newProblem(md, fx, 0, calleePeak, nil)
+	p := newProblem(md, fx, 0, calleePeak, pairs(0))
 	st := analyzeStructure(p)
 	single := true
 	for _, n := range md.runs {
@@ -164,16 +171,18 @@ func checkCostModel(t *testing.T, name string, md *model, fx *effects, per [][][
 		for i, x := range o {
 			ord[0][i] = graph.OpIndex(x)
 		}
-		n, e := p.peakOf(st, o), md.peakOf(ord, nil)
+		n, e := p.peakOf(st, o), md.peakOf(ord, inPlace)
 		if md.entry[0] && onlyEntry(md) {
 			assert.LessOrEqual(t, n, e, "%s: order %v: cost model above the timeline", name, o)
 			if single && p.tail == 0 {
 				assert.Equal(t, e, n, "%s: order %v: cost model and timeline", name, o)
 			}
 		}
-		lt, err := liveness.Analyze(m, liveness.Options{Order: ord})
-		require.NoError(t, err)
-		assert.Equal(t, livenessPeak(lt, DefaultAlignment), e, "%s: order %v: timeline and liveness", name, o)
+		if inPlace == nil { // liveness takes contracts, not pairs
+			lt, err := liveness.Analyze(m, liveness.Options{Order: ord})
+			require.NoError(t, err)
+			assert.Equal(t, livenessPeak(lt, DefaultAlignment), e, "%s: order %v: timeline and liveness", name, o)
+		}
 		// The segments' costs are the whole subgraph's.
 		local := make([]int32, p.n)
 		var segPeak int64 = p.inStep
