@@ -11,7 +11,7 @@ import (
 )
 
 // propSeeds is how many seeds TestRandomModels runs of each preset.
-var propSeeds = map[string]int64{"default": 300, "large": 100, "deep": 100, "long": 100}
+var propSeeds = map[string]int64{"default": 150, "large": 50, "deep": 50, "long": 50}
 
 // TestRandomModels schedules random models (internal/randmodel, written
 // with tflite.Encode and read back): every order must verify, its peaks
