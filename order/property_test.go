@@ -14,9 +14,10 @@ import (
 var propSeeds = map[string]int64{"default": 150, "large": 50, "deep": 50, "long": 50}
 
 // TestRandomModels schedules random models (internal/randmodel, written
-// with tflite.Encode and read back): every order must verify, its peaks
-// must be liveness's, and Peak <= ModelPeak, LowerBound <= Peak. Rerun one
-// failure with go test ./order -run 'TestRandomModels/default/seed=22$'.
+// with tflite.Encode and read back) in every mode (plain, and with TFLM's
+// in-place contracts): every order must verify, its peaks must be
+// liveness's, and Peak <= ModelPeak, LowerBound <= Peak. Rerun one failure
+// with go test ./order -run 'TestRandomModels/default/seed=22$'.
 func TestRandomModels(t *testing.T) {
 	for _, p := range randmodel.Presets() {
 		n := propSeeds[p.Name]
