@@ -20,14 +20,17 @@ const module = "github.com/heliac/heliac/"
 // may import. Data flows one way: schema -> graph -> liveness -> plan ->
 // emit -> driver -> cmd, with plan/dsa below plan, config (files -> plan
 // options) between plan and cmd, kernels (the kernel libraries' contracts,
-// data read from their sources) between graph and liveness, and verify
-// beside the planner, sharing nothing with it but graph and kernels.
+// data read from their sources) between graph and liveness, order (the
+// operators' order, which liveness takes) beside liveness on graph alone,
+// and verify beside the planner, sharing nothing with it but graph and
+// kernels.
 var allowed = map[string][]string{
 	"graph":              {},
 	"tflite/schema":      {},
 	"tflite":             {"graph", "tflite/schema"},
 	"kernels":            {"graph"},
 	"liveness":           {"graph", "kernels"},
+	"order":              {"graph"},
 	"plan/dsa":           {},
 	"plan":               {"graph", "kernels", "liveness", "plan/dsa"},
 	"config":             {"plan", "internal/inputfile"},
@@ -45,7 +48,7 @@ var allowed = map[string][]string{
 // stdlibOnly lists the packages that may import nothing outside heliac but
 // the standard library. File formats (YAML, flatbuffers) stay out of them:
 // config reads YAML for plan, tflite reads flatbuffers for graph.
-var stdlibOnly = map[string]bool{"graph": true, "kernels": true, "liveness": true, "plan/dsa": true, "plan": true}
+var stdlibOnly = map[string]bool{"graph": true, "kernels": true, "liveness": true, "order": true, "plan/dsa": true, "plan": true}
 
 func TestDependencies(t *testing.T) {
 	seen := map[string]bool{}

@@ -1,0 +1,156 @@
+package order
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// effects are what operators do beyond the tensors they list: the
+// resource variables they touch and the subgraphs they run, each at any
+// depth of calls.
+type effects struct {
+	// vars[s][op] lists, sorted, the variables operator op of subgraph s
+	// touches: one of its inputs may carry a handle of the variable, or a
+	// subgraph it runs holds an operator that touches it.
+	vars [][][]int
+	// calls[s][op] lists, sorted, the subgraphs the operator runs, itself
+	// or through its callees.
+	calls [][][]int
+}
+
+// findEffects resolves resource variables as verify does (VAR_HANDLE
+// operators with one container and shared_name name one variable; one with
+// neither names its own) and follows handles through control flow more
+// widely than verify does, so that every operator verify sees touching a
+// variable touches it here too.
+func findEffects(md *model) *effects {
+	m := md.m
+	carry := map[graph.TensorRef]map[int]bool{}
+	names := map[graph.ResourceName]int{}
+	for si, sg := range m.Subgraphs {
+		for oi, op := range sg.Ops {
+			if op.Code != graph.VarHandle || len(op.Outputs) == 0 || op.Outputs[0] == graph.NoTensor {
+				continue
+			}
+			var name graph.ResourceName
+			if op.Resource != nil {
+				name = *op.Resource
+			}
+			if name == (graph.ResourceName{}) {
+				name.SharedName = fmt.Sprintf("#%d:%d", si, oi)
+			}
+			v, ok := names[name]
+			if !ok {
+				v = len(names)
+				names[name] = v
+			}
+			addCarrier(carry, graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}, v)
+		}
+	}
+	if len(names) > 0 {
+		for passHandles(m, carry) {
+		}
+	}
+	fx := &effects{vars: make([][][]int, len(m.Subgraphs)), calls: make([][][]int, len(m.Subgraphs))}
+	subVars := make([]map[int]bool, len(m.Subgraphs))
+	subCalls := make([]map[int]bool, len(m.Subgraphs))
+	for _, s := range md.post { // callees first
+		sg := &m.Subgraphs[s]
+		fx.vars[s] = make([][]int, len(sg.Ops))
+		fx.calls[s] = make([][]int, len(sg.Ops))
+		subVars[s], subCalls[s] = map[int]bool{}, map[int]bool{}
+		for oi := range sg.Ops {
+			op := &sg.Ops[oi]
+			vars, calls := map[int]bool{}, map[int]bool{}
+			for _, t := range op.Inputs {
+				if t != graph.NoTensor {
+					maps.Copy(vars, carry[graph.TensorRef{Subgraph: s, Tensor: t}])
+				}
+			}
+			for _, c := range op.Called {
+				calls[int(c)] = true
+				maps.Copy(calls, subCalls[c])
+				maps.Copy(vars, subVars[c])
+			}
+			fx.vars[s][oi] = slices.Sorted(maps.Keys(vars))
+			fx.calls[s][oi] = slices.Sorted(maps.Keys(calls))
+			maps.Copy(subVars[s], vars)
+			maps.Copy(subCalls[s], calls)
+		}
+	}
+	return fx
+}
+
+func addCarrier(carry map[graph.TensorRef]map[int]bool, r graph.TensorRef, v int) bool {
+	if carry[r] == nil {
+		carry[r] = map[int]bool{}
+	}
+	if carry[r][v] {
+		return false
+	}
+	carry[r][v] = true
+	return true
+}
+
+// passHandles passes handles once through every operator that calls
+// subgraphs, and reports whether any tensor gained a variable. Operand i
+// (i+1 for IF, whose operand 0 is the condition) reaches input i of each
+// callee, output i of each callee reaches result i; for WHILE also output i
+// of each callee reaches input i of each callee (the next iteration) and
+// operand i reaches result i (no iteration at all).
+func passHandles(m *graph.Model, carry map[graph.TensorRef]map[int]bool) bool {
+	changed := false
+	pass := func(from, to graph.TensorRef) {
+		for v := range carry[from] {
+			changed = addCarrier(carry, to, v) || changed
+		}
+	}
+	for si, sg := range m.Subgraphs {
+		s := graph.SubgraphIndex(si)
+		for _, op := range sg.Ops {
+			if len(op.Called) == 0 {
+				continue
+			}
+			skip := 0
+			if op.Code == graph.If {
+				skip = 1
+			}
+			for _, c := range op.Called {
+				callee := &m.Subgraphs[c]
+				for i := skip; i < len(op.Inputs); i++ {
+					if op.Inputs[i] != graph.NoTensor && i-skip < len(callee.Inputs) && callee.Inputs[i-skip] != graph.NoTensor {
+						pass(graph.TensorRef{Subgraph: s, Tensor: op.Inputs[i]}, graph.TensorRef{Subgraph: c, Tensor: callee.Inputs[i-skip]})
+					}
+				}
+				for i, out := range callee.Outputs {
+					if out == graph.NoTensor {
+						continue
+					}
+					from := graph.TensorRef{Subgraph: c, Tensor: out}
+					if i < len(op.Outputs) && op.Outputs[i] != graph.NoTensor {
+						pass(from, graph.TensorRef{Subgraph: s, Tensor: op.Outputs[i]})
+					}
+					if op.Code != graph.While {
+						continue
+					}
+					for _, d := range op.Called {
+						if ins := m.Subgraphs[d].Inputs; i < len(ins) && ins[i] != graph.NoTensor {
+							pass(from, graph.TensorRef{Subgraph: d, Tensor: ins[i]})
+						}
+					}
+				}
+			}
+			if op.Code == graph.While {
+				for i := 0; i < len(op.Inputs) && i < len(op.Outputs); i++ {
+					if op.Inputs[i] != graph.NoTensor && op.Outputs[i] != graph.NoTensor {
+						pass(graph.TensorRef{Subgraph: s, Tensor: op.Inputs[i]}, graph.TensorRef{Subgraph: s, Tensor: op.Outputs[i]})
+					}
+				}
+			}
+		}
+	}
+	return changed
+}

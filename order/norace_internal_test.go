@@ -1,0 +1,5 @@
+//go:build !race
+
+package order
+
+const raceEnabled = false

@@ -1,0 +1,166 @@
+package order
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// DefaultAlignment is the alignment sizes are rounded up to when
+// Options.Alignment is 0: plan's default (plan.DefaultAlignment).
+const DefaultAlignment = 16
+
+// DefaultTimeLimit is the search budget when Options.TimeLimit is 0.
+const DefaultTimeLimit = 500 * time.Millisecond
+
+// Options controls Schedule. The zero value schedules with defaults.
+type Options struct {
+	// Alignment is what each buffer's size is rounded up to before sizes
+	// are summed, as plan places them: a power of two, or 0 for
+	// DefaultAlignment.
+	Alignment int64
+	// InPlace, when set, says which outputs of an operator may take the
+	// bytes of one of its inputs when that input dies at the operator, in
+	// the order to try them: a kernel's contract that it reads each
+	// element of the input before it writes the same element of the
+	// output (kernels.Library.InPlace gives them). The cost model then
+	// counts the output in the input's bytes, on liveness's terms (its
+	// Options.Kernels): an output takes a dying input's bytes when both
+	// are scratch tensors of one size, neither is a subgraph's input or
+	// output (but see OverwriteInputs), the output has one writer and is
+	// not a view, the operator runs once and calls no subgraph, the input's
+	// buffer dies at the operator and the output's starts there; the first
+	// pair that applies to an output wins, and an input taken by an output
+	// that lives on takes no other. Pass the same contracts to liveness
+	// (and the plan) as to Schedule, or Result's peaks are not the plan's.
+	// nil means no operator writes in place.
+	InPlace func(op graph.OpRef) []Pair
+	// OverwriteInputs lets an in-place output take the bytes of a main
+	// subgraph input that is not also its output, as
+	// liveness.Options.OverwriteInputs does.
+	OverwriteInputs bool
+	// TimeLimit is the search budget; when it runs out, or the context's
+	// deadline comes first, Schedule returns the best order found by then.
+	// 0 means DefaultTimeLimit; negative is an error.
+	TimeLimit time.Duration
+}
+
+// Pair names an operand of an operator by position: Input indexes its
+// Inputs, Output its Outputs.
+type Pair struct{ Input, Output int }
+
+// Result is the order Schedule chose and what it knows of its quality.
+// Peaks are bytes of live scratch tensors, each size rounded up to the
+// alignment, an alias group counted once, at the busiest step of the
+// timeline (see the liveness package doc): the lower bound plan reports
+// for the scratch arena when every scratch tensor shares one.
+type Result struct {
+	// Order lists, for each subgraph, its operators in the order they run:
+	// a permutation of their indexes that keeps the model's meaning. It is
+	// the model's own order when no order found is better.
+	Order [][]graph.OpIndex
+	// Peak is the peak of Order.
+	Peak int64
+	// ModelPeak is the peak of the model's own order.
+	ModelPeak int64
+	// LowerBound is a peak no legal order (as Proven says) goes below; see
+	// the package doc's Search.
+	LowerBound int64
+	// Proven says no legal order has a lower peak than Order: Peak equals
+	// LowerBound, which a search that finishes raises to the optimum.
+	// Legal means allowed by this package's rules (see the package doc),
+	// a little stricter than verify's.
+	Proven bool
+}
+
+// Schedule returns an order of m's operators, per subgraph, that keeps the
+// model's meaning (see deps) and makes the peak of live scratch bytes as
+// small as it can find within the budget; never worse than the model's own
+// order. It returns an error only for a model liveness.Analyze refuses (a
+// call cycle, over the work limits, an index out of range) or bad options,
+// never because time ran out.
+func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error) {
+	align := opts.Alignment
+	switch {
+	case align == 0:
+		align = DefaultAlignment
+	case align < 0 || align&(align-1) != 0:
+		return nil, fmt.Errorf("order: alignment %d is not a positive power of two", align)
+	}
+	limit := opts.TimeLimit
+	switch {
+	case limit < 0:
+		return nil, fmt.Errorf("order: time limit %v is negative", limit)
+	case limit == 0:
+		limit = DefaultTimeLimit
+	}
+	deadline := time.Now().Add(limit)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	stop := func() bool { return ctx.Err() != nil || !time.Now().Before(deadline) }
+	md, err := analyze(m, align)
+	if err != nil {
+		return nil, err
+	}
+	inPlace := md.inPlacePairs(opts.InPlace, opts.OverwriteInputs)
+	fx := findEffects(md)
+	n := len(m.Subgraphs)
+	sol := &solver{md: md, fx: fx, stop: stop, inPlace: inPlace,
+		order: make([][]graph.OpIndex, n), peak: make([]int64, n), bound: make([]int64, n)}
+	for _, s := range md.post {
+		sol.subgraph(s)
+	}
+	res := &Result{Order: sol.order, ModelPeak: md.peakOf(modelOrder(m), inPlace)}
+	res.Peak = md.settle(sol.order, inPlace)
+	if res.Peak >= res.ModelPeak {
+		res.Order, res.Peak = modelOrder(m), res.ModelPeak
+	}
+	for s := range m.Subgraphs {
+		if md.entry[s] {
+			res.LowerBound = max(res.LowerBound, sol.bound[s])
+		}
+	}
+	res.Proven = res.Peak <= res.LowerBound
+	return res, nil
+}
+
+// settle returns the peak of order on the timeline. When a subgraph runs
+// more than once the cost model leaves out what its tensors hold between
+// runs, so an order it prefers can measure worse than the model's: then,
+// subgraph by subgraph, settle puts back the model's order wherever that
+// measures better (changing order in place).
+func (md *model) settle(order [][]graph.OpIndex, inPlace [][][]bufPair) int64 {
+	peak := md.peakOf(order, inPlace)
+	if !slices.ContainsFunc(md.runs, func(n int) bool { return n > 1 }) {
+		return peak
+	}
+	models := modelOrder(md.m)
+	for _, s := range md.post {
+		mine, model := order[s], models[s]
+		if slices.Equal(mine, model) {
+			continue
+		}
+		order[s] = model
+		if p := md.peakOf(order, inPlace); p < peak {
+			peak = p
+			continue
+		}
+		order[s] = mine
+	}
+	return peak
+}
+
+func modelOrder(m *graph.Model) [][]graph.OpIndex {
+	order := make([][]graph.OpIndex, len(m.Subgraphs))
+	for s, sg := range m.Subgraphs {
+		order[s] = make([]graph.OpIndex, len(sg.Ops))
+		for i := range order[s] {
+			order[s][i] = graph.OpIndex(i)
+		}
+	}
+	return order
+}
