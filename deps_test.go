@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	"config":             {"plan", "internal/inputfile"},
 	"emit":               {"graph", "kernels", "liveness", "plan"},
 	"verify":             {"graph", "kernels"},
-	"driver":             {"graph", "kernels", "tflite", "liveness", "plan", "plan/dsa", "emit", "verify", "internal/inputfile"},
+	"driver":             {"graph", "kernels", "tflite", "liveness", "order", "plan", "plan/dsa", "emit", "verify", "internal/inputfile"},
 	"cmd/heliac":         {"config", "driver", "emit", "graph", "kernels", "plan", "plan/dsa", "tflite", "internal/inputfile"},
 	"internal/corpus":    {},
 	"internal/inputfile": {},

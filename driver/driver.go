@@ -20,6 +20,7 @@ import (
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/order"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/tflite"
 	"github.com/heliac/heliac/verify"
@@ -31,8 +32,15 @@ type Config struct {
 	Prefix    string // C identifier prefix; "" derives one from ModelName
 	Version   string // heliac's version, written into generated files
 	Liveness  liveness.Options
-	Plan      plan.Options
-	NoVerify  bool // skip the final independent verification
+	// Schedule chooses the order operators run in when Liveness.Order is
+	// nil: ScheduleMemory (or "") the order with the lowest peak of live
+	// scratch bytes that package order finds, ScheduleModel the model's.
+	Schedule string
+	// ScheduleWork is the order search's work budget (order.Options.Work);
+	// 0 is order.DefaultWork.
+	ScheduleWork int64
+	Plan         plan.Options
+	NoVerify     bool // skip the final independent verification
 	// EmitTFLite also writes the model with the plan's scratch offsets as
 	// TFLM's OfflineMemoryAllocation metadata (Output.TFLite).
 	EmitTFLite bool
@@ -40,6 +48,15 @@ type Config struct {
 	// (emit.Constants); "" is plain C.
 	Constants emit.Constants
 }
+
+// The schedules Config.Schedule names.
+const (
+	ScheduleMemory = liveness.OrderMemory
+	ScheduleModel  = liveness.OrderModel
+)
+
+// Schedules lists the schedules Config.Schedule accepts.
+func Schedules() []string { return []string{ScheduleMemory, ScheduleModel} }
 
 // Output holds the results of every stage of Compile.
 type Output struct {
@@ -51,6 +68,10 @@ type Output struct {
 	CFiles    emit.Files
 	// TFLite is set with Config.EmitTFLite.
 	TFLite *TFLiteOutput
+	// Order is the order search's result with the memory schedule (nil
+	// otherwise): its peaks count exact in-place writes only, so the
+	// plan's bound may be lower still.
+	Order *order.Result
 }
 
 // TFLiteOutput is the input model with the plan written in as TFLM's
@@ -99,6 +120,23 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 			return nil, err
 		}
 	}
+	var ord *order.Result
+	if lopts.Order == nil {
+		switch cfg.Schedule {
+		case "", ScheduleMemory:
+			// Analyze's checks of the model's size first, with its messages.
+			if err := liveness.CheckLimits(m); err != nil {
+				return nil, err
+			}
+			if ord, err = memoryOrder(ctx, m, lopts, cfg.ScheduleWork); err != nil {
+				return nil, err
+			}
+			lopts.Order, lopts.Ordering = ord.Order, liveness.Ordering{Strategy: liveness.OrderMemory, Proven: ord.Proven}
+		case ScheduleModel:
+		default:
+			return nil, fmt.Errorf("unknown schedule %q (known: %s)", cfg.Schedule, strings.Join(Schedules(), ", "))
+		}
+	}
 	lt, err := liveness.Analyze(m, lopts)
 	if err != nil {
 		return nil, err
@@ -121,7 +159,7 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Output{Model: m, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files}
+	out := &Output{Model: m, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord}
 	if !cfg.NoVerify {
 		v := verify.Plan(m, js)
 		if len(v) == 0 {
@@ -137,6 +175,23 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 		}
 	}
 	return out, nil
+}
+
+// memoryOrder searches for the order of m's operators with the lowest
+// peak of live scratch bytes, counting as in-place writes the exact
+// contracts of lopts's kernel library (sizes rounded to lopts.Alignment).
+func memoryOrder(ctx context.Context, m *graph.Model, lopts liveness.Options, work int64) (*order.Result, error) {
+	opts := order.Options{Alignment: lopts.Alignment, OverwriteInputs: lopts.OverwriteInputs, Work: work}
+	if lib := lopts.Kernels.ExactOnly(); lib != nil {
+		opts.InPlace = func(o graph.OpRef) []order.Pair {
+			var pairs []order.Pair
+			for _, p := range lib.InPlace(m, o.Subgraph, &m.Subgraphs[o.Subgraph].Ops[o.Op]) {
+				pairs = append(pairs, order.Pair{Input: p.Input, Output: p.Output})
+			}
+			return pairs
+		}
+	}
+	return order.Schedule(ctx, m, opts)
 }
 
 // withOfflinePlan writes p's scratch offsets into the model as TFLM's

@@ -177,8 +177,8 @@ func TestTFLMRunsHeliacPlans(t *testing.T) {
 	t.Logf("TFLM's arena head on %d models: smaller with heliac's plan on %d, larger on %d\n%s", len(rows), smaller, larger, b.String())
 }
 
-// TestTFLMHeadWithTFLMPlanner: with --planner tflm, heliac's offsets are
-// TFLM's own, so TFLM's head is the same with them as without, on every
+// TestTFLMHeadWithTFLMPlanner: with --planner tflm and --schedule model,
+// heliac's offsets are TFLM's own, so TFLM's head is the same with them as without, on every
 // model whose kernels ask for no scratch (the others are logged:
 // keyword_scrambled needs 800 bytes instead of 672).
 func TestTFLMHeadWithTFLMPlanner(t *testing.T) {
@@ -190,7 +190,7 @@ func TestTFLMHeadWithTFLMPlanner(t *testing.T) {
 	for _, m := range tflmModels(t) {
 		t.Run(m.File, func(t *testing.T) {
 			t.Parallel()
-			cfg := driver.Config{}
+			cfg := driver.Config{Schedule: driver.ScheduleModel}
 			cfg.Plan.Planner = plan.PlannerTFLM
 			_, path := emitTFLite(t, m, dir, cfg)
 			mine := m.run(t, tool, path, 1, false)

@@ -19,7 +19,7 @@ import (
 
 // SchemaVersion is the version of the plan.json format written by JSON
 // (docs/plan-format.md).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Meta describes the model a plan was made for.
 type Meta struct {
@@ -52,7 +52,14 @@ type jsonPlan struct {
 	Spills           []jsonSpill      `json:"spills"`
 	UnusedRules      []jsonUnused     `json:"unused_rules,omitempty"`
 	UnusedExternal   []string         `json:"unused_external_arenas,omitempty"`
+	Ordering         jsonOrdering     `json:"ordering"`
 	Schedule         []jsonRun        `json:"schedule"`
+}
+
+// jsonOrdering says how the schedule's operator order was chosen.
+type jsonOrdering struct {
+	Strategy      string `json:"strategy"`
+	ProvenOptimal bool   `json:"proven_optimal"`
 }
 
 // jsonUnused is a rule that selects nothing: its index in rules, and why.
@@ -248,6 +255,7 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 		KernelScratch:    []jsonKernel{},
 		Skipped:          []jsonSkipped{},
 		Spills:           []jsonSpill{},
+		Ordering:         jsonOrdering{Strategy: p.Schedule.Ordering.Strategy, ProvenOptimal: p.Schedule.Ordering.Proven},
 		Schedule:         []jsonRun{},
 		Platform:         jsonPlatform{Name: p.Platform.Name, ConstantBank: constBank(p.Platform), Banks: []plan.Bank{}},
 		Rules:            []plan.Rule{},

@@ -81,6 +81,7 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 				how, a.UnaliasedLowerBound, a.LowerBound, saved)
 		}
 	}
+	fmt.Fprintf(&buf, "  schedule: %s\n", scheduleText(p.Schedule))
 	for i, sp := range p.Spills {
 		if i == 8 {
 			fmt.Fprintf(&buf, "  … and %d more spilled tensor(s) (see plan.json spills)\n", len(p.Spills)-i)
@@ -164,4 +165,34 @@ func unproven(p *plan.Plan, a *plan.Arena) string {
 		return fmt.Sprintf("bound not proven: search stopped after %v, with the best placement found by then (raise --time-limit to search longer)", a.TimedOut)
 	}
 	return "bound not proven: too many buffers for the exact search, placed by heuristics"
+}
+
+// scheduleText says how a schedule's order was chosen and how far it
+// departs from the model's.
+func scheduleText(sc liveness.Schedule) string {
+	o := sc.Ordering
+	text := o.Strategy + " order"
+	switch o.Strategy {
+	case liveness.OrderModel:
+		return text + " (operators run as the model lists them)"
+	case liveness.OrderMemory:
+		if o.Proven {
+			text += ", proven optimal"
+		} else {
+			text += ", not proven optimal (the search stopped on its budget)"
+		}
+	}
+	moved, total := 0, 0
+	for _, ops := range sc.Order {
+		for i, oi := range ops {
+			total++
+			if int(oi) != i {
+				moved++
+			}
+		}
+	}
+	if moved == 0 {
+		return text + "; the model's own order"
+	}
+	return fmt.Sprintf("%s; %d of %d operator(s) run at another place than the model lists them", text, moved, total)
 }

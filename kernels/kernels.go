@@ -117,6 +117,24 @@ func (l *Library) Contracts() []Contract {
 	return out
 }
 
+// ExactOnly returns the library with only its Exact contracts: the
+// in-place writes that leave every size unchanged, which an order search
+// can count as an output taking its input's bytes (order.Options.InPlace).
+func (l *Library) ExactOnly() *Library {
+	if l == nil {
+		return nil
+	}
+	out := &Library{Name: l.Name, contracts: map[graph.Opcode][]Contract{}}
+	for code, cs := range l.contracts {
+		for _, c := range cs {
+			if c.Overlap == Exact {
+				out.contracts[code] = append(out.contracts[code], c)
+			}
+		}
+	}
+	return out
+}
+
 // Placement is a contract that applies to one operator, with where the
 // input may lie relative to the output for the kernel to stay right.
 type Placement struct {

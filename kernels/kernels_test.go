@@ -228,3 +228,18 @@ func TestPlacementAllows(t *testing.T) {
 		assert.Equal(t, want, p.Allows(d), "%d", d)
 	}
 }
+
+func TestExactOnly(t *testing.T) {
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	exact := lib.ExactOnly()
+	var want []kernels.Contract
+	for _, c := range lib.Contracts() {
+		if c.Overlap == kernels.Exact {
+			want = append(want, c)
+		}
+	}
+	assert.Equal(t, want, exact.Contracts())
+	assert.Less(t, len(want), len(lib.Contracts()), "the library has contracts that are not exact")
+	assert.Nil(t, (*kernels.Library)(nil).ExactOnly())
+}

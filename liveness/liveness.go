@@ -154,6 +154,10 @@ type Options struct {
 	// respects the model's data dependencies is for its maker, and
 	// verify, to check.
 	Order [][]graph.OpIndex
+	// Ordering says how Order was chosen, for the record (Schedule.Ordering):
+	// its Strategy is OrderModel without an Order and OrderGiven when
+	// left empty with one.
+	Ordering Ordering
 }
 
 // DefaultAlignment is the alignment Options.Alignment defaults to: plan's
@@ -177,6 +181,30 @@ func (l *Lifetimes) Lookup(r graph.TensorRef) *Tensor {
 	return &l.Tensors[i]
 }
 
+// CheckLimits returns the error Analyze would for a model over MaxSteps,
+// MaxUses or MaxDepth (naming the limit and the subgraph), and nil for one
+// within them: for a caller that does other work on the model before
+// Analyze (an order search) and wants Analyze's checks and messages first.
+func CheckLimits(m *graph.Model) error {
+	if len(m.Subgraphs) == 0 {
+		return fmt.Errorf("liveness: model has no subgraphs")
+	}
+	return checkWork(m, calledSubgraphs(m))
+}
+
+// calledSubgraphs marks the subgraphs some operator calls.
+func calledSubgraphs(m *graph.Model) []bool {
+	called := make([]bool, len(m.Subgraphs))
+	for _, sg := range m.Subgraphs {
+		for _, op := range sg.Ops {
+			for _, c := range op.Called {
+				called[c] = true
+			}
+		}
+	}
+	return called
+}
+
 // Analyze computes the schedule of m, then the lifetime and class of every
 // tensor on that schedule's timeline. It first checks, in time linear in
 // the model's size, that running the model stays within MaxSteps, MaxUses
@@ -192,28 +220,35 @@ func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 	case opts.Alignment == 0:
 		opts.Alignment = DefaultAlignment
 	}
-	called := make([]bool, len(m.Subgraphs))
-	for _, sg := range m.Subgraphs {
-		for _, op := range sg.Ops {
-			for _, c := range op.Called {
-				called[c] = true
-			}
-		}
-	}
+	called := calledSubgraphs(m)
 	if err := checkWork(m, called); err != nil {
 		return nil, err
 	}
-	order := opts.Order
-	if order == nil {
-		order = ModelOrder(m)
-	} else if err := checkOrder(m, order); err != nil {
-		return nil, err
+	order, ordering := opts.Order, opts.Ordering
+	switch {
+	case order == nil:
+		order, ordering = ModelOrder(m), Ordering{Strategy: OrderModel}
+	case ordering.Strategy == "":
+		ordering.Strategy = OrderGiven
+	}
+	switch ordering.Strategy {
+	case OrderModel, OrderMemory, OrderGiven:
+	default:
+		return nil, fmt.Errorf("liveness: unknown ordering strategy %q (known: %s, %s, %s)", ordering.Strategy, OrderModel, OrderMemory, OrderGiven)
+	}
+	if ordering.Proven && ordering.Strategy != OrderMemory {
+		return nil, fmt.Errorf("liveness: only a %s order can be proven optimal, not a %s one", OrderMemory, ordering.Strategy)
+	}
+	if opts.Order != nil {
+		if err := checkOrder(m, order); err != nil {
+			return nil, err
+		}
 	}
 	ops := 0
 	for _, sg := range m.Subgraphs {
 		ops += len(sg.Ops)
 	}
-	a := &analyzer{m: m, lt: &Lifetimes{Schedule: Schedule{Order: order, spans: make([][]Interval, len(m.Subgraphs)),
+	a := &analyzer{m: m, lt: &Lifetimes{Schedule: Schedule{Order: order, Ordering: ordering, spans: make([][]Interval, len(m.Subgraphs)),
 		Runs: make([]Run, 0, ops)}}}
 	for si, sg := range m.Subgraphs {
 		a.lt.first = append(a.lt.first, len(a.lt.Tensors))

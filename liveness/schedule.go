@@ -23,9 +23,29 @@ type Schedule struct {
 	Runs []Run
 	// Steps is the number of steps on the timeline.
 	Steps int
+	// Ordering says how Order was chosen (Options.Ordering, completed).
+	Ordering Ordering
 	// spans[s][i] is the hull of the spans of operator i of subgraph s.
 	spans [][]Interval
 }
+
+// Ordering records how a schedule's operator order was chosen.
+type Ordering struct {
+	// Strategy is OrderModel for the model's own order, OrderMemory for an
+	// order chosen to lower the peak of live scratch bytes, OrderGiven for
+	// an order the caller gave without saying how it was chosen.
+	Strategy string
+	// Proven says the order is proven to have the lowest peak of any legal
+	// order, as its maker counts it (OrderMemory only).
+	Proven bool
+}
+
+// The strategies an Ordering names.
+const (
+	OrderModel  = "model"
+	OrderMemory = "memory"
+	OrderGiven  = "given"
+)
 
 // Run is one run of an operator.
 type Run struct {

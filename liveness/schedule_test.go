@@ -90,3 +90,35 @@ func TestOrderMustListEveryOperatorOnce(t *testing.T) {
 		})
 	}
 }
+
+func TestOrderingIsRecorded(t *testing.T) {
+	swapped := [][]graph.OpIndex{{1, 0, 2}}
+	tests := []struct {
+		name string
+		opts liveness.Options
+		want liveness.Ordering
+		err  string
+	}{
+		{"no order is the model's", liveness.Options{}, liveness.Ordering{Strategy: liveness.OrderModel}, ""},
+		{"the model's even when said otherwise", liveness.Options{Ordering: liveness.Ordering{Strategy: liveness.OrderMemory}},
+			liveness.Ordering{Strategy: liveness.OrderModel}, ""},
+		{"an order without a strategy is given", liveness.Options{Order: swapped}, liveness.Ordering{Strategy: liveness.OrderGiven}, ""},
+		{"a proven memory order", liveness.Options{Order: swapped, Ordering: liveness.Ordering{Strategy: liveness.OrderMemory, Proven: true}},
+			liveness.Ordering{Strategy: liveness.OrderMemory, Proven: true}, ""},
+		{"an unknown strategy", liveness.Options{Order: swapped, Ordering: liveness.Ordering{Strategy: "fastest"}},
+			liveness.Ordering{}, `unknown ordering strategy "fastest"`},
+		{"a proven given order", liveness.Options{Order: swapped, Ordering: liveness.Ordering{Proven: true}},
+			liveness.Ordering{}, "only a memory order can be proven optimal, not a given one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lt, err := liveness.Analyze(diamond(), tt.opts)
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, lt.Schedule.Ordering)
+		})
+	}
+}

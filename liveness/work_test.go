@@ -76,11 +76,14 @@ func TestWorkLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lt, err := liveness.Analyze(tt.model, liveness.Options{})
+			check := liveness.CheckLimits(tt.model)
 			if tt.err != "" {
 				assert.EqualError(t, err, tt.err)
+				assert.EqualError(t, check, tt.err, "CheckLimits")
 				return
 			}
 			require.NoError(t, err)
+			assert.NoError(t, check, "CheckLimits")
 			assert.Equal(t, tt.steps, lt.Schedule.Steps)
 		})
 	}

@@ -24,7 +24,7 @@ func TestCorpusFigures(t *testing.T) {
 	for _, mo := range modes(t)[:2] {
 		logSum, n := 0.0, 0
 		t.Logf("%s:", mo.name)
-		t.Logf("%-60s %10s %10s %10s %6s %6s %7s", "model", "model", "best", "bound", "proven", "ms", "change")
+		t.Logf("%-60s %10s %10s %10s %6s %9s %6s %7s", "model", "model", "best", "bound", "proven", "work", "ms", "change")
 		for _, nm := range models {
 			m := load(t, nm.data)
 			start := time.Now()
@@ -37,7 +37,8 @@ func TestCorpusFigures(t *testing.T) {
 				logSum += math.Log(float64(r.Peak) / float64(r.ModelPeak))
 				n++
 			}
-			t.Logf("%-60s %10d %10d %10d %6v %6d %+6.1f%%", nm.name, r.ModelPeak, r.Peak, r.LowerBound, r.Proven, ms, change)
+			t.Logf("%-60s %10d %10d %10d %6v %9d %6d %+6.1f%%", nm.name, r.ModelPeak, r.Peak, r.LowerBound, r.Proven, r.Work, ms, change)
+			assert.False(t, r.TimedOut, "%s: the search stopped on the clock, not its work budget", nm.name)
 			assert.LessOrEqual(t, r.Peak, r.ModelPeak, nm.name)
 			assert.LessOrEqual(t, r.LowerBound, r.Peak, nm.name)
 		}

@@ -56,6 +56,8 @@ func modes(t testing.TB) []mode {
 	t.Helper()
 	lib, err := kernels.Lookup(kernels.TFLMReference)
 	require.NoError(t, err)
+	// The search counts exact in-place writes only (see Options.InPlace).
+	lib = lib.ExactOnly()
 	return []mode{{name: "plain"}, {name: "in place", kernels: lib}, {name: "in place over inputs", kernels: lib, overwrite: true}}
 }
 
@@ -65,10 +67,9 @@ func (mo mode) options(m *graph.Model) order.Options {
 	opts := order.Options{OverwriteInputs: mo.overwrite}
 	if mo.kernels != nil {
 		opts.InPlace = func(o graph.OpRef) []order.Pair {
-			sg := &m.Subgraphs[o.Subgraph]
 			var out []order.Pair
-			for _, c := range mo.kernels.InPlace(sg, &sg.Ops[o.Op]) {
-				out = append(out, order.Pair{Input: c.Input, Output: c.Output})
+			for _, p := range mo.kernels.InPlace(m, o.Subgraph, &m.Subgraphs[o.Subgraph].Ops[o.Op]) {
+				out = append(out, order.Pair{Input: p.Input, Output: p.Output})
 			}
 			return out
 		}

@@ -13,8 +13,13 @@ import (
 // Options.Alignment is 0: plan's default (plan.DefaultAlignment).
 const DefaultAlignment = 16
 
-// DefaultTimeLimit is the search budget when Options.TimeLimit is 0.
-const DefaultTimeLimit = 500 * time.Millisecond
+// DefaultTimeLimit is the wall-clock budget when Options.TimeLimit is 0.
+const DefaultTimeLimit = 1500 * time.Millisecond
+
+// DefaultWork is the work budget when Options.Work is 0: a few times what
+// the hardest corpus model (dp_net, 2,338 operators) takes to be proven
+// optimal, about a second of search on it.
+const DefaultWork = 20_000
 
 // Options controls Schedule. The zero value schedules with defaults.
 type Options struct {
@@ -36,15 +41,26 @@ type Options struct {
 	// pair that applies to an output wins, and an input taken by an output
 	// that lives on takes no other. Pass the same contracts to liveness
 	// (and the plan) as to Schedule, or Result's peaks are not the plan's.
+	// Only writes exactly over the input are modelled: give Schedule a
+	// library's ExactOnly contracts. Size-changing ones (PAD, a float
+	// QUANTIZE), which liveness applies afterwards, make the plan's peak
+	// differ from Result's.
 	// nil means no operator writes in place.
 	InPlace func(op graph.OpRef) []Pair
 	// OverwriteInputs lets an in-place output take the bytes of a main
 	// subgraph input that is not also its output, as
 	// liveness.Options.OverwriteInputs does.
 	OverwriteInputs bool
-	// TimeLimit is the search budget; when it runs out, or the context's
-	// deadline comes first, Schedule returns the best order found by then.
-	// 0 means DefaultTimeLimit; negative is an error.
+	// Work is the search budget, counted in search steps (a state
+	// expanded, a window tried): when it runs out Schedule returns the best
+	// order found by then. Counting work, not time, keeps the order the
+	// same on every machine. 0 means DefaultWork; negative is an error.
+	Work int64
+	// TimeLimit is a wall-clock safety net: when it runs out before Work,
+	// or the context's deadline comes first, Schedule returns the best
+	// order found by then, and Result.TimedOut says the order may then
+	// depend on the machine's speed. 0 means DefaultTimeLimit; negative is
+	// an error.
 	TimeLimit time.Duration
 }
 
@@ -74,6 +90,12 @@ type Result struct {
 	// Legal means allowed by this package's rules (see the package doc),
 	// a little stricter than verify's.
 	Proven bool
+	// Work is the work the search took, in Options.Work's units.
+	Work int64
+	// TimedOut says the search stopped on the wall clock (Options.TimeLimit
+	// or the context) rather than on its work budget or by finishing: the
+	// order may differ on a faster or slower machine.
+	TimedOut bool
 }
 
 // Schedule returns an order of m's operators, per subgraph, that keeps the
@@ -90,6 +112,13 @@ func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error
 	case align < 0 || align&(align-1) != 0:
 		return nil, fmt.Errorf("order: alignment %d is not a positive power of two", align)
 	}
+	work := opts.Work
+	switch {
+	case work < 0:
+		return nil, fmt.Errorf("order: work budget %d is negative", work)
+	case work == 0:
+		work = DefaultWork
+	}
 	limit := opts.TimeLimit
 	switch {
 	case limit < 0:
@@ -101,7 +130,19 @@ func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	stop := func() bool { return ctx.Err() != nil || !time.Now().Before(deadline) }
+	var done int64
+	timedOut := false
+	stop := func() bool {
+		if done >= work || timedOut {
+			return true
+		}
+		done++
+		// The clock is read every 64 steps: a step is cheap.
+		if done%64 == 0 && (ctx.Err() != nil || !time.Now().Before(deadline)) {
+			timedOut = true
+		}
+		return timedOut
+	}
 	md, err := analyze(m, align)
 	if err != nil {
 		return nil, err
@@ -114,7 +155,7 @@ func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error
 	for _, s := range md.post {
 		sol.subgraph(s)
 	}
-	res := &Result{Order: sol.order, ModelPeak: md.peakOf(modelOrder(m), inPlace)}
+	res := &Result{Order: sol.order, ModelPeak: md.peakOf(modelOrder(m), inPlace), Work: done, TimedOut: timedOut}
 	res.Peak = md.settle(sol.order, inPlace)
 	if res.Peak >= res.ModelPeak {
 		res.Order, res.Peak = modelOrder(m), res.ModelPeak

@@ -11,7 +11,7 @@ import (
 )
 
 // schemaVersion is the plan.json version this package reads.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // planDoc is plan.json as the verifier reads it: the fields it checks, each
 // entry with its JSON path for messages.
@@ -38,6 +38,10 @@ type planDoc struct {
 	// may be written over.
 	kernels         string
 	overwriteInputs bool
+	// strategy and proven are the ordering object: how the schedule's
+	// order was chosen and whether it is proven optimal.
+	strategy string
+	proven   bool
 }
 
 // platform is the platform object: the banks the plan was made for.
@@ -237,6 +241,9 @@ func decode(data []byte) (*planDoc, []Violation) {
 	if b := top.optBool("overwrite_inputs"); b != nil {
 		doc.overwriteInputs = *b
 	}
+	ordering := top.object("ordering")
+	doc.strategy = ordering.str("strategy")
+	doc.proven = ordering.bool("proven_optimal")
 	lists := map[string][]any{}
 	for _, k := range []string{"arenas", "tensor_allocs", "arena_usages", "persistent_arenas", "constant_arenas",
 		"tensor_lifetimes", "resource_variables", "kernel_scratch", "skipped_tensors", "rules", "spills", "schedule"} {

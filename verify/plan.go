@@ -36,6 +36,7 @@ func Plan(m *graph.Model, planJSON []byte) []Violation {
 	for _, check := range []func(){
 		c.checkHash,
 		c.checkSchedule,
+		c.checkOrdering,
 		c.checkTensors,
 		c.checkSkipped,
 		c.checkUnplaced,

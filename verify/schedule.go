@@ -477,3 +477,27 @@ func (c *checker) checkVariableOrder(s graph.SubgraphIndex, pos []int, touches m
 		}
 	}
 }
+
+// checkOrdering checks the ordering object against the schedule: a known
+// strategy; the model's order in every subgraph when it says "model"; a
+// proof of optimality only for a "memory" order (what is proven is the
+// search's to say: verify checks only that the order is legal).
+func (c *checker) checkOrdering() {
+	switch c.doc.strategy {
+	case "model":
+		for si, order := range c.tl.order {
+			for i, oi := range order {
+				if int(oi) != i {
+					c.r.add(BadSchedule, "ordering: strategy is %q, but subgraph %d runs its operators in the order %v", c.doc.strategy, si, order)
+					break
+				}
+			}
+		}
+	case "memory", "given":
+	default:
+		c.r.add(Malformed, "ordering: strategy is %q, not one of model, memory, given", c.doc.strategy)
+	}
+	if c.doc.proven && c.doc.strategy != "memory" {
+		c.r.add(Malformed, "ordering: a %q order cannot be proven optimal", c.doc.strategy)
+	}
+}

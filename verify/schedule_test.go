@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/graph"
 )
@@ -198,6 +199,46 @@ func TestScheduleRules(t *testing.T) {
 				return
 			}
 			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestOrderingRules checks the ordering object against the schedule: a
+// "model" order must be the model's, only a "memory" order can be proven.
+func TestOrderingRules(t *testing.T) {
+	swapped := inOrder(independentModel(), map[graph.SubgraphIndex][]graph.OpIndex{0: order(1, 0)})
+	straight := inOrder(independentModel(), nil)
+	tests := []struct {
+		name     string
+		strategy string
+		proven   bool
+		runs     []run
+		want     []Violation
+	}{
+		{name: "the model's order", strategy: "model", runs: straight},
+		{name: "a proven memory order", strategy: "memory", proven: true, runs: swapped},
+		{name: "a memory order that is the model's", strategy: "memory", runs: straight},
+		{name: "a given order", strategy: "given", runs: swapped},
+		{name: "a model order that is not the model's", strategy: "model", runs: swapped,
+			want: []Violation{{BadSchedule, `ordering: strategy is "model", but subgraph 0 runs its operators in the order [1 0]`}}},
+		{name: "an unknown strategy", strategy: "fastest", runs: straight,
+			want: []Violation{{Malformed, `ordering: strategy is "fastest", not one of model, memory, given`}}},
+		{name: "a proven given order", strategy: "given", proven: true, runs: swapped,
+			want: []Violation{{Malformed, `ordering: a "given" order cannot be proven optimal`}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := independentModel()
+			tl, bad := walk(m, tt.runs)
+			require.Empty(t, bad)
+			r := report(nil)
+			c := &checker{m: m, tl: tl, r: &r, doc: &planDoc{strategy: tt.strategy, proven: tt.proven}}
+			c.checkOrdering()
+			if len(tt.want) == 0 {
+				assert.Empty(t, r)
+				return
+			}
+			assert.Equal(t, tt.want, []Violation(r))
 		})
 	}
 }

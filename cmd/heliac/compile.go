@@ -31,6 +31,7 @@ type compileOptions struct {
 	configFile   string
 	noAlias      bool
 	kernels      string
+	schedule     string
 	noInPlace    bool
 	overwriteIn  bool
 	strict       bool
@@ -56,6 +57,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
 	f.StringVar(&opts.kernels, "kernels", kernels.TFLMReference,
 		"kernel library the model runs with, whose contracts say which outputs may be written over a dying input: "+strings.Join(kernels.Names(), ", "))
+	f.StringVar(&opts.schedule, "schedule", driver.ScheduleMemory,
+		"operator order: memory (the order with the lowest peak of live scratch bytes the search finds within its work budget) or model (the order the model lists them in)")
 	f.BoolVar(&opts.noInPlace, "no-in-place", false, "write no operator's output over its input (give every output buffer bytes of its own)")
 	f.BoolVar(&opts.overwriteIn, "overwrite-inputs", false,
 		"let in-place outputs take model inputs' bytes (the application then fills the inputs before every run)")
@@ -97,6 +100,10 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	} else if opts.overwriteIn {
 		return &usageError{fmt.Errorf("--overwrite-inputs writes in place; it cannot go with --no-in-place")}
 	}
+	if !slices.Contains(driver.Schedules(), opts.schedule) {
+		return &usageError{fmt.Errorf("--schedule: unknown schedule %q (known: %s)", opts.schedule, strings.Join(driver.Schedules(), ", "))}
+	}
+	cfg.Schedule = opts.schedule
 	cfg.EmitTFLite = opts.emitTFLite
 	cfg.Constants = emit.Constants(opts.constants)
 	out, err := driver.Compile(ctx, data, cfg)

@@ -28,15 +28,16 @@ func TestCompileFlags(t *testing.T) {
 		args []string
 		want compileOptions
 	}{
-		{"defaults", []string{"m.tflite"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference"}},
-		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference"}},
-		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", quiet: true}},
-		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference"}},
-		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference"}},
-		{"in place", []string{"m.tflite", "--no-in-place"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", noInPlace: true}},
-		{"model inputs", []string{"m.tflite", "--overwrite-inputs"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", overwriteIn: true}},
+		{"defaults", []string{"m.tflite"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", quiet: true}},
+		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"in place", []string{"m.tflite", "--no-in-place"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", noInPlace: true}},
+		{"model inputs", []string{"m.tflite", "--overwrite-inputs"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", overwriteIn: true}},
+		{"model order", []string{"m.tflite", "--schedule", "model"}, compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "model"}},
 		{"the module's form", []string{"m.tflite", "--external-arenas", "--constants", "incbin"},
-			compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, external: true, constants: "incbin", kernels: "tflm-reference"}},
+			compileOptions{model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, external: true, constants: "incbin", kernels: "tflm-reference", schedule: "memory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +70,7 @@ func TestExitCodes(t *testing.T) {
 		{"missing file", []string{filepath.Join(dir, "missing.tflite"), "-o", dir}, exitFailure, "missing.tflite: no such file"},
 		{"corrupt model", []string{corrupt, "-o", filepath.Join(dir, "out")}, exitFailure, "compile " + corrupt + ": tflite:"},
 		{"empty -o", []string{helloWorld, "-o", ""}, exitUsage, "-o is empty; give the directory to write the plan and C files into"},
+		{"unknown schedule", []string{helloWorld, "--schedule", "fastest", "-o", filepath.Join(dir, "o3")}, exitUsage, `--schedule: unknown schedule "fastest" (known: memory, model)`},
 		{"unknown planner", []string{helloWorld, "--planner", "magic", "-o", filepath.Join(dir, "o2")}, exitUsage, `unknown planner "magic" (known: best, tflm, linear)`},
 	}
 	for _, tt := range tests {

@@ -20,13 +20,13 @@ import (
 
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/plan/dsa"
-	"github.com/heliac/heliac/tflite"
 )
 
 func main() {
@@ -80,21 +80,17 @@ func models(shared string) error {
 		if err != nil {
 			return err
 		}
+		// heliac's default compile, as the CLI runs it (order, plan, C,
+		// verification), with the model rewritten for TFLM.
 		start := time.Now()
-		m, err := tflite.Load(data)
+		out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true,
+			Liveness: liveness.Options{Kernels: lib}})
+		ms := float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
 			fmt.Fprintf(w, "%s\terror: %v\t\t\t\t\t\t\t\n", file, err)
 			continue
 		}
-		lt, err := liveness.Analyze(m, liveness.Options{Kernels: lib})
-		if err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
-		p, err := plan.Build(context.Background(), m, lt, plan.Options{})
-		if err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
-		ms := float64(time.Since(start).Microseconds()) / 1000
+		m, p := out.Model, out.Plan
 		size, lb := p.ScratchTotals()
 		// TFLM's bound: the peak of live bytes under TFLM's rules (every
 		// operand of an operator live while it runs, the model's order),
@@ -120,9 +116,20 @@ func models(shared string) error {
 				inPlace++
 			}
 		}
-		relaxed := "-"
+		var relaxations []string
 		if inPlace > 0 {
-			relaxed = fmt.Sprintf("in-place %d", inPlace)
+			relaxations = append(relaxations, fmt.Sprintf("in-place %d", inPlace))
+		}
+		if moved := movedOps(p.Schedule.Order); moved > 0 {
+			relaxations = append(relaxations, fmt.Sprintf("order %d", moved))
+		}
+		relaxed := "-"
+		if len(relaxations) > 0 {
+			relaxed = strings.Join(relaxations, ", ")
+		}
+		schedule := p.Schedule.Ordering.Strategy
+		if out.Order != nil {
+			schedule += map[bool]string{true: ", proven", false: ", not proven"}[out.Order.Proven]
 		}
 		// TFLM's planner on TFLM's own lifetimes (no aliasing).
 		ltNoAlias, err := liveness.Analyze(m, liveness.Options{NoAlias: true})
@@ -136,7 +143,7 @@ func models(shared string) error {
 		tflmPlanner, _ := pt.ScratchTotals()
 		tf, vs, withPlan := "-", "-", "-"
 		if r, ok := tflm[file]; ok && r["status"] == "ok" && tool != "" {
-			withPlan = tflmHead(tool, file, data, r)
+			withPlan = tflmHead(tool, file, out.TFLite.Data, r)
 		}
 		if r, ok := tflm[file]; ok && r["status"] == "ok" {
 			t, _ := strconv.ParseInt(r["tflm_tensors_only_max_bytes"], 10, 64)
@@ -148,7 +155,7 @@ func models(shared string) error {
 			sumTFLM += t
 		}
 		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%.2f\t\n", file, tflmBound, lb, size, vsBound, relaxed,
-			"model order", tflmPlanner, tf, vs, withPlan, ms)
+			schedule, tflmPlanner, tf, vs, withPlan, ms)
 	}
 	w.Flush()
 	if ratios > 0 {
@@ -156,7 +163,9 @@ func models(shared string) error {
 	}
 	fmt.Printf("TFLM's bound: the peak of live bytes under TFLM's rules (every operand live while its operator runs,\n" +
 		"operators in the model's order); heliac's bound: the same with the relaxations heliac applies (in-place:\n" +
-		"outputs written over dying inputs under tflm-reference's contracts); ms: heliac's default compile, load to plan\n")
+		"outputs written over dying inputs under tflm-reference's contracts; order: operators run elsewhere than the\n" +
+		"model lists them, by the memory schedule, proven optimal or not); ms: heliac's default compile (load, order,\n" +
+		"plan, C, verification, the model rewritten for TFLM)\n")
 	fmt.Printf("\nmodels TFLM runs: heliac %d bytes of scratch arena in total, TFLM %d\n", sumHeliac, sumTFLM)
 	if tool == "" {
 		fmt.Printf("(tflm_run not found: no \"TFLM head, heliac plan\" figures)\n")
@@ -171,22 +180,13 @@ func models(shared string) error {
 // tflmHead runs the model with heliac's plan written in (--emit-tflite) on
 // TFLM and returns its arena head, marked '*' when the outputs differ from
 // TFLM's own plan's.
-func tflmHead(tool, file string, data []byte, ref map[string]string) string {
-	lib, err := kernels.Lookup(kernels.TFLMReference)
-	if err != nil {
-		return "error"
-	}
-	out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true,
-		Liveness: liveness.Options{Kernels: lib}})
-	if err != nil {
-		return "error"
-	}
+func tflmHead(tool, file string, rewritten []byte, ref map[string]string) string {
 	f, err := os.CreateTemp("", "heliac-bench-*.tflite")
 	if err != nil {
 		return "error"
 	}
 	defer os.Remove(f.Name())
-	_, werr := f.Write(out.TFLite.Data)
+	_, werr := f.Write(rewritten)
 	if cerr := f.Close(); werr != nil || cerr != nil {
 		return "error"
 	}
@@ -202,6 +202,20 @@ func tflmHead(tool, file string, data []byte, ref map[string]string) string {
 		mark = "*"
 	}
 	return fmt.Sprint(mine.Int("planner_max_bytes")) + mark
+}
+
+// movedOps counts the operators order runs elsewhere than the model lists
+// them.
+func movedOps(order [][]graph.OpIndex) int {
+	moved := 0
+	for _, ops := range order {
+		for i, oi := range ops {
+			if int(oi) != i {
+				moved++
+			}
+		}
+	}
+	return moved
 }
 
 // miniMallocBest are the best heights MiniMalloc reached on bench/dsa, as
