@@ -94,7 +94,34 @@ type Op struct {
 	Called []SubgraphIndex
 	// Resource names the variable of a VAR_HANDLE operator.
 	Resource *ResourceName
+	// Window holds the options of a sliding-window operator (CONV_2D,
+	// DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D); nil for other
+	// operators and for one whose model gives no options.
+	Window *Window
 }
+
+// Window is what a sliding-window operator's options say of its window:
+// how it pads, strides and dilates, and (pools only) its size.
+type Window struct {
+	Padding          Padding
+	StrideW, StrideH int32
+	// DilationW and DilationH are 1 for pools.
+	DilationW, DilationH int32
+	// FilterW and FilterH are a pool's window; 0 for convolutions, whose
+	// filter tensor's shape gives it.
+	FilterW, FilterH int32
+	// DepthMultiplier is DEPTHWISE_CONV_2D's; 0 for the others.
+	DepthMultiplier int32
+}
+
+// Padding is TFLite's Padding enum.
+type Padding int8
+
+// The paddings TFLite defines (schema.fbs, Padding).
+const (
+	PaddingSame  Padding = 0
+	PaddingValid Padding = 1
+)
 
 // Name returns the operator's name as TFLite spells it, or "CUSTOM:name".
 func (o *Op) Name() string {

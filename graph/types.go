@@ -74,6 +74,10 @@ type Opcode int32
 
 // Builtin operator codes that change how memory is planned.
 const (
+	AveragePool2D      Opcode = 1
+	Conv2D             Opcode = 3
+	DepthwiseConv2D    Opcode = 4
+	MaxPool2D          Opcode = 17
 	Reshape            Opcode = 22
 	Squeeze            Opcode = 43
 	ExpandDims         Opcode = 70

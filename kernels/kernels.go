@@ -46,6 +46,13 @@ const (
 	// element i clobbers no input element after i. The output may start
 	// up to one input element less one byte after the input does.
 	Start
+	// Sweep: the output sweeps forward over the input. The kernel is a
+	// sliding window (CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D,
+	// MAX_POOL_2D) that writes its output in flat index order, each
+	// element after reading its window; the input may start as early as
+	// the bytes each write lands on have been read for the last time
+	// (windowPlacement), and anywhere later.
+	Sweep
 )
 
 // String names the overlap as plan.json does.
@@ -57,6 +64,8 @@ func (o Overlap) String() string {
 		return "end"
 	case Start:
 		return "start"
+	case Sweep:
+		return "sweep"
 	}
 	return fmt.Sprintf("Overlap(%d)", int(o))
 }
@@ -152,8 +161,8 @@ func (p Placement) Allows(d int64) bool { return p.Lo <= d && d <= p.Hi }
 // InPlace returns the contracts of the library that apply to operator op
 // of subgraph s of m, each with where the input may lie: for an Exact
 // contract, the input and output exist and have the same shape and element
-// size, and the input lies exactly over the output; for End and Start,
-// see padPlacement and quantizePlacement. Whether the input dies at the
+// size, and the input lies exactly over the output; for End, Start and
+// Sweep, see padPlacement, quantizePlacement and windowPlacement. Whether the input dies at the
 // operator, and whether either is a subgraph's input or output, is for
 // the caller to decide.
 func (l *Library) InPlace(m *graph.Model, s graph.SubgraphIndex, op *graph.Op) []Placement {
@@ -183,6 +192,10 @@ func (l *Library) InPlace(m *graph.Model, s graph.SubgraphIndex, op *graph.Op) [
 			}
 		case Start:
 			if lo, hi, ok := quantizePlacement(ti, to); ok {
+				out = append(out, Placement{Contract: c, Lo: lo, Hi: hi})
+			}
+		case Sweep:
+			if lo, hi, ok := windowPlacement(m, sg, op, ti, to); ok {
 				out = append(out, Placement{Contract: c, Lo: lo, Hi: hi})
 			}
 		}

@@ -38,12 +38,12 @@ func TestContractsCiteTheirSource(t *testing.T) {
 	for _, c := range lib.Contracts() {
 		assert.True(t, strings.HasPrefix(c.Source, "tflite-micro@90b983c: "), "%s: %s", c, c.Source)
 		assert.Contains(t, c.Source, "tensorflow/lite/", "%s cites a kernel file", c)
-		assert.Contains(t, []kernels.Overlap{kernels.Exact, kernels.End, kernels.Start}, c.Overlap)
+		assert.Contains(t, []kernels.Overlap{kernels.Exact, kernels.End, kernels.Start, kernels.Sweep}, c.Overlap)
 	}
 }
 
 func TestOverlapNames(t *testing.T) {
-	for o, want := range map[kernels.Overlap]string{kernels.Exact: "exact", kernels.End: "end", kernels.Start: "start", 0: "Overlap(0)"} {
+	for o, want := range map[kernels.Overlap]string{kernels.Exact: "exact", kernels.End: "end", kernels.Start: "start", kernels.Sweep: "sweep", 0: "Overlap(0)"} {
 		assert.Equal(t, want, o.String())
 	}
 }

@@ -6,6 +6,10 @@ import "github.com/heliac/heliac/graph"
 // BuiltinOperator).
 const (
 	opAdd       graph.Opcode = 0
+	opAvgPool   graph.Opcode = 1
+	opConv      graph.Opcode = 3
+	opDepthwise graph.Opcode = 4
+	opMaxPool   graph.Opcode = 17
 	opLogistic  graph.Opcode = 14
 	opMul       graph.Opcode = 18
 	opRelu      graph.Opcode = 19
@@ -109,4 +113,29 @@ func init() {
 			microDir + "quantize_common.cc EvalQuantizeReference (FLOAT32 to INT8 at lines 99-107); " +
 			refDir + "quantize.h AffineQuantize (loop at line 43: input_data[i] read at line 44, " +
 			"output_data[i] written at line 49)"})
+	// Sliding windows: every type TFLM's reference kernels take with one
+	// element type for input and output (INT8, INT16, FLOAT32; hybrid
+	// convolutions are refused by TFLM) runs loops over batch, out_y,
+	// out_x, then the output channel, reading the whole window of an
+	// output element before writing it at Offset(output_shape, batch,
+	// out_y, out_x, channel): the output is written in flat index order.
+	sweep := func(op graph.Opcode, name, source string) {
+		tflmReference.contracts[op] = append(tflmReference.contracts[op],
+			Contract{Op: op, Name: name, Input: 0, Output: 0, Overlap: Sweep, Source: tflmCommit + ": " + source})
+	}
+	sweep(opConv, "CONV_2D", microDir+"conv.cc ConvEval (reference_ops::Conv for FLOAT32, "+
+		"reference_integer_ops::ConvPerChannel for INT8 and INT16); "+
+		intRefDir+"conv.h ConvPerChannel (loops from line 72, output written at line 130; INT16 from line 184, "+
+		"written at line 230); "+refDir+"conv.h Conv (loops from line 66, output written at line 102)")
+	sweep(opDepthwise, "DEPTHWISE_CONV_2D", microDir+"depthwise_conv.cc DepthwiseConvEval "+
+		"(reference_ops::DepthwiseConv, reference_integer_ops::DepthwiseConvPerChannel); "+
+		intRefDir+"depthwise_conv.h DepthwiseConvPerChannel (loops from line 63, output channel "+
+		"in_channel*depth_multiplier+m written at line 115; INT16 from line 160, written at line 200); "+
+		refDir+"depthwiseconv_float.h DepthwiseConv (loops from line 56, written at line 86)")
+	sweep(opAvgPool, "AVERAGE_POOL_2D", microDir+"pooling.cc AverageEval and pooling_common.cc "+
+		"AveragePoolingEvalFloat/Quantized; "+intRefDir+"pooling.h AveragePool (loops from line 42, written "+
+		"at line 77; INT16 from line 160, line 195); "+refDir+"pooling.h AveragePool (loops from line 42, line 73)")
+	sweep(opMaxPool, "MAX_POOL_2D", microDir+"pooling.cc MaxEval and pooling_common.cc "+
+		"MaxPoolingEvalFloat/Quantized; "+intRefDir+"pooling.h MaxPool (loops from line 105, written at "+
+		"line 135; INT16 from line 223, line 253); "+refDir+"pooling.h MaxPool (loops from line 209, line 237)")
 }

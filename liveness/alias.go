@@ -1,6 +1,8 @@
 package liveness
 
 import (
+	"slices"
+
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/kernels"
 )
@@ -129,9 +131,44 @@ func (a *analyzer) join(out, r graph.TensorRef, off int64) {
 //
 // Operators are taken in the order they run, so a chain of in-place
 // operators forms one group. The first contract that applies to an
-// output wins.
+// output wins, unless the write would raise the peak of live scratch
+// bytes (see profile): a group is one block of its extent over its whole
+// lifetime, so an output joined to a group larger than itself, or placed
+// off its input, can hold more bytes for longer than it saves.
 func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
+	// Joining greedily can lose: a chain of sliding windows saves only
+	// once all of it is joined, each join alone raising the peak. So three
+	// policies run and the one with the lowest peak wins (the first of
+	// equals): every contract but Sweep, always (heliac's policy before
+	// Sweep); every contract, always; every contract, each write only
+	// where it keeps the peak.
+	base := slices.Clone(a.lt.Tensors)
+	var best []Tensor
+	var bestPeak int64
+	placements := map[graph.OpRef][]kernels.Placement{}
+	for _, pol := range []inPlacePolicy{{}, {sweep: true}, {sweep: true, high: true}, {sweep: true, keepPeak: true},
+		{sweep: true, high: true, keepPeak: true}} {
+		copy(a.lt.Tensors, base)
+		a.inPlaceWith(lib, overwrite, align, pol, placements)
+		if peak := a.newProfile(align).peak(); best == nil || peak < bestPeak {
+			best, bestPeak = slices.Clone(a.lt.Tensors), peak
+		}
+	}
+	copy(a.lt.Tensors, best)
+}
+
+// inPlacePolicy says which in-place writes the pass makes: Sweep
+// contracts or not, and each write only where it keeps the peak of live
+// scratch bytes no higher; and where, of the places that keep the group's
+// extent least, an output goes: at its highest (high) or lowest.
+type inPlacePolicy struct{ sweep, keepPeak, high bool }
+
+// inPlaceWith makes the in-place writes pol allows; placements caches
+// the library's answer per operator.
+func (a *analyzer) inPlaceWith(lib *kernels.Library, overwrite bool, align int64, pol inPlacePolicy,
+	placements map[graph.OpRef][]kernels.Placement) {
 	f := a.boundaryFacts()
+	prof := a.newProfile(align)
 	runs := map[graph.OpRef]int{}
 	for _, r := range a.lt.Schedule.Runs {
 		runs[r.Op]++
@@ -144,14 +181,25 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 		}
 		step := run.Span.First
 		taken := map[int]bool{}
-		for _, p := range lib.InPlace(a.m, s, op) {
-			if taken[p.Output] {
+		ps, ok := placements[run.Op]
+		if !ok {
+			ps = lib.InPlace(a.m, s, op)
+			placements[run.Op] = ps
+		}
+		for _, p := range ps {
+			if taken[p.Output] || (p.Overlap == kernels.Sweep && !pol.sweep) {
 				continue
 			}
 			in := graph.TensorRef{Subgraph: s, Tensor: op.Inputs[p.Input]}
 			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[p.Output]}
 			ti, to := a.lt.Lookup(in), a.lt.Lookup(out)
-			d, ok := placeInput(p, align)
+			var d int64
+			ok := false
+			if r := a.root(in); r != out {
+				// The group's extent and where the input lies in it.
+				rt := a.lt.Lookup(r)
+				d, ok = placeInput(p, align, ti.AliasOffset, ti.Size, to.Size, rt.Extent, pol.high)
+			}
 			if !ok || ti.Class != Scratch || to.Class != Scratch ||
 				(f.boundary[in] && !(overwrite && f.mainInput[in])) || f.boundary[out] ||
 				f.writers[out] != 1 || to.AliasOf != nil {
@@ -162,6 +210,9 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 				continue
 			}
 			// The input starts d bytes after the output does.
+			if pol.keepPeak && !prof.joinKeepsPeak(a.lt.Lookup(r), to, ti.AliasOffset-d) {
+				continue
+			}
 			a.join(out, r, ti.AliasOffset-d)
 			to.InPlace = &InPlace{Op: run.Op, Input: in, Contract: p.Contract}
 			taken[p.Output] = true
@@ -170,12 +221,97 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 }
 
 // placeInput returns where p's input is to start relative to its output's
-// start: the largest multiple of align (positive) that p allows, and
-// whether p allows one.
-func placeInput(p kernels.Placement, align int64) (int64, bool) {
-	d := p.Hi / align * align
-	if d > p.Hi { // Hi negative, not a multiple: division rounded up
-		d -= align
+// start, and whether p allows any such place: a multiple of align
+// (positive) in [p.Lo, p.Hi] that leaves the group the fewest bytes. The
+// input, of in bytes, lies at inAt in a group of extent ext (relative to
+// the group's root); the output, of out bytes, will lie at inAt - d. Of
+// equals, the output's highest place when high is set, else its lowest.
+func placeInput(p kernels.Placement, align, inAt, in, out int64, ext ByteRange, high bool) (int64, bool) {
+	down := func(x int64) int64 { // the largest multiple of align <= x
+		d := x / align * align
+		if d > x { // x negative, not a multiple: division rounded up
+			d -= align
+		}
+		return d
 	}
-	return d, p.Allows(d)
+	up := func(x int64) int64 { return down(x + align - 1) }
+	span := func(d int64) int64 { return hullBytes(ext, ByteRange{inAt - d, inAt - d + out}).Size() }
+	// The span is piecewise linear in d, least where the output lies
+	// inside the extent or covers it: the best multiple is next to an end
+	// of that range or of p's.
+	var cands []int64
+	for _, x := range []int64{p.Hi, p.Lo, 0, in - out, inAt - ext.Lo, inAt - ext.Hi + out, inAt - ext.Hi, inAt - ext.Lo + out} {
+		cands = append(cands, down(x), up(x))
+	}
+	best, found := int64(0), false
+	for _, d := range cands {
+		if !p.Allows(d) {
+			continue
+		}
+		better := !found || span(d) < span(best)
+		if found && span(d) == span(best) {
+			better = (high && d < best) || (!high && d > best)
+		}
+		if better {
+			best, found = d, true
+		}
+	}
+	return best, found
+}
+
+// profile is the live scratch bytes at each step of the timeline, each
+// alias group counted once as a block of its extent rounded up to the
+// alignment (as plan reports its lower bound): what the in-place pass
+// checks each write against.
+type profile struct {
+	live  []int64
+	align int64
+}
+
+func (a *analyzer) newProfile(align int64) *profile {
+	p := &profile{live: make([]int64, a.lt.Schedule.Steps), align: align}
+	for i := range a.lt.Tensors {
+		if t := &a.lt.Tensors[i]; t.Class == Scratch && t.AliasOf == nil {
+			p.add(t.Group, t.Extent.Size(), 1)
+		}
+	}
+	return p
+}
+
+// add adds sign blocks of size bytes over iv.
+func (p *profile) add(iv Interval, size, sign int64) {
+	if iv.First < 0 {
+		return
+	}
+	size = (size + p.align - 1) / p.align * p.align
+	for s := iv.First; s <= iv.Last && int(s) < len(p.live); s++ {
+		p.live[s] += sign * size
+	}
+}
+
+func (p *profile) peak() int64 {
+	var m int64
+	for _, v := range p.live {
+		m = max(m, v)
+	}
+	return m
+}
+
+// joinKeepsPeak reports whether making out (with its own members) a member
+// of root's group, its first byte off bytes from root's, leaves the peak
+// no higher; when it does, the profile takes the joined group.
+func (p *profile) joinKeepsPeak(root, out *Tensor, off int64) bool {
+	before := p.peak()
+	group := hull(root.Group, out.Group)
+	extent := hullBytes(root.Extent, out.Extent.Shift(off))
+	p.add(root.Group, root.Extent.Size(), -1)
+	p.add(out.Group, out.Extent.Size(), -1)
+	p.add(group, extent.Size(), 1)
+	if p.peak() <= before {
+		return true
+	}
+	p.add(group, extent.Size(), -1)
+	p.add(root.Group, root.Extent.Size(), 1)
+	p.add(out.Group, out.Extent.Size(), 1)
+	return false
 }

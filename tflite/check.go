@@ -291,6 +291,31 @@ var (
 		{"container", 4, kindString, 0},
 		{"shared_name", 6, kindString, 0},
 	}
+	conv2DFields = []fieldSpec{
+		{"padding", 4, kindScalar, 1},
+		{"stride_w", 6, kindScalar, 4},
+		{"stride_h", 8, kindScalar, 4},
+		{"fused_activation_function", 10, kindScalar, 1},
+		{"dilation_w_factor", 12, kindScalar, 4},
+		{"dilation_h_factor", 14, kindScalar, 4},
+	}
+	depthwiseFields = []fieldSpec{
+		{"padding", 4, kindScalar, 1},
+		{"stride_w", 6, kindScalar, 4},
+		{"stride_h", 8, kindScalar, 4},
+		{"depth_multiplier", 10, kindScalar, 4},
+		{"fused_activation_function", 12, kindScalar, 1},
+		{"dilation_w_factor", 14, kindScalar, 4},
+		{"dilation_h_factor", 16, kindScalar, 4},
+	}
+	pool2DFields = []fieldSpec{
+		{"padding", 4, kindScalar, 1},
+		{"stride_w", 6, kindScalar, 4},
+		{"stride_h", 8, kindScalar, 4},
+		{"filter_width", 10, kindScalar, 4},
+		{"filter_height", 12, kindScalar, 4},
+		{"fused_activation_function", 14, kindScalar, 1},
+	}
 	compositeFields = []fieldSpec{
 		{"name", 4, kindString, 0},
 		{"decomposition_subgraph_index", 6, kindScalar, 4},

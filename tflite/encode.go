@@ -407,10 +407,40 @@ func (e *encoder) operator(op *graph.Op) flatbuffers.UOffsetT {
 	return schema.OperatorEnd(b)
 }
 
-// options writes the options that carry Op.Called and Op.Resource: a
-// builtin_options table and its type, or a builtin_options_2 table.
+// options writes the options that carry Op.Called, Op.Resource and
+// Op.Window: a builtin_options table and its type, or a builtin_options_2
+// table.
 func (e *encoder) options(op *graph.Op) (schema.BuiltinOptions, flatbuffers.UOffsetT, flatbuffers.UOffsetT) {
 	b := e.b
+	if w := op.Window; w != nil {
+		switch op.Code {
+		case graph.Conv2D:
+			schema.Conv2DOptionsStart(b)
+			schema.Conv2DOptionsAddPadding(b, schema.Padding(w.Padding))
+			schema.Conv2DOptionsAddStrideW(b, w.StrideW)
+			schema.Conv2DOptionsAddStrideH(b, w.StrideH)
+			schema.Conv2DOptionsAddDilationWFactor(b, w.DilationW)
+			schema.Conv2DOptionsAddDilationHFactor(b, w.DilationH)
+			return schema.BuiltinOptionsConv2DOptions, schema.Conv2DOptionsEnd(b), 0
+		case graph.DepthwiseConv2D:
+			schema.DepthwiseConv2DOptionsStart(b)
+			schema.DepthwiseConv2DOptionsAddPadding(b, schema.Padding(w.Padding))
+			schema.DepthwiseConv2DOptionsAddStrideW(b, w.StrideW)
+			schema.DepthwiseConv2DOptionsAddStrideH(b, w.StrideH)
+			schema.DepthwiseConv2DOptionsAddDepthMultiplier(b, w.DepthMultiplier)
+			schema.DepthwiseConv2DOptionsAddDilationWFactor(b, w.DilationW)
+			schema.DepthwiseConv2DOptionsAddDilationHFactor(b, w.DilationH)
+			return schema.BuiltinOptionsDepthwiseConv2DOptions, schema.DepthwiseConv2DOptionsEnd(b), 0
+		case graph.AveragePool2D, graph.MaxPool2D:
+			schema.Pool2DOptionsStart(b)
+			schema.Pool2DOptionsAddPadding(b, schema.Padding(w.Padding))
+			schema.Pool2DOptionsAddStrideW(b, w.StrideW)
+			schema.Pool2DOptionsAddStrideH(b, w.StrideH)
+			schema.Pool2DOptionsAddFilterWidth(b, w.FilterW)
+			schema.Pool2DOptionsAddFilterHeight(b, w.FilterH)
+			return schema.BuiltinOptionsPool2DOptions, schema.Pool2DOptionsEnd(b), 0
+		}
+	}
 	switch op.Code {
 	case graph.While:
 		schema.WhileOptionsStart(b)

@@ -294,10 +294,13 @@ func (l *loader) operator(path string, op *schema.Operator, nt int, out *graph.O
 }
 
 // options reads the builtin options heliac needs: the subgraphs that
-// control-flow operators call and the name of a resource variable.
+// control-flow operators call, the name of a resource variable and a
+// sliding window's geometry.
 func (l *loader) options(path string, op *schema.Operator, out *graph.Op) error {
 	var want schema.BuiltinOptions
 	switch out.Code {
+	case graph.Conv2D, graph.DepthwiseConv2D, graph.AveragePool2D, graph.MaxPool2D:
+		return l.window(path, op, out)
 	case graph.While:
 		want = schema.BuiltinOptionsWhileOptions
 	case graph.If:
@@ -347,6 +350,47 @@ func (l *loader) options(path string, op *schema.Operator, out *graph.Op) error 
 		out.Called = []graph.SubgraphIndex{graph.SubgraphIndex(w.InitSubgraphIndex())}
 	}
 	return l.checkCalled(opath, out)
+}
+
+// window reads a sliding-window operator's options into out.Window. A
+// model without them (TFLite would refuse it) leaves Window nil: heliac
+// needs them only for in-place contracts, which then do not apply.
+func (l *loader) window(path string, op *schema.Operator, out *graph.Op) error {
+	var want schema.BuiltinOptions
+	var fields []fieldSpec
+	switch out.Code {
+	case graph.Conv2D:
+		want, fields = schema.BuiltinOptionsConv2DOptions, conv2DFields
+	case graph.DepthwiseConv2D:
+		want, fields = schema.BuiltinOptionsDepthwiseConv2DOptions, depthwiseFields
+	default:
+		want, fields = schema.BuiltinOptionsPool2DOptions, pool2DFields
+	}
+	var tab flatbuffers.Table
+	if op.BuiltinOptionsType() != want || !op.BuiltinOptions(&tab) {
+		return nil
+	}
+	if err := l.c.table(int64(tab.Pos), path+".builtin_options", fields); err != nil {
+		return err
+	}
+	switch out.Code {
+	case graph.Conv2D:
+		var o schema.Conv2DOptions
+		o.Init(tab.Bytes, tab.Pos)
+		out.Window = &graph.Window{Padding: graph.Padding(o.Padding()), StrideW: o.StrideW(), StrideH: o.StrideH(),
+			DilationW: o.DilationWFactor(), DilationH: o.DilationHFactor()}
+	case graph.DepthwiseConv2D:
+		var o schema.DepthwiseConv2DOptions
+		o.Init(tab.Bytes, tab.Pos)
+		out.Window = &graph.Window{Padding: graph.Padding(o.Padding()), StrideW: o.StrideW(), StrideH: o.StrideH(),
+			DilationW: o.DilationWFactor(), DilationH: o.DilationHFactor(), DepthMultiplier: o.DepthMultiplier()}
+	default:
+		var o schema.Pool2DOptions
+		o.Init(tab.Bytes, tab.Pos)
+		out.Window = &graph.Window{Padding: graph.Padding(o.Padding()), StrideW: o.StrideW(), StrideH: o.StrideH(),
+			DilationW: 1, DilationH: 1, FilterW: o.FilterWidth(), FilterH: o.FilterHeight()}
+	}
+	return nil
 }
 
 func (l *loader) composite(path string, op *schema.Operator, out *graph.Op) error {

@@ -1,0 +1,158 @@
+package kernels
+
+import "github.com/heliac/heliac/graph"
+
+// windowPlacement returns where the input of a sliding-window operator
+// (CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D; input 0 into
+// output 0) may start relative to its output, in bytes, for a Sweep
+// contract: [Lo, Hi], and whether the contract applies at all.
+//
+// TFLM's reference kernels compute the output in one forward sweep over
+// its flat NHWC index (batch, out_y, out_x, then the channel k), each
+// element from the input window at its pixel, and write element k of a
+// pixel after every read it needs. So, with the input starting D bytes
+// after the output, writing output element e (bytes [e·eo, (e+1)·eo))
+// clobbers nothing the kernel still reads exactly when
+// (e+1)·eo <= D + m(e)·ei, where m(e) is the least input element any later
+// output element reads (eo, ei: element sizes). Lo is the largest
+// (e+1)·eo - m(e)·ei over the output; any D >= Lo is safe. Hi is the
+// output's size: an input starting later shares no byte.
+//
+// The least element a pixel reads is at its window's first in-image row
+// and column, at the first channel output element k reads: the channel
+// group's first for a grouped convolution, k / depth_multiplier for a
+// depthwise one, k for a pool. The window's geometry is TFLM's
+// (tensorflow/lite/kernels/padding.h ComputePaddingHeightWidth and
+// ComputeOutSize): the contract applies only where the output's shape is
+// the one TFLM computes, with positive strides and dilations, input and
+// output of one element type of INT8, INT16 or FLOAT32 (a type the
+// compiler must assume may alias itself), rank 4 and one batch count.
+func windowPlacement(m *graph.Model, sg *graph.Subgraph, op *graph.Op, in, out *graph.Tensor) (lo, hi int64, ok bool) {
+	w := op.Window
+	if w == nil || w.StrideW < 1 || w.StrideH < 1 || w.DilationW < 1 || w.DilationH < 1 ||
+		(w.Padding != graph.PaddingSame && w.Padding != graph.PaddingValid) {
+		return 0, 0, false
+	}
+	if in.Type != out.Type || (in.Type != graph.Int8 && in.Type != graph.Int16 && in.Type != graph.Float32) ||
+		len(in.Shape) != 4 || len(out.Shape) != 4 || in.Shape[0] != out.Shape[0] {
+		return 0, 0, false
+	}
+	for _, d := range append(in.Shape[:4:4], out.Shape...) {
+		if d < 1 {
+			return 0, 0, false
+		}
+	}
+	batches, inH, inW, inC := int64(in.Shape[0]), int64(in.Shape[1]), int64(in.Shape[2]), int64(in.Shape[3])
+	outH, outW, outC := int64(out.Shape[1]), int64(out.Shape[2]), int64(out.Shape[3])
+	e := int64(in.Type.Bits() / 8)
+	if in.Size != batches*inH*inW*inC*e || out.Size != batches*outH*outW*outC*e {
+		return 0, 0, false
+	}
+	// firstChannel(k) is the first input channel output channel k reads.
+	var firstChannel func(k int64) int64
+	var filterH, filterW int64
+	switch op.Code {
+	case graph.Conv2D, graph.DepthwiseConv2D:
+		if len(op.Inputs) < 2 || op.Inputs[1] < 0 || int(op.Inputs[1]) >= len(sg.Tensors) {
+			return 0, 0, false
+		}
+		f := &sg.Tensors[op.Inputs[1]]
+		if len(f.Shape) != 4 || f.Shape[1] < 1 || f.Shape[2] < 1 || f.Shape[3] < 1 {
+			return 0, 0, false
+		}
+		filterH, filterW = int64(f.Shape[1]), int64(f.Shape[2])
+		if op.Code == graph.Conv2D {
+			// ConvPerChannel / Conv: groups = input depth / filter input
+			// depth; output channel k reads the input channels of group
+			// k / (output depth / groups).
+			fc := int64(f.Shape[3])
+			if int64(f.Shape[0]) != outC || inC%fc != 0 || outC%(inC/fc) != 0 {
+				return 0, 0, false
+			}
+			perGroup := outC / (inC / fc)
+			firstChannel = func(k int64) int64 { return k / perGroup * fc }
+		} else {
+			// DepthwiseConvPerChannel / DepthwiseConv: output channel
+			// k = ic·depth_multiplier + m reads input channel ic.
+			dm := int64(w.DepthMultiplier)
+			if dm < 1 || outC != inC*dm || int64(f.Shape[3]) != outC {
+				return 0, 0, false
+			}
+			firstChannel = func(k int64) int64 { return k / dm }
+		}
+	default: // pools: channel k reads channel k
+		filterH, filterW = int64(w.FilterH), int64(w.FilterW)
+		if filterH < 1 || filterW < 1 || outC != inC {
+			return 0, 0, false
+		}
+		firstChannel = func(k int64) int64 { return k }
+	}
+	padH, okH := windowPadding(w.Padding, inH, filterH, int64(w.StrideH), int64(w.DilationH), outH)
+	padW, okW := windowPadding(w.Padding, inW, filterW, int64(w.StrideW), int64(w.DilationW), outW)
+	if !okH || !okW {
+		return 0, 0, false
+	}
+	// first returns the first in-image coordinate of a window that starts
+	// at origin, or -1 when none of its taps is in the image.
+	first := func(origin, size, taps, dilation int64) int64 {
+		if origin >= 0 {
+			if origin < size {
+				return origin
+			}
+			return -1
+		}
+		t := (-origin + dilation - 1) / dilation
+		if c := origin + t*dilation; t < taps && c < size {
+			return c
+		}
+		return -1
+	}
+	// Walk the output backwards keeping least, the least input element
+	// read by the output elements after the current one.
+	const none = int64(1) << 62
+	least := none
+	lo = -none
+	for b := batches - 1; b >= 0; b-- {
+		for oy := outH - 1; oy >= 0; oy-- {
+			row := first(oy*int64(w.StrideH)-padH, inH, filterH, int64(w.DilationH))
+			for ox := outW - 1; ox >= 0; ox-- {
+				col := first(ox*int64(w.StrideW)-padW, inW, filterW, int64(w.DilationW))
+				base := ((b*outH+oy)*outW + ox) * outC
+				for k := outC - 1; k >= 0; k-- {
+					if least != none {
+						lo = max(lo, (base+k+1)*e-least*e)
+					}
+					if row >= 0 && col >= 0 {
+						least = min(least, ((b*inH+row)*inW+col)*inC+firstChannel(k))
+					}
+				}
+			}
+		}
+	}
+	if lo == -none { // no element reads anything: nothing to clobber
+		lo = -in.Size
+	}
+	if lo >= out.Size {
+		return 0, 0, false
+	}
+	return lo, out.Size, true
+}
+
+// windowPadding returns the padding before the first output row (or
+// column) as TFLM computes it (padding.h ComputePaddingWithOffset: half
+// the total padding, rounded down), and whether out is the size
+// ComputeOutSize gives.
+func windowPadding(p graph.Padding, in, filter, stride, dilation, out int64) (int64, bool) {
+	effective := (filter-1)*dilation + 1
+	var want int64
+	if p == graph.PaddingSame {
+		want = (in + stride - 1) / stride
+	} else {
+		want = (in + stride - effective) / stride
+	}
+	if want != out {
+		return 0, false
+	}
+	total := max((out-1)*stride+effective-in, 0)
+	return total / 2, true
+}
