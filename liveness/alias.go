@@ -137,11 +137,11 @@ func (a *analyzer) join(out, r graph.TensorRef, off int64) {
 // off its input, can hold more bytes for longer than it saves.
 func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 	// Joining greedily can lose: a chain of sliding windows saves only
-	// once all of it is joined, each join alone raising the peak. So three
-	// policies run and the one with the lowest peak wins (the first of
-	// equals): every contract but Sweep, always (heliac's policy before
-	// Sweep); every contract, always; every contract, each write only
-	// where it keeps the peak.
+	// once all of it is joined, each join alone raising the peak. So
+	// several policies run and the one of least cost (profile) wins, the
+	// first of equals: every contract but Sweep, always (heliac's policy
+	// before Sweep); every contract, always; every contract, each write
+	// only where it keeps the cost; each with outputs placed high or low.
 	base := slices.Clone(a.lt.Tensors)
 	var best []Tensor
 	var bestPeak int64
@@ -150,7 +150,7 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 		{sweep: true, high: true, keepPeak: true}} {
 		copy(a.lt.Tensors, base)
 		a.inPlaceWith(lib, overwrite, align, pol, placements)
-		if peak := a.newProfile(align).peak(); best == nil || peak < bestPeak {
+		if peak := a.newProfile(align).cost(); best == nil || peak < bestPeak {
 			best, bestPeak = slices.Clone(a.lt.Tensors), peak
 		}
 	}
@@ -259,38 +259,74 @@ func placeInput(p kernels.Placement, align, inAt, in, out int64, ext ByteRange, 
 	return best, found
 }
 
-// profile is the live scratch bytes at each step of the timeline, each
-// alias group counted once as a block of its extent rounded up to the
-// alignment (as plan reports its lower bound): what the in-place pass
-// checks each write against.
+// profile is the live scratch bytes at each step of the timeline with
+// each alias group counted, at each step, as the hull of its members live
+// there (sizes rounded up to the alignment), and the widest group's span
+// (the hull of all its members): plan places a group's members at fixed
+// offsets from one another, so its arena is at least both. Its cost,
+// max(peak, span), is what the in-place pass checks each write against,
+// and what chooses between policies.
 type profile struct {
-	live  []int64
-	align int64
+	live    []int64
+	span    int64
+	align   int64
+	members map[graph.TensorRef][]*Tensor // by group root, the root first
 }
 
 func (a *analyzer) newProfile(align int64) *profile {
-	p := &profile{live: make([]int64, a.lt.Schedule.Steps), align: align}
+	p := &profile{live: make([]int64, a.lt.Schedule.Steps), align: align, members: map[graph.TensorRef][]*Tensor{}}
 	for i := range a.lt.Tensors {
-		if t := &a.lt.Tensors[i]; t.Class == Scratch && t.AliasOf == nil {
-			p.add(t.Group, t.Extent.Size(), 1)
+		t := &a.lt.Tensors[i]
+		if t.Class != Scratch || t.Live.First < 0 {
+			continue
 		}
+		r := t.Ref
+		if t.AliasOf != nil {
+			r = *t.AliasOf
+		}
+		p.members[r] = append(p.members[r], t)
+	}
+	for r, ms := range p.members {
+		p.apply(ms, 0, nil, 0, a.lt.Lookup(r).Group, 1)
+		p.span = max(p.span, p.round(a.lt.Lookup(r).Extent.Size()))
 	}
 	return p
 }
 
-// add adds sign blocks of size bytes over iv.
-func (p *profile) add(iv Interval, size, sign int64) {
-	if iv.First < 0 {
+func (p *profile) round(size int64) int64 { return (size + p.align - 1) / p.align * p.align }
+
+// apply adds sign times the width of the group made of ms and, shifted by
+// off, more, at each step of over.
+func (p *profile) apply(ms []*Tensor, off0 int64, more []*Tensor, off int64, over Interval, sign int64) {
+	if over.First < 0 {
 		return
 	}
-	size = (size + p.align - 1) / p.align * p.align
-	for s := iv.First; s <= iv.Last && int(s) < len(p.live); s++ {
-		p.live[s] += sign * size
+	n := int(over.Last-over.First) + 1
+	lo, hi := make([]int64, n), make([]int64, n)
+	for i := range lo {
+		lo[i], hi[i] = 1<<62, -(1 << 62)
+	}
+	mark := func(t *Tensor, at int64) {
+		for s := max(t.Live.First, over.First); s <= t.Live.Last && s <= over.Last; s++ {
+			k := int(s - over.First)
+			lo[k], hi[k] = min(lo[k], at), max(hi[k], at+t.Size)
+		}
+	}
+	for _, t := range ms {
+		mark(t, off0+t.AliasOffset)
+	}
+	for _, t := range more {
+		mark(t, off+t.AliasOffset)
+	}
+	for k := range lo {
+		if hi[k] > lo[k] && int(over.First)+k < len(p.live) {
+			p.live[int(over.First)+k] += sign * p.round(hi[k]-lo[k])
+		}
 	}
 }
 
-func (p *profile) peak() int64 {
-	var m int64
+func (p *profile) cost() int64 {
+	m := p.span
 	for _, v := range p.live {
 		m = max(m, v)
 	}
@@ -298,20 +334,26 @@ func (p *profile) peak() int64 {
 }
 
 // joinKeepsPeak reports whether making out (with its own members) a member
-// of root's group, its first byte off bytes from root's, leaves the peak
+// of root's group, its first byte off bytes from root's, leaves the cost
 // no higher; when it does, the profile takes the joined group.
 func (p *profile) joinKeepsPeak(root, out *Tensor, off int64) bool {
-	before := p.peak()
-	group := hull(root.Group, out.Group)
-	extent := hullBytes(root.Extent, out.Extent.Shift(off))
-	p.add(root.Group, root.Extent.Size(), -1)
-	p.add(out.Group, out.Extent.Size(), -1)
-	p.add(group, extent.Size(), 1)
-	if p.peak() <= before {
+	before := p.cost()
+	rm, om := p.members[root.Ref], p.members[out.Ref]
+	over := hull(root.Group, out.Group)
+	p.apply(rm, 0, nil, 0, root.Group, -1)
+	p.apply(om, 0, nil, 0, out.Group, -1)
+	p.apply(rm, 0, om, off, over, 1)
+	span := max(p.span, p.round(hullBytes(root.Extent, out.Extent.Shift(off)).Size()))
+	oldSpan := p.span
+	p.span = span
+	if p.cost() <= before {
+		p.members[root.Ref] = append(rm, om...)
+		delete(p.members, out.Ref)
 		return true
 	}
-	p.add(group, extent.Size(), -1)
-	p.add(root.Group, root.Extent.Size(), 1)
-	p.add(out.Group, out.Extent.Size(), 1)
+	p.span = oldSpan
+	p.apply(rm, 0, om, off, over, -1)
+	p.apply(rm, 0, nil, 0, root.Group, 1)
+	p.apply(om, 0, nil, 0, out.Group, 1)
 	return false
 }

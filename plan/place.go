@@ -433,7 +433,22 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 			sol = s
 		}
 		if fits {
-			pl.scratchArena(b, roots, prob, sol)
+			var bound *shapeBound
+			if units, shaped, rects := pl.shapes(roots, align); shaped {
+				lb, step := shapePeak(units)
+				bound = &shapeBound{lb, step}
+				if pl.opts.Planner == PlannerBest && rects <= shapeLimit {
+					if origins, h := placeShapes(units, align); h < sol.Height && (avail == 0 || h <= avail) {
+						// Block starts, as the allocator gives them.
+						offsets := make([]int64, len(roots))
+						for i, id := range roots {
+							offsets[i] = origins[i] + pl.extent(id).Lo
+						}
+						sol = solution{Solution: dsa.Solution{Offsets: offsets, Height: h}}
+					}
+				}
+			}
+			pl.scratchArena(b, roots, prob, sol, bound)
 			return nil
 		}
 		victim, step := pl.victim(roots, prob, peak)
@@ -545,8 +560,13 @@ func (pl *placer) liveAt(roots []int, prob dsa.Problem, step liveness.Step) []in
 	return ids
 }
 
-// scratchArena records a solved scratch arena in bank b.
-func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol solution) {
+// shapeBound is the lower bound of a scratch arena whose groups are
+// placed as rigid shapes (shapePeak), and a step where it is reached.
+type shapeBound struct{ lb, step int64 }
+
+// scratchArena records a solved scratch arena in bank b; bound, when set,
+// is its lower bound with groups as shapes.
+func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol solution, bound *shapeBound) {
 	arena := &pl.p.Arenas[pl.newArena(liveness.Scratch, b.Name)]
 	arena.Optimal = sol.Optimal
 	if sol.timedOut {
@@ -562,6 +582,10 @@ func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol soluti
 	}
 	arena.Size = alignTo(arena.Used, arena.Alignment)
 	lb, step := dsa.Peak(prob)
+	if bound != nil {
+		lb, step = bound.lb, bound.step
+		arena.Optimal = arena.Used == lb
+	}
 	arena.LowerBound, arena.PeakStep = lb, liveness.Step(step)
 	for _, id := range pl.liveAt(roots, prob, liveness.Step(step)) {
 		arena.Peak = append(arena.Peak, pl.p.Allocs[id].Key)

@@ -235,26 +235,53 @@ func (c *checker) checkPair(desc, role string, p, q *member) {
 		p.what, p.offset, pEnd, q.what, q.offset, qEnd, lo, hi, desc, when)
 }
 
-// buffer is one alias group of a scratch arena: one block covering every
-// member's bytes, which holds bytes at every step where one of them is
-// live.
+// buffer is one alias group of a scratch arena. Its members keep fixed
+// offsets from one another; at each step it holds the bytes from the
+// lowest to the highest byte of its members live there.
 type buffer struct {
 	root    key
-	size    int64 // rounded up to the alignment
+	align   int64
 	members []*member
+	at      []int64 // each member's first byte relative to the group
 }
 
-func (b *buffer) liveAt(step int64) bool {
-	for _, p := range b.members {
-		if p.live != nil && p.live.start <= step && step <= p.live.end {
-			return true
+// widthAt returns the bytes the group holds at step, rounded up to the
+// alignment: 0 when no member is live.
+func (b *buffer) widthAt(step int64) int64 {
+	lo, hi, live := int64(0), int64(0), false
+	for i, p := range b.members {
+		if p.live == nil || step < p.live.start || p.live.end < step {
+			continue
 		}
+		if !live || b.at[i] < lo {
+			lo = b.at[i]
+		}
+		if end := addSat(b.at[i], p.size); !live || end > hi {
+			hi = end
+		}
+		live = true
 	}
-	return false
+	if !live {
+		return 0
+	}
+	return addSat(hi-lo, b.align-1) / b.align * b.align
 }
 
-// peakOf returns the largest sum over steps of the live buffers' sizes. The
-// sum only grows where a lifetime starts, so those steps suffice.
+// span returns the bytes from the group's lowest member byte to its
+// highest, rounded up to the alignment: a rigid group needs them all.
+func (b *buffer) span() int64 {
+	if len(b.members) == 0 {
+		return 0
+	}
+	lo, hi := b.at[0], addSat(b.at[0], b.members[0].size)
+	for i, p := range b.members {
+		lo, hi = min(lo, b.at[i]), max(hi, addSat(b.at[i], p.size))
+	}
+	return addSat(hi-lo, b.align-1) / b.align * b.align
+}
+
+// peakOf returns the largest sum over steps of the groups' widths. A width
+// only grows where a lifetime starts, so those steps suffice.
 func peakOf(bufs []*buffer) int64 {
 	var peak int64
 	for _, b := range bufs {
@@ -268,53 +295,60 @@ func peakOf(bufs []*buffer) int64 {
 	return peak
 }
 
-// liveSum returns the bytes of the buffers live at step, and their roots.
+// liveSum returns the bytes the groups hold at step, and the roots of
+// those that hold any.
 func liveSum(bufs []*buffer, step int64) (int64, []key) {
 	var sum int64
 	var roots []key
 	for _, b := range bufs {
-		if b.liveAt(step) {
-			sum = addSat(sum, b.size)
+		if w := b.widthAt(step); w > 0 || b.liveAt(step) {
+			sum = addSat(sum, w)
 			roots = append(roots, b.root)
 		}
 	}
 	return sum, roots
 }
 
-// checkPeak recomputes a scratch arena's lower bounds, the largest sum over
-// steps of its live buffers' sizes rounded up to the arena's alignment (the
-// plan's and its bank's): with each alias group one buffer, the bytes from
-// its lowest member's start to its highest member's end (each where its
-// root's offset and its alias_offset put it; badAlias checks it is
-// there), live over the union of its members' lifetimes (lower_bound), and with every allocation
-// a buffer of its own (lower_bound_without_aliases). It checks both bounds,
-// peak_step and peak_tensors, which must name the root of every group live
-// at peak_step.
+func (b *buffer) liveAt(step int64) bool {
+	for _, p := range b.members {
+		if p.live != nil && p.live.start <= step && step <= p.live.end {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPeak recomputes a scratch arena's lower bounds, rounded up to the
+// arena's alignment (the plan's and its bank's): lower_bound is the
+// largest sum over steps of what each alias group holds there, the bytes
+// from the lowest to the highest byte of its members live at that step
+// (each where its root's offset and its alias_offset put it; badAlias
+// checks it is there), or the widest group's span, lowest member byte to
+// highest, if larger (a group is rigid); lower_bound_without_aliases gives
+// every allocation a buffer of its own. It checks both bounds, peak_step
+// (whose live groups take the sum's peak) and peak_tensors, which must
+// name the root of every group live at peak_step.
 func (c *checker) checkPeak(u *usage, a *arenaRec, desc string, ps []*member) {
 	align := c.alignOf(a.memory)
-	aligned := func(n int64) int64 { return addSat(n, align-1) / align * align }
 	var alone, grouped []*buffer
 	byRoot := map[key]*buffer{}
-	type extent struct{ lo, hi int64 }
-	extents := map[*buffer]extent{}
 	for _, p := range ps {
-		alone = append(alone, &buffer{root: p.key, size: aligned(p.size), members: []*member{p}})
+		alone = append(alone, &buffer{root: p.key, align: align, members: []*member{p}, at: []int64{0}})
 		b := byRoot[p.group]
-		start := c.groupOffset(p)
-		end := addSat(start, p.size)
 		if b == nil {
-			b = &buffer{root: p.group}
+			b = &buffer{root: p.group, align: align}
 			byRoot[p.group] = b
 			grouped = append(grouped, b)
-			extents[b] = extent{start, end}
 		}
-		e := extents[b]
-		e = extent{min(e.lo, start), max(e.hi, end)}
-		extents[b] = e
-		b.size = aligned(e.hi - e.lo)
 		b.members = append(b.members, p)
+		b.at = append(b.at, c.groupOffset(p))
 	}
-	if bound := peakOf(grouped); u.lowerBound != bound {
+	peak := peakOf(grouped)
+	bound := peak
+	for _, b := range grouped {
+		bound = max(bound, b.span())
+	}
+	if u.lowerBound != bound {
 		c.r.add(HeightMismatch, "%s: lower_bound is %d, but its buffers' peak is %d", desc, u.lowerBound, bound)
 	}
 	if bound := peakOf(alone); u.noAliases != bound {
@@ -325,8 +359,11 @@ func (c *checker) checkPeak(u *usage, a *arenaRec, desc string, ps []*member) {
 		return
 	}
 	sum, live := liveSum(grouped, u.peakStep)
-	if sum != u.lowerBound {
+	switch {
+	case bound == peak && sum != u.lowerBound:
 		c.r.add(HeightMismatch, "%s: buffers live at peak_step %d take %d bytes, not lower_bound %d", desc, u.peakStep, sum, u.lowerBound)
+	case bound > peak && sum != peak:
+		c.r.add(HeightMismatch, "%s: buffers live at peak_step %d take %d bytes, not their peak %d", desc, u.peakStep, sum, peak)
 	}
 	if !sameKeys(live, u.peakTensors) {
 		c.r.add(HeightMismatch, "%s: peak_tensors are %s, but the buffers live at peak_step %d are %s",
