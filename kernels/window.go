@@ -26,7 +26,8 @@ import "github.com/heliac/heliac/graph"
 // ComputeOutSize): the contract applies only where the output's shape is
 // the one TFLM computes, with positive strides and dilations, input and
 // output of one element type of INT8, INT16 or FLOAT32 (a type the
-// compiler must assume may alias itself), rank 4 and one batch count.
+// compiler must assume may alias itself), a filter of a type TFLM takes
+// with it (filterType), rank 4 and one batch count.
 func windowPlacement(m *graph.Model, sg *graph.Subgraph, op *graph.Op, in, out *graph.Tensor) (lo, hi int64, ok bool) {
 	w := op.Window
 	if w == nil || w.StrideW < 1 || w.StrideH < 1 || w.DilationW < 1 || w.DilationH < 1 ||
@@ -57,7 +58,7 @@ func windowPlacement(m *graph.Model, sg *graph.Subgraph, op *graph.Op, in, out *
 			return 0, 0, false
 		}
 		f := &sg.Tensors[op.Inputs[1]]
-		if len(f.Shape) != 4 || f.Shape[1] < 1 || f.Shape[2] < 1 || f.Shape[3] < 1 {
+		if len(f.Shape) != 4 || f.Shape[1] < 1 || f.Shape[2] < 1 || f.Shape[3] < 1 || !filterType(in.Type, f.Type) {
 			return 0, 0, false
 		}
 		filterH, filterW = int64(f.Shape[1]), int64(f.Shape[2])
@@ -136,6 +137,23 @@ func windowPlacement(m *graph.Model, sg *graph.Subgraph, op *graph.Op, in, out *
 		return 0, 0, false
 	}
 	return lo, out.Size, true
+}
+
+// filterType reports whether TFLM's reference convolutions take a filter
+// of type filter with activations of type act (conv.cc, depthwise_conv.cc
+// Eval): FLOAT32 with FLOAT32, INT8 with INT8 or INT4, INT16 with INT8. A
+// hybrid (FLOAT32 activations, INT8 filter) TFLM refuses, so no contract
+// speaks for it.
+func filterType(act, filter graph.ElementType) bool {
+	switch act {
+	case graph.Float32:
+		return filter == graph.Float32
+	case graph.Int8:
+		return filter == graph.Int8 || filter == graph.Int4
+	case graph.Int16:
+		return filter == graph.Int8
+	}
+	return false
 }
 
 // windowPadding returns the padding before the first output row (or

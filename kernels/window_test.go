@@ -64,13 +64,17 @@ func (c windowCase) model() (*graph.Model, graph.Op) {
 		w.Padding = graph.PaddingSame
 	}
 	tensors := []graph.Tensor{in, out}
+	filterType := graph.Int8 // with INT8 and INT16 activations
+	if c.typ == graph.Float32 {
+		filterType = graph.Float32
+	}
 	op := graph.Op{Code: c.code, Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}, Window: w}
 	switch c.code {
 	case graph.Conv2D:
-		tensors = append(tensors, tensor(graph.Int8, int32(c.outC), int32(c.filterH), int32(c.filterW), int32(c.filterC)))
+		tensors = append(tensors, tensor(filterType, int32(c.outC), int32(c.filterH), int32(c.filterW), int32(c.filterC)))
 		op.Inputs = append(op.Inputs, 2)
 	case graph.DepthwiseConv2D:
-		tensors = append(tensors, tensor(graph.Int8, 1, int32(c.filterH), int32(c.filterW), int32(c.outC)))
+		tensors = append(tensors, tensor(filterType, 1, int32(c.filterH), int32(c.filterW), int32(c.outC)))
 		op.Inputs = append(op.Inputs, 2)
 		w.DepthMultiplier = int32(c.multiplier)
 	default:
@@ -227,6 +231,10 @@ func TestWindowPlacementApplies(t *testing.T) {
 		}},
 		{"rank 3", func(m *graph.Model, op *graph.Op) { m.Subgraphs[0].Tensors[0] = tensor(graph.Int8, 4, 4, 2) }},
 		{"no filter", func(m *graph.Model, op *graph.Op) { op.Inputs = op.Inputs[:1] }},
+		{"a hybrid: float activations, an int8 filter", func(m *graph.Model, op *graph.Op) {
+			m.Subgraphs[0].Tensors[0] = tensor(graph.Float32, 1, 4, 4, 2)
+			m.Subgraphs[0].Tensors[1] = tensor(graph.Float32, 1, 4, 4, 3)
+		}},
 		{"a filter of other output channels", func(m *graph.Model, op *graph.Op) {
 			m.Subgraphs[0].Tensors[2] = tensor(graph.Int8, 4, 3, 3, 2)
 		}},

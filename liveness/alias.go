@@ -1,6 +1,8 @@
 package liveness
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/heliac/heliac/graph"
@@ -131,49 +133,178 @@ func (a *analyzer) join(out, r graph.TensorRef, off int64) {
 //
 // Operators are taken in the order they run, so a chain of in-place
 // operators forms one group. The first contract that applies to an
-// output wins, unless the write would raise the peak of live scratch
-// bytes (see profile): a group is one block of its extent over its whole
-// lifetime, so an output joined to a group larger than itself, or placed
-// off its input, can hold more bytes for longer than it saves.
+// output wins, unless the policy refuses the write (see profile): a
+// group's members keep fixed offsets from one another, so a chain of
+// writes that each move the output off its input (sliding windows) drifts,
+// and the group's span can grow past what the writes save.
 func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
-	// Joining greedily can lose: a chain of sliding windows saves only
-	// once all of it is joined, each join alone raising the peak. So
-	// several policies run and the one of least cost (profile) wins, the
-	// first of equals: every contract but Sweep, always (heliac's policy
-	// before Sweep); every contract, always; every contract, each write
-	// only where it keeps the cost; each with outputs placed high or low.
+	// No one rule decides every write well, so several policies run and
+	// the one of least cost (profile) wins, the first of equals: every
+	// contract but Sweep, always (heliac's policy before Sweep); every
+	// contract, always; every contract, each write only where it keeps
+	// the cost; every contract, each write only where its group's span
+	// stays within a cap (the largest scratch tensor, and 1/8, 1/4 and
+	// 1/2 more), which breaks a drifting chain into groups; each with
+	// outputs placed high or low.
 	base := slices.Clone(a.lt.Tensors)
 	var best []Tensor
 	var bestPeak int64
 	placements := map[graph.OpRef][]kernels.Placement{}
-	for _, pol := range []inPlacePolicy{{}, {sweep: true}, {sweep: true, high: true}, {sweep: true, keepPeak: true},
-		{sweep: true, high: true, keepPeak: true}} {
+	var largest int64
+	for _, t := range a.lt.Tensors {
+		if t.Class == Scratch {
+			largest = max(largest, (t.Size+align-1)/align*align)
+		}
+	}
+	policies := []inPlacePolicy{{}}
+	for _, high := range []bool{false, true} {
+		policies = append(policies, inPlacePolicy{sweep: true, high: high}, inPlacePolicy{sweep: true, high: high, keepPeak: true})
+		for _, eighths := range []int64{8, 9, 10, 12} {
+			c := (largest*eighths/8 + align - 1) / align * align
+			policies = append(policies, inPlacePolicy{sweep: true, high: high, spanCap: c})
+		}
+	}
+	type result struct {
+		cost   int64
+		pol    inPlacePolicy
+		joined []int
+	}
+	var results []result
+	for i, pol := range policies {
 		copy(a.lt.Tensors, base)
-		a.inPlaceWith(lib, overwrite, align, pol, placements)
-		if peak := a.newProfile(align).cost(); best == nil || peak < bestPeak {
-			best, bestPeak = slices.Clone(a.lt.Tensors), peak
+		joined := a.inPlaceWith(lib, overwrite, align, pol, placements)
+		cost := a.newProfile(align).cost()
+		if best == nil || cost < bestPeak {
+			best, bestPeak = slices.Clone(a.lt.Tensors), cost
+		}
+		results = append(results, result{cost, pol, joined})
+		if i == 0 && !offsetContracts(placements) {
+			break // every policy makes the same writes
+		}
+	}
+	// Then a local search over which operators write in place, from each
+	// of the three best policies' choices: stop one that writes; let one
+	// that does not, and perhaps stop one of the three before it that
+	// does (moving a chain's break earlier); keep a change that lowers the
+	// cost.
+	slices.SortStableFunc(results, func(x, y result) int { return cmp.Compare(x.cost, y.cost) })
+	evals := 0
+	for n, start := range results {
+		if n == 3 || !start.pol.sweep {
+			break
+		}
+		only := map[int]bool{}
+		for _, k := range start.joined {
+			only[k] = true
+		}
+		cost := start.cost
+		try := func(add int, drop int) bool {
+			evals++
+			trial := maps.Clone(only)
+			if add >= 0 {
+				trial[add] = true
+			}
+			if drop >= 0 {
+				delete(trial, drop)
+			}
+			copy(a.lt.Tensors, base)
+			joined := a.inPlaceWith(lib, overwrite, align, inPlacePolicy{sweep: true, high: start.pol.high, only: trial}, placements)
+			c := a.newProfile(align).cost()
+			if c >= cost {
+				return false
+			}
+			cost, only = c, map[int]bool{}
+			for _, k := range joined {
+				only[k] = true
+			}
+			if c < bestPeak {
+				best, bestPeak = slices.Clone(a.lt.Tensors), c
+			}
+			return true
+		}
+		budget := evals + maxInPlaceSearch
+		if n == 0 {
+			budget += maxInPlaceSearch
+		}
+		for improved := true; improved && evals < budget; {
+			improved = false
+			// Stop one that writes, alone (a break that shortens a span).
+			for _, k := range slices.Sorted(maps.Keys(only)) {
+				if evals < budget && try(-1, k) {
+					improved = true
+				}
+			}
+			for k, run := range a.lt.Schedule.Runs {
+				if only[k] || len(placements[run.Op]) == 0 {
+					continue
+				}
+				var before []int // runs before k that write, nearest first
+				for j := k - 1; j >= 0 && len(before) < 3; j-- {
+					if only[j] {
+						before = append(before, j)
+					}
+				}
+				for _, drop := range append([]int{-1}, before...) {
+					if evals >= budget {
+						break
+					}
+					if try(k, drop) {
+						improved = true
+						break
+					}
+				}
+			}
 		}
 	}
 	copy(a.lt.Tensors, best)
 }
 
-// inPlacePolicy says which in-place writes the pass makes: Sweep
-// contracts or not, and each write only where it keeps the peak of live
-// scratch bytes no higher; and where, of the places that keep the group's
-// extent least, an output goes: at its highest (high) or lowest.
-type inPlacePolicy struct{ sweep, keepPeak, high bool }
+// maxInPlaceSearch bounds the passes the in-place local search makes from
+// each start (twice as many from the best).
+const maxInPlaceSearch = 96
 
-// inPlaceWith makes the in-place writes pol allows; placements caches
-// the library's answer per operator.
+// offsetContracts reports whether some placement puts an input elsewhere
+// than exactly over its output.
+func offsetContracts(placements map[graph.OpRef][]kernels.Placement) bool {
+	for _, ps := range placements {
+		for _, p := range ps {
+			if p.Overlap != kernels.Exact {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inPlacePolicy says which in-place writes the pass makes: Sweep
+// contracts or not; each write only where it keeps the profile's cost no
+// higher (keepPeak), or only where its group's span stays within spanCap
+// bytes (when not 0); and where, of the places that keep the group's
+// extent least, an output goes: at its highest (high) or lowest.
+type inPlacePolicy struct {
+	sweep, keepPeak, high bool
+	spanCap               int64
+	// only, when set, lists the runs (indexes of Schedule.Runs) that
+	// write in place where a contract allows, with no other check.
+	only map[int]bool
+}
+
+// inPlaceWith makes the in-place writes pol allows and returns the runs
+// (indexes of Schedule.Runs) that wrote in place; placements caches the
+// library's answer per operator.
 func (a *analyzer) inPlaceWith(lib *kernels.Library, overwrite bool, align int64, pol inPlacePolicy,
-	placements map[graph.OpRef][]kernels.Placement) {
+	placements map[graph.OpRef][]kernels.Placement) []int {
+	var joined []int
 	f := a.boundaryFacts()
 	prof := a.newProfile(align)
 	runs := map[graph.OpRef]int{}
 	for _, r := range a.lt.Schedule.Runs {
 		runs[r.Op]++
 	}
-	for _, run := range a.lt.Schedule.Runs {
+	for k, run := range a.lt.Schedule.Runs {
+		if pol.only != nil && !pol.only[k] {
+			continue
+		}
 		s := run.Op.Subgraph
 		op := &a.m.Subgraphs[s].Ops[run.Op.Op]
 		if runs[run.Op] != 1 || len(op.Called) > 0 || run.Span.First != run.Span.Last {
@@ -187,7 +318,7 @@ func (a *analyzer) inPlaceWith(lib *kernels.Library, overwrite bool, align int64
 			placements[run.Op] = ps
 		}
 		for _, p := range ps {
-			if taken[p.Output] || (p.Overlap == kernels.Sweep && !pol.sweep) {
+			if taken[p.Output] || (p.Overlap == kernels.Sweep && !pol.sweep && pol.only == nil) {
 				continue
 			}
 			in := graph.TensorRef{Subgraph: s, Tensor: op.Inputs[p.Input]}
@@ -210,14 +341,21 @@ func (a *analyzer) inPlaceWith(lib *kernels.Library, overwrite bool, align int64
 				continue
 			}
 			// The input starts d bytes after the output does.
-			if pol.keepPeak && !prof.joinKeepsPeak(a.lt.Lookup(r), to, ti.AliasOffset-d) {
+			if pol.only == nil && pol.spanCap > 0 && prof.round(hullBytes(a.lt.Lookup(r).Extent, to.Extent.Shift(ti.AliasOffset-d)).Size()) > pol.spanCap {
+				continue
+			}
+			if pol.only == nil && pol.keepPeak && !prof.joinKeepsPeak(a.lt.Lookup(r), to, ti.AliasOffset-d) {
 				continue
 			}
 			a.join(out, r, ti.AliasOffset-d)
 			to.InPlace = &InPlace{Op: run.Op, Input: in, Contract: p.Contract}
 			taken[p.Output] = true
+			if len(joined) == 0 || joined[len(joined)-1] != k {
+				joined = append(joined, k)
+			}
 		}
 	}
+	return joined
 }
 
 // placeInput returns where p's input is to start relative to its output's

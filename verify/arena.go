@@ -280,17 +280,31 @@ func (b *buffer) span() int64 {
 	return addSat(hi-lo, b.align-1) / b.align * b.align
 }
 
-// peakOf returns the largest sum over steps of the groups' widths. A width
-// only grows where a lifetime starts, so those steps suffice.
+// peakOf returns the largest sum over steps of the groups' widths, step
+// by step over each group's lifetime.
 func peakOf(bufs []*buffer) int64 {
-	var peak int64
+	sums := map[int64]int64{}
 	for _, b := range bufs {
+		first, last, any := int64(0), int64(0), false
 		for _, p := range b.members {
-			if p.live != nil {
-				sum, _ := liveSum(bufs, p.live.start)
-				peak = max(peak, sum)
+			if p.live == nil {
+				continue
 			}
+			if !any || p.live.start < first {
+				first = p.live.start
+			}
+			if !any || p.live.end > last {
+				last = p.live.end
+			}
+			any = true
 		}
+		for s := first; any && s <= last; s++ {
+			sums[s] = addSat(sums[s], b.widthAt(s))
+		}
+	}
+	var peak int64
+	for _, v := range sums {
+		peak = max(peak, v)
 	}
 	return peak
 }
