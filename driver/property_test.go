@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/internal/randmodel"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/tflite"
 )
@@ -33,9 +35,16 @@ func encodeRandom(t *testing.T, seed int64, cfg randmodel.Config) []byte {
 }
 
 // TestCompileRandom compiles random models (internal/randmodel) with and
-// without aliasing. Compile verifies each emitted plan independently, so
-// any planner, emitter or liveness bug shows up as a *driver.VerifyError.
+// without aliasing, and as the CLI does by default: in place under
+// tflm-reference's contracts, in memory order. Compile verifies each
+// emitted plan independently, so any planner, emitter or liveness bug
+// shows up as a *driver.VerifyError. The random models must exercise
+// in-place sliding windows, and so rigid alias groups.
 func TestCompileRandom(t *testing.T) {
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	sweeps, shaped := 0, 0
 	for _, p := range randmodel.Presets() {
 		n := randSeeds[p.Name]
 		if testing.Short() || raceEnabled {
@@ -44,18 +53,33 @@ func TestCompileRandom(t *testing.T) {
 		for seed := range n {
 			t.Run(fmt.Sprintf("%s/seed=%d", p.Name, seed), func(t *testing.T) {
 				data := encodeRandom(t, seed, p.Config)
-				for _, noAlias := range []bool{false, true} {
-					_, err := driver.Compile(context.Background(), data, randConfig(noAlias))
+				inPlace := randConfig(false)
+				inPlace.Liveness.Kernels = lib
+				for i, cfg := range []driver.Config{randConfig(false), randConfig(true), inPlace} {
+					out, err := driver.Compile(context.Background(), data, cfg)
 					var ve *driver.VerifyError
 					if errors.As(err, &ve) {
-						t.Errorf("%s seed %d, NoAlias=%v: plan fails verification: %v", p.Name, seed, noAlias, err)
+						t.Errorf("%s seed %d, config %d: plan fails verification: %v", p.Name, seed, i, err)
 						continue
 					}
-					require.NoError(t, err, "%s seed %d, NoAlias=%v", p.Name, seed, noAlias)
+					require.NoError(t, err, "%s seed %d, config %d", p.Name, seed, i)
+					for _, a := range out.Plan.Allocs {
+						if a.InPlace != nil && a.InPlace.Contract.Overlap == kernels.Sweep {
+							mu.Lock()
+							sweeps++
+							if a.AliasOffset != 0 {
+								shaped++
+							}
+							mu.Unlock()
+						}
+					}
 				}
 			})
 		}
 	}
+	t.Logf("%d sliding-window outputs written in place, %d of them off their input", sweeps, shaped)
+	assert.Positive(t, sweeps, "random models write sliding windows in place")
+	assert.Positive(t, shaped, "random models place an in-place output off its input")
 }
 
 // TestCompileRandomHostileNames compiles random models whose every name

@@ -934,9 +934,66 @@ func (g *gen) fill(s *sub, n int) {
 			g.variableOp(s)
 		case p < 0.47:
 			g.view(s)
+		case p < 0.55:
+			g.window(s)
 		default:
 			g.ordinary(s, nil)
 		}
+	}
+}
+
+// window adds a chain of one to three sliding-window operators (CONV_2D,
+// DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D) with consistent NHWC
+// shapes, options and filters, as TFLM computes them, on a new value an
+// ordinary operator writes: the operators in-place contracts apply to.
+func (g *gen) window(s *sub) {
+	typ := []graph.ElementType{graph.Int8, graph.Float32}[g.r.IntN(2)]
+	shape := []int32{1, int32(1 + g.r.IntN(8)), int32(1 + g.r.IntN(8)), int32(1 + g.r.IntN(4))}
+	prev := g.ordinary(s, []spec{{typ: typ, shape: shape}})[0]
+	filterType := graph.Int8
+	if typ == graph.Float32 {
+		filterType = graph.Float32
+	}
+	for range 1 + g.r.IntN(3) {
+		codes := []struct {
+			code graph.Opcode
+			name string
+		}{{graph.Conv2D, "CONV_2D"}, {graph.DepthwiseConv2D, "DEPTHWISE_CONV_2D"},
+			{graph.AveragePool2D, "AVERAGE_POOL_2D"}, {graph.MaxPool2D, "MAX_POOL_2D"}}
+		c := codes[g.r.IntN(len(codes))]
+		w := &graph.Window{Padding: graph.Padding(g.r.IntN(2)), StrideW: int32(1 + g.r.IntN(2)), StrideH: int32(1 + g.r.IntN(2)),
+			DilationW: 1, DilationH: 1}
+		fh, fw := int32(1+g.r.IntN(3)), int32(1+g.r.IntN(3))
+		inC, outC := shape[3], shape[3]
+		op := graph.Op{Code: c.code, CodeName: c.name, Inputs: []graph.TensorID{prev}, Window: w}
+		switch c.code {
+		case graph.Conv2D:
+			w.DilationW, w.DilationH = int32(1+g.r.IntN(2)), int32(1+g.r.IntN(2))
+			outC = int32(1 + g.r.IntN(4))
+			op.Inputs = append(op.Inputs, g.constant(s, spec{typ: filterType, shape: []int32{outC, fh, fw, inC}}))
+		case graph.DepthwiseConv2D:
+			w.DilationW, w.DilationH = int32(1+g.r.IntN(2)), int32(1+g.r.IntN(2))
+			w.DepthMultiplier = int32(1 + g.r.IntN(2))
+			outC = inC * w.DepthMultiplier
+			op.Inputs = append(op.Inputs, g.constant(s, spec{typ: filterType, shape: []int32{1, fh, fw, outC}}))
+		default:
+			w.FilterH, w.FilterW = fh, fw
+		}
+		outSize := func(in, f, stride, dilation int32) int32 {
+			if w.Padding == graph.PaddingSame {
+				return (in + stride - 1) / stride
+			}
+			return (in + stride - ((f-1)*dilation + 1)) / stride
+		}
+		oh, ow := outSize(shape[1], fh, w.StrideH, w.DilationH), outSize(shape[2], fw, w.StrideW, w.DilationW)
+		if oh < 1 || ow < 1 {
+			return
+		}
+		shape = []int32{1, oh, ow, outC}
+		prev = g.addTensor(s, "w", spec{typ: typ, shape: shape})
+		op.Outputs = []graph.TensorID{prev}
+		s.values = append(s.values, prev)
+		g.addOp(s, op)
 	}
 }
 
