@@ -1,9 +1,10 @@
 // Package kernels is what heliac knows of a kernel library's kernels, as
 // data: for each operator, which of its outputs may be written over one of
-// its inputs (an in-place contract), read from the kernel's own source.
+// its inputs (an in-place contract), and the scratch buffers its kernel
+// asks for (Scratch), read from the kernel's own source.
 //
 // Input: a library name and operators of a *graph.Model. Output: the
-// contracts that apply to an operator. It imports graph only; liveness
+// contracts that apply to an operator, and its scratch requests. It imports graph only; liveness
 // uses it to let an output share a dying input's bytes, and verify to
 // accept such an overlap only where a contract allows it. Every contract
 // is proven on a real runtime by the TFLM interop tests (driver), which run
@@ -89,10 +90,14 @@ func (c Contract) String() string {
 	return fmt.Sprintf("%s output %d over input %d (%s)", c.Name, c.Output, c.Input, c.Overlap)
 }
 
-// Library is a kernel library's contracts.
+// Library is a kernel library's contracts and scratch rules.
 type Library struct {
 	Name      string
 	contracts map[graph.Opcode][]Contract
+	// scratch and customScratch compute the scratch an operator asks
+	// for, by builtin code and by custom operator name (see Scratch).
+	scratch       map[graph.Opcode]scratchRule
+	customScratch map[string]scratchRule
 }
 
 // TFLMReference is the name of TensorFlow Lite Micro's reference kernels.
@@ -133,7 +138,7 @@ func (l *Library) ExactOnly() *Library {
 	if l == nil {
 		return nil
 	}
-	out := &Library{Name: l.Name, contracts: map[graph.Opcode][]Contract{}}
+	out := &Library{Name: l.Name, contracts: map[graph.Opcode][]Contract{}, scratch: l.scratch, customScratch: l.customScratch}
 	for code, cs := range l.contracts {
 		for _, c := range cs {
 			if c.Overlap == Exact {
