@@ -280,31 +280,33 @@ func (b *buffer) span() int64 {
 	return addSat(hi-lo, b.align-1) / b.align * b.align
 }
 
-// peakOf returns the largest sum over steps of the groups' widths, step
-// by step over each group's lifetime.
-func peakOf(bufs []*buffer) int64 {
-	sums := map[int64]int64{}
+// peakOf returns the largest sum over the timeline's steps of the groups'
+// widths. A group's width changes only where one of its members' lifetimes
+// starts or ends, so each group adds its width between those points to a
+// difference array: time linear in the steps plus, per group, its points
+// times its members (lifetimes are on the timeline: checkTensors and
+// kernel scratch drop the others).
+func peakOf(bufs []*buffer, steps int64) int64 {
+	diff := make([]int64, steps+1)
 	for _, b := range bufs {
-		first, last, any := int64(0), int64(0), false
+		var pts []int64
 		for _, p := range b.members {
-			if p.live == nil {
-				continue
+			if p.live != nil && 0 <= p.live.start && p.live.start <= p.live.end && p.live.end < steps {
+				pts = append(pts, p.live.start, p.live.end+1)
 			}
-			if !any || p.live.start < first {
-				first = p.live.start
-			}
-			if !any || p.live.end > last {
-				last = p.live.end
-			}
-			any = true
 		}
-		for s := first; any && s <= last; s++ {
-			sums[s] = addSat(sums[s], b.widthAt(s))
+		slices.Sort(pts)
+		pts = slices.Compact(pts)
+		for i := 0; i+1 < len(pts); i++ {
+			w := b.widthAt(pts[i])
+			diff[pts[i]] = addSat(diff[pts[i]], w)
+			diff[pts[i+1]] -= w
 		}
 	}
-	var peak int64
-	for _, v := range sums {
-		peak = max(peak, v)
+	var peak, sum int64
+	for _, d := range diff {
+		sum = addSat(sum, d)
+		peak = max(peak, sum)
 	}
 	return peak
 }
@@ -357,7 +359,7 @@ func (c *checker) checkPeak(u *usage, a *arenaRec, desc string, ps []*member) {
 		b.members = append(b.members, p)
 		b.at = append(b.at, c.groupOffset(p))
 	}
-	peak := peakOf(grouped)
+	peak := peakOf(grouped, c.tl.steps)
 	bound := peak
 	for _, b := range grouped {
 		bound = max(bound, b.span())
@@ -365,7 +367,7 @@ func (c *checker) checkPeak(u *usage, a *arenaRec, desc string, ps []*member) {
 	if u.lowerBound != bound {
 		c.r.add(HeightMismatch, "%s: lower_bound is %d, but its buffers' peak is %d", desc, u.lowerBound, bound)
 	}
-	if bound := peakOf(alone); u.noAliases != bound {
+	if bound := peakOf(alone, c.tl.steps); u.noAliases != bound {
 		c.r.add(HeightMismatch, "%s: lower_bound_without_aliases is %d, but its allocations' peak is %d", desc, u.noAliases, bound)
 	}
 	if u.peakStep < 0 || u.peakStep >= c.tl.steps {
