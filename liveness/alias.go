@@ -169,8 +169,21 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 		pol    inPlacePolicy
 		joined []int
 	}
+	// Each pass costs about the tensors, runs and lifetimes' steps: the
+	// passes (policies and search) share a bound on that work, so a model
+	// of long-lived tensors on a long timeline gets few.
+	passCost := int64(len(a.lt.Tensors) + len(a.lt.Schedule.Runs))
+	for _, t := range a.lt.Tensors {
+		if t.Class == Scratch && t.Live.First >= 0 {
+			passCost += int64(t.Live.Last-t.Live.First) + 1
+		}
+	}
+	passes := int(max(1, inPlaceWork/passCost))
 	var results []result
 	for i, pol := range policies {
+		if i == passes {
+			break
+		}
 		copy(a.lt.Tensors, base)
 		joined := a.inPlaceWith(lib, overwrite, align, pol, placements)
 		cost := a.newProfile(align).cost()
@@ -188,7 +201,7 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 	// does (moving a chain's break earlier); keep a change that lowers the
 	// cost.
 	slices.SortStableFunc(results, func(x, y result) int { return cmp.Compare(x.cost, y.cost) })
-	evals := 0
+	evals := len(results)
 	for n, start := range results {
 		if n == 3 || !start.pol.sweep {
 			break
@@ -226,6 +239,7 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 		if n == 0 {
 			budget += maxInPlaceSearch
 		}
+		budget = min(budget, passes)
 		for improved := true; improved && evals < budget; {
 			improved = false
 			// Stop one that writes, alone (a break that shortens a span).
@@ -260,8 +274,13 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 }
 
 // maxInPlaceSearch bounds the passes the in-place local search makes from
-// each start (twice as many from the best).
-const maxInPlaceSearch = 96
+// each start (twice as many from the best); inPlaceWork bounds the work of
+// all passes together, in tensors, runs and lifetime steps (a pass over
+// mobilenet_v2 costs about 1,000).
+const (
+	maxInPlaceSearch = 96
+	inPlaceWork      = 20_000_000
+)
 
 // offsetContracts reports whether some placement puts an input elsewhere
 // than exactly over its output.
