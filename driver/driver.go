@@ -19,6 +19,7 @@ import (
 
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/order"
 	"github.com/heliac/heliac/plan"
@@ -39,8 +40,17 @@ type Config struct {
 	// ScheduleWork is the order search's work budget (order.Options.Work);
 	// 0 is order.DefaultWork.
 	ScheduleWork int64
-	Plan         plan.Options
-	NoVerify     bool // skip the final independent verification
+	// Kernels is the kernel library that runs the model: the scratch each
+	// operator's kernel asks for (kernels.Library.Scratch) is planned in
+	// the scratch arena, unless Plan.KernelScratch already lists requests.
+	// nil plans none. Liveness.Kernels, which may be nil, only decides
+	// in-place writes.
+	Kernels *kernels.Library
+	// Target is the machine the kernels run on; the zero value is
+	// kernels.CortexM.
+	Target   kernels.Target
+	Plan     plan.Options
+	NoVerify bool // skip the final independent verification
 	// EmitTFLite also writes the model with the plan's scratch offsets as
 	// TFLM's OfflineMemoryAllocation metadata (Output.TFLite).
 	EmitTFLite bool
@@ -141,7 +151,11 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := plan.Build(ctx, m, lt, cfg.Plan)
+	popts := cfg.Plan
+	if cfg.Kernels != nil && popts.KernelScratch == nil {
+		popts.KernelScratch, popts.UnknownScratch = scratchRequests(m, cfg.Kernels, cfg.Target)
+	}
+	p, err := plan.Build(ctx, m, lt, popts)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +189,32 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 		}
 	}
 	return out, nil
+}
+
+// scratchRequests returns the scratch every operator of m asks for under
+// lib on target t, in subgraph and operator order (a request of 0 bytes
+// takes none), and the operators whose requests lib cannot know.
+func scratchRequests(m *graph.Model, lib *kernels.Library, t kernels.Target) ([]plan.ScratchRequest, []graph.OpRef) {
+	if t == (kernels.Target{}) {
+		t = kernels.CortexM
+	}
+	var reqs []plan.ScratchRequest
+	var unknown []graph.OpRef
+	for si := range m.Subgraphs {
+		for oi := range m.Subgraphs[si].Ops {
+			ref := graph.OpRef{Subgraph: graph.SubgraphIndex(si), Op: graph.OpIndex(oi)}
+			sizes, known := lib.Scratch(m, ref.Subgraph, &m.Subgraphs[si].Ops[oi], t)
+			if !known {
+				unknown = append(unknown, ref)
+			}
+			for _, n := range sizes {
+				if n > 0 {
+					reqs = append(reqs, plan.ScratchRequest{Op: ref, Size: n})
+				}
+			}
+		}
+	}
+	return reqs, unknown
 }
 
 // memoryOrder searches for the order of m's operators with the lowest

@@ -32,7 +32,8 @@ type goldenVariant struct {
 // platform whose banks name their sections; staged constants written for
 // #embed; outputs written over their inputs under TFLM's reference
 // kernels' contracts, as the CLI plans by default (micro_speech's
-// convolutions sweep over their inputs, a group placed as a rigid shape).
+// convolutions sweep over their inputs, a group placed as a rigid shape);
+// the scratch TFLM's reference kernels ask for (keyword_scrambled's SVDFs).
 var goldenVariants = []goldenVariant{
 	{"audio_preprocessor_int8", "in-place", func(c *driver.Config) {
 		lib, _ := kernels.Lookup(kernels.TFLMReference)
@@ -41,6 +42,10 @@ var goldenVariants = []goldenVariant{
 	{"micro_speech_quantized", "in-place", func(c *driver.Config) {
 		lib, _ := kernels.Lookup(kernels.TFLMReference)
 		c.Liveness.Kernels = lib
+	}},
+	{"keyword_scrambled_8bit", "kernel-scratch", func(c *driver.Config) {
+		lib, _ := kernels.Lookup(kernels.TFLMReference)
+		c.Kernels = lib
 	}},
 	{"call_once_mul", "apollo510-external-incbin", func(c *driver.Config) {
 		p, _ := plan.BuiltinPlatform("apollo510")

@@ -52,6 +52,7 @@ type jsonPlan struct {
 	Spills           []jsonSpill      `json:"spills"`
 	UnusedRules      []jsonUnused     `json:"unused_rules,omitempty"`
 	UnusedExternal   []string         `json:"unused_external_arenas,omitempty"`
+	UnknownScratch   []jsonOpName     `json:"unknown_kernel_scratch,omitempty"`
 	Ordering         jsonOrdering     `json:"ordering"`
 	Schedule         []jsonRun        `json:"schedule"`
 }
@@ -60,6 +61,13 @@ type jsonPlan struct {
 type jsonOrdering struct {
 	Strategy      string `json:"strategy"`
 	ProvenOptimal bool   `json:"proven_optimal"`
+}
+
+// jsonOpName names an operator: its subgraph, index and TFLite name.
+type jsonOpName struct {
+	Subgraph int    `json:"subgraph"`
+	Operator int    `json:"operator"`
+	Name     string `json:"name"`
 }
 
 // jsonUnused is a rule that selects nothing: its index in rules, and why.
@@ -270,6 +278,10 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	}
 	for _, pat := range p.UnusedExternal {
 		out.UnusedExternal = append(out.UnusedExternal, escapeName(pat))
+	}
+	for _, o := range p.UnknownScratch {
+		out.UnknownScratch = append(out.UnknownScratch, jsonOpName{Subgraph: int(o.Subgraph), Operator: int(o.Op),
+			Name: escapeName(m.Subgraphs[o.Subgraph].Ops[o.Op].Name())})
 	}
 	for _, a := range p.Allocs {
 		if err := out.addAlloc(p, a); err != nil {

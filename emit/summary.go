@@ -95,6 +95,10 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 	for _, pat := range p.UnusedExternal {
 		fmt.Fprintf(&buf, "  warning: %s\n", escapeName(p.DescribeUnusedExternal(pat)))
 	}
+	for _, o := range p.UnknownScratch {
+		fmt.Fprintf(&buf, "  warning: op %v %s may ask for kernel scratch its kernel library has no rule for; the plan leaves it out (--strict makes this an error)\n",
+			o, escapeName(m.Subgraphs[o.Subgraph].Ops[o.Op].Name()))
+	}
 	count := map[plan.AllocKind]int{}
 	size := map[plan.AllocKind]int64{}
 	dynamic := 0

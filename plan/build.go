@@ -44,9 +44,15 @@ type Options struct {
 	// KernelScratch are the scratch buffers kernels ask for, each planned
 	// as a KernelScratchAlloc live over its operator's span.
 	KernelScratch []ScratchRequest
-	// Strict makes a tensor or name rule that selects nothing, and an
-	// External glob that binds nothing, an error; otherwise
-	// Plan.UnusedRules and Plan.UnusedExternal list them.
+	// UnknownScratch lists the operators whose kernels' scratch the
+	// caller cannot know (a custom operator its kernel library has no rule
+	// for): the plan leaves it out and says so (Plan.UnknownScratch), or,
+	// with Strict, fails.
+	UnknownScratch []graph.OpRef
+	// Strict makes a tensor or name rule that selects nothing, an
+	// External glob that binds nothing, and an operator in
+	// UnknownScratch an error; otherwise Plan.UnusedRules,
+	// Plan.UnusedExternal and Plan.UnknownScratch list them.
 	Strict bool
 	// External lists the arenas the application provides: arena names as
 	// plan.json gives them ("scratch_sram"), or path.Match globs ("*" for
@@ -198,6 +204,16 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 			add(Alloc{Key: Key{Kind: VariableAlloc, Variable: v.Name}, Name: v.Name.SharedName, Class: liveness.Persistent,
 				Size: v.Size, Live: always, Handles: append([]graph.TensorRef(nil), v.Handles...)})
 		}
+	}
+	for _, o := range opts.UnknownScratch {
+		if o.Subgraph < 0 || int(o.Subgraph) >= len(m.Subgraphs) || o.Op < 0 || int(o.Op) >= len(m.Subgraphs[o.Subgraph].Ops) {
+			return nil, fmt.Errorf("plan: unknown kernel scratch: operator %v does not exist", o)
+		}
+		if opts.Strict {
+			return nil, fmt.Errorf("plan: operator %v (%s) asks for kernel scratch its library has no rule for (rules are strict)",
+				o, m.Subgraphs[o.Subgraph].Ops[o.Op].Name())
+		}
+		p.UnknownScratch = append(p.UnknownScratch, o)
 	}
 	next := map[graph.OpRef]int{}
 	for i, r := range opts.KernelScratch {

@@ -253,6 +253,10 @@ type Plan struct {
 	// UnusedExternal lists the globs of Options.External that bind no
 	// arena, in their order (see Options.Strict). "*" is never listed.
 	UnusedExternal []string
+	// UnknownScratch lists the operators whose kernel scratch is not in
+	// the plan because their library has no rule for them
+	// (Options.UnknownScratch).
+	UnknownScratch []graph.OpRef
 	// Kernels names the kernel library whose contracts InPlace
 	// allocations follow ("" when none was given), and OverwriteInputs
 	// says model inputs may be written over (liveness.Options).

@@ -62,7 +62,7 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.noInPlace, "no-in-place", false, "write no operator's output over its input (give every output buffer bytes of its own)")
 	f.BoolVar(&opts.overwriteIn, "overwrite-inputs", false,
 		"let in-place outputs take model inputs' bytes (the application then fills the inputs before every run)")
-	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing (by default a warning)")
+	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing, or an operator may ask for kernel scratch the library has no rule for (by default a warning)")
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
 	f.BoolVar(&opts.external, "external-arenas", false,
 		"emit no storage for scratch, persistent and staged constant arenas: the application binds its own buffers (<prefix>_bind_arena); the config's external_arenas names some")
@@ -94,6 +94,7 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if err != nil {
 		return &usageError{fmt.Errorf("--kernels: %w", err)}
 	}
+	cfg.Kernels = lib
 	if !opts.noInPlace {
 		cfg.Liveness.Kernels = lib
 		cfg.Liveness.OverwriteInputs = opts.overwriteIn
@@ -149,8 +150,14 @@ func writeOutput(opts *compileOptions, name string, files emit.Files) error {
 
 // printSummary prints what was planned and written.
 func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
+	tensors := 0
+	for _, a := range out.Plan.Allocs {
+		if a.Kind == plan.TensorAlloc {
+			tensors++
+		}
+	}
 	fmt.Fprintf(opts.stdout, "heliac %s: %d subgraph(s), %d step(s), %d tensor(s) placed\n",
-		opts.model, len(out.Model.Subgraphs), out.Plan.Schedule.Steps, len(out.Plan.Allocs))
+		opts.model, len(out.Model.Subgraphs), out.Plan.Schedule.Steps, tensors)
 	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
 	if t := out.TFLite; t != nil {
 		fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+

@@ -70,7 +70,7 @@ func models(shared string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "model\tTFLM's bound\theliac's bound\theliac\theliac/TFLM bound\trelaxations\tschedule\t--planner tflm\tTFLM ref\tTFLM/heliac\tTFLM head, heliac plan\tms\t")
+	fmt.Fprintln(w, "model\tTFLM's bound\theliac's bound\theliac\theliac/TFLM bound\trelaxations\tschedule\t--planner tflm\tTFLM ref\tTFLM/heliac\tTFLM head, heliac plan\tkernel scratch\theliac total\tTFLM head\tms\t")
 	var sumHeliac, sumTFLM int64
 	var logRatio float64
 	ratios := 0
@@ -154,8 +154,30 @@ func models(shared string) error {
 			sumHeliac += size
 			sumTFLM += t
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%.2f\t\n", file, tflmBound, lb, size, vsBound, relaxed,
-			schedule, tflmPlanner, tf, vs, withPlan, ms)
+		// With the kernels' scratch planned too, as the CLI does (on this
+		// machine's pointer size, as TFLM's head was measured).
+		whole, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file),
+			Liveness: liveness.Options{Kernels: lib}, Kernels: lib, Target: kernels.Target{PointerSize: 8}})
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		total, _ := whole.Plan.ScratchTotals()
+		var scratchSum int64
+		for _, a := range whole.Plan.Allocs {
+			if a.Kind == plan.KernelScratchAlloc {
+				scratchSum += a.Size
+			}
+		}
+		scratchBytes := "-"
+		if scratchSum > 0 {
+			scratchBytes = fmt.Sprint(scratchSum)
+		}
+		tflmHead := "-"
+		if r, ok := tflm[file]; ok && r["status"] == "ok" {
+			tflmHead = r["tflm_planner_max_bytes"]
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t\n", file, tflmBound, lb, size, vsBound, relaxed,
+			schedule, tflmPlanner, tf, vs, withPlan, scratchBytes, total, tflmHead, ms)
 	}
 	w.Flush()
 	if ratios > 0 {
@@ -165,7 +187,9 @@ func models(shared string) error {
 		"operators in the model's order); heliac's bound: the same with the relaxations heliac applies (in-place:\n" +
 		"outputs written over dying inputs under tflm-reference's contracts; order: operators run elsewhere than the\n" +
 		"model lists them, by the memory schedule, proven optimal or not); ms: heliac's default compile (load, order,\n" +
-		"plan, C, verification, the model rewritten for TFLM)\n")
+		"plan, C, verification, the model rewritten for TFLM); kernel scratch: the bytes the kernels ask for\n" +
+		"(tflm-reference); heliac total: the scratch arena with them planned too; TFLM head: TFLM's own plan's head\n" +
+		"(tensors and kernel scratch)\n")
 	fmt.Printf("\nmodels TFLM runs: heliac %d bytes of scratch arena in total, TFLM %d\n", sumHeliac, sumTFLM)
 	if tool == "" {
 		fmt.Printf("(tflm_run not found: no \"TFLM head, heliac plan\" figures)\n")
