@@ -245,7 +245,7 @@ func withOfflinePlan(data []byte, m *graph.Model, p *plan.Plan) (*TFLiteOutput, 
 		return nil, err
 	}
 	var order [][]int
-	if reordered(p.Schedule.Order) {
+	if p.Schedule.Moved() > 0 {
 		order = make([][]int, len(p.Schedule.Order))
 		for s, ops := range p.Schedule.Order {
 			for _, o := range ops {
@@ -258,17 +258,4 @@ func withOfflinePlan(data []byte, m *graph.Model, p *plan.Plan) (*TFLiteOutput, 
 		return nil, err
 	}
 	return &TFLiteOutput{Data: b, Offline: op, Replaced: replaced, Reordered: order != nil}, nil
-}
-
-// reordered reports whether order runs some subgraph's operators in
-// another order than the model lists them.
-func reordered(order [][]graph.OpIndex) bool {
-	for _, ops := range order {
-		for i, o := range ops {
-			if int(o) != i {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -186,14 +186,9 @@ func scheduleText(sc liveness.Schedule) string {
 			text += ", not proven optimal (the search stopped on its budget)"
 		}
 	}
-	moved, total := 0, 0
+	moved, total := sc.Moved(), 0
 	for _, ops := range sc.Order {
-		for i, oi := range ops {
-			total++
-			if int(oi) != i {
-				moved++
-			}
-		}
+		total += len(ops)
 	}
 	if moved == 0 {
 		return text + "; the model's own order"

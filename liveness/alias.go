@@ -153,14 +153,14 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 	var largest int64
 	for _, t := range a.lt.Tensors {
 		if t.Class == Scratch {
-			largest = max(largest, (t.Size+align-1)/align*align)
+			largest = max(largest, alignUp(t.Size, align))
 		}
 	}
 	policies := []inPlacePolicy{{}}
 	for _, high := range []bool{false, true} {
 		policies = append(policies, inPlacePolicy{sweep: true, high: high}, inPlacePolicy{sweep: true, high: high, keepPeak: true})
 		for _, eighths := range []int64{8, 9, 10, 12} {
-			c := (largest*eighths/8 + align - 1) / align * align
+			c := alignUp(largest*eighths/8, align)
 			policies = append(policies, inPlacePolicy{sweep: true, high: high, spanCap: c})
 		}
 	}
@@ -315,7 +315,10 @@ func (a *analyzer) inPlaceWith(lib *kernels.Library, overwrite bool, align int64
 	placements map[graph.OpRef][]kernels.Placement) []int {
 	var joined []int
 	f := a.boundaryFacts()
-	prof := a.newProfile(align)
+	var prof *profile
+	if pol.keepPeak && pol.only == nil {
+		prof = a.newProfile(align)
+	}
 	runs := map[graph.OpRef]int{}
 	for _, r := range a.lt.Schedule.Runs {
 		runs[r.Op]++
@@ -343,30 +346,30 @@ func (a *analyzer) inPlaceWith(lib *kernels.Library, overwrite bool, align int64
 			in := graph.TensorRef{Subgraph: s, Tensor: op.Inputs[p.Input]}
 			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[p.Output]}
 			ti, to := a.lt.Lookup(in), a.lt.Lookup(out)
-			var d int64
-			ok := false
-			if r := a.root(in); r != out {
-				// The group's extent and where the input lies in it.
-				rt := a.lt.Lookup(r)
-				d, ok = placeInput(p, align, ti.AliasOffset, ti.Size, to.Size, rt.Extent, pol.high)
-			}
-			if !ok || ti.Class != Scratch || to.Class != Scratch ||
+			r := a.root(in)
+			if r == out || ti.Class != Scratch || to.Class != Scratch ||
 				(f.boundary[in] && !(overwrite && f.mainInput[in])) || f.boundary[out] ||
 				f.writers[out] != 1 || to.AliasOf != nil {
 				continue
 			}
-			r := a.root(in)
-			if r == out || a.lt.Lookup(r).Group.Last > step || to.Live.First != step {
+			rt := a.lt.Lookup(r)
+			if rt.Group.Last > step || to.Live.First != step {
 				continue
 			}
-			// The input starts d bytes after the output does.
-			if pol.only == nil && pol.spanCap > 0 && prof.round(hullBytes(a.lt.Lookup(r).Extent, to.Extent.Shift(ti.AliasOffset-d)).Size()) > pol.spanCap {
+			// The input starts d bytes after the output does, the output
+			// off bytes from the group's root.
+			d, ok := placeInput(p, align, ti.AliasOffset, ti.Size, to.Size, rt.Extent, pol.high)
+			if !ok {
 				continue
 			}
-			if pol.only == nil && pol.keepPeak && !prof.joinKeepsPeak(a.lt.Lookup(r), to, ti.AliasOffset-d) {
+			off := ti.AliasOffset - d
+			if pol.only == nil && pol.spanCap > 0 && alignUp(hullBytes(rt.Extent, to.Extent.Shift(off)).Size(), align) > pol.spanCap {
 				continue
 			}
-			a.join(out, r, ti.AliasOffset-d)
+			if pol.only == nil && pol.keepPeak && !prof.joinKeepsPeak(rt, to, off) {
+				continue
+			}
+			a.join(out, r, off)
 			to.InPlace = &InPlace{Op: run.Op, Input: in, Contract: p.Contract}
 			taken[p.Output] = true
 			if len(joined) == 0 || joined[len(joined)-1] != k {
@@ -450,7 +453,10 @@ func (a *analyzer) newProfile(align int64) *profile {
 	return p
 }
 
-func (p *profile) round(size int64) int64 { return (size + p.align - 1) / p.align * p.align }
+func (p *profile) round(size int64) int64 { return alignUp(size, p.align) }
+
+// alignUp rounds size up to a multiple of align.
+func alignUp(size, align int64) int64 { return (size + align - 1) / align * align }
 
 // apply adds sign times the width of the group made of ms and, shifted by
 // off, more, at each step of over.

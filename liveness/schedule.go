@@ -29,6 +29,20 @@ type Schedule struct {
 	spans [][]Interval
 }
 
+// Moved counts the operators Order runs at another position than the model
+// lists them in (0: the model's own order).
+func (sc *Schedule) Moved() int {
+	moved := 0
+	for _, ops := range sc.Order {
+		for i, oi := range ops {
+			if int(oi) != i {
+				moved++
+			}
+		}
+	}
+	return moved
+}
+
 // Ordering records how a schedule's operator order was chosen.
 type Ordering struct {
 	// Strategy is OrderModel for the model's own order, OrderMemory for an

@@ -122,3 +122,14 @@ func TestOrderingIsRecorded(t *testing.T) {
 		})
 	}
 }
+
+func TestScheduleMoved(t *testing.T) {
+	for _, tt := range []struct {
+		order [][]graph.OpIndex
+		want  int
+	}{{nil, 0}, {[][]graph.OpIndex{{0, 1, 2}}, 0}, {[][]graph.OpIndex{{1, 0, 2}}, 2}} {
+		lt, err := liveness.Analyze(diamond(), liveness.Options{Order: tt.order})
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, lt.Schedule.Moved(), "%v", tt.order)
+	}
+}

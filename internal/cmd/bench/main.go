@@ -20,7 +20,6 @@ import (
 
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
-	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/kernels"
@@ -120,7 +119,7 @@ func models(shared string) error {
 		if inPlace > 0 {
 			relaxations = append(relaxations, fmt.Sprintf("in-place %d", inPlace))
 		}
-		if moved := movedOps(p.Schedule.Order); moved > 0 {
+		if moved := p.Schedule.Moved(); moved > 0 {
 			relaxations = append(relaxations, fmt.Sprintf("order %d", moved))
 		}
 		relaxed := "-"
@@ -226,20 +225,6 @@ func tflmHead(tool, file string, rewritten []byte, ref map[string]string) string
 		mark = "*"
 	}
 	return fmt.Sprint(mine.Int("planner_max_bytes")) + mark
-}
-
-// movedOps counts the operators order runs elsewhere than the model lists
-// them.
-func movedOps(order [][]graph.OpIndex) int {
-	moved := 0
-	for _, ops := range order {
-		for i, oi := range ops {
-			if int(oi) != i {
-				moved++
-			}
-		}
-	}
-	return moved
 }
 
 // miniMallocBest are the best heights MiniMalloc reached on bench/dsa, as
