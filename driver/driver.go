@@ -152,6 +152,7 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 		return nil, err
 	}
 	popts := cfg.Plan
+	popts.TFLMKernelScratch = popts.TFLMKernelScratch || cfg.EmitTFLite
 	if cfg.Kernels != nil && popts.KernelScratch == nil {
 		popts.KernelScratch, popts.UnknownScratch = scratchRequests(m, cfg.Kernels, cfg.Target)
 	}

@@ -42,6 +42,7 @@ type tflmModel struct {
 	corpus.Entry
 	arenaBytes int64 // TFLM's head and tail with its own planner
 	head       int64 // TFLM's head with its own planner
+	plannerMax int64 // what TFLM's own planner needs, kernel scratch included
 }
 
 // tflmModels lists the corpus models TFLM allocates and invokes
@@ -64,7 +65,8 @@ func tflmModels(t *testing.T) []tflmModel {
 		}
 		used, _ := strconv.ParseInt(r["tflm_arena_used_bytes"], 10, 64)
 		head, _ := strconv.ParseInt(r["tflm_head_bytes"], 10, 64)
-		out = append(out, tflmModel{Entry: e, arenaBytes: used, head: head})
+		plannerMax, _ := strconv.ParseInt(r["tflm_planner_max_bytes"], 10, 64)
+		out = append(out, tflmModel{Entry: e, arenaBytes: used, head: head, plannerMax: plannerMax})
 	}
 	require.NotEmpty(t, out)
 	return out

@@ -12,6 +12,7 @@ import (
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/kernels"
+	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/tflite"
 )
@@ -84,4 +85,58 @@ func TestKernelScratchPlanned(t *testing.T) {
 	for _, a := range none.Plan.Allocs {
 		assert.NotEqual(t, plan.KernelScratchAlloc, a.Kind)
 	}
+}
+
+// TestKernelScratchAtBound compiles every corpus model TFLM runs as the
+// CLI does with --emit-tflite (kernel scratch on tflm_run's 64-bit
+// pointers) and expects the scratch arena, tensors and kernel scratch
+// together, no larger than what TFLM's own planner needs for the same
+// buffers, at its lower bound, and with every kernel scratch buffer where
+// TFLM's planner will put it at no extra cost. Under TFLM's own rules (no
+// in-place writes) every arena meets its bound; with them, alias groups
+// are rigid shapes whose bound need not be reachable, and an arena above
+// it must still be smaller than under TFLM's rules.
+func TestKernelScratchAtBound(t *testing.T) {
+	var withScratch, below, above int
+	for _, m := range tflmModels(t) {
+		t.Run(m.File, func(t *testing.T) {
+			rules := defaultConfig(t)
+			rules.Liveness.Kernels = nil
+			base, _ := emitTFLite(t, m, t.TempDir(), rules)
+			out, _ := emitTFLite(t, m, t.TempDir(), defaultConfig(t))
+			baseArena, arena := soleScratch(t, base.Plan), soleScratch(t, out.Plan)
+
+			assert.Equal(t, baseArena.LowerBound, baseArena.Size, "TFLM's rules: arena at its lower bound, kernel scratch included")
+			assert.LessOrEqual(t, arena.Size, m.plannerMax, "arena vs TFLM's planner")
+			assert.LessOrEqual(t, baseArena.Size, m.plannerMax, "TFLM's rules: arena vs TFLM's planner")
+			assert.Zero(t, arena.TFLMGrowth, "TFLM's placement of kernel scratch costs nothing")
+			assert.Zero(t, baseArena.TFLMGrowth, "TFLM's rules: TFLM's placement of kernel scratch costs nothing")
+			if arena.Size != arena.LowerBound {
+				above++
+				assert.Less(t, arena.Size, baseArena.Size, "in place, above the bound: still below TFLM's rules")
+			}
+			if arena.TensorLowerBound != arena.LowerBound {
+				withScratch++
+			}
+			if arena.Size < m.plannerMax {
+				below++
+			}
+		})
+	}
+	t.Logf("kernel scratch raises the lower bound of %d models; the arena is smaller than TFLM's planner needs on %d; "+
+		"%d in-place arena(s) above their bound", withScratch, below, above)
+}
+
+// soleScratch returns a plan's one scratch arena.
+func soleScratch(t *testing.T, p *plan.Plan) *plan.Arena {
+	t.Helper()
+	var arena *plan.Arena
+	for i := range p.Arenas {
+		if a := &p.Arenas[i]; a.Role == liveness.Scratch {
+			require.Nil(t, arena, "one scratch arena")
+			arena = a
+		}
+	}
+	require.NotNil(t, arena)
+	return arena
 }

@@ -112,9 +112,7 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 	if n := count[plan.VariableAlloc]; n > 0 {
 		fmt.Fprintf(&buf, "  %d resource variable(s), %d B, in the persistent arena\n", n, size[plan.VariableAlloc])
 	}
-	if n := count[plan.KernelScratchAlloc]; n > 0 {
-		fmt.Fprintf(&buf, "  %d kernel scratch buffer(s), %d B, in the scratch arena\n", n, size[plan.KernelScratchAlloc])
-	}
+	kernelScratchText(&buf, p)
 	if dynamic > 0 {
 		fmt.Fprintf(&buf, "  note: %d tensor(s) have a dynamic dimension (shape_signature -1); planned with their concrete shapes\n", dynamic)
 	}
@@ -130,6 +128,37 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 		fmt.Fprintf(&buf, "  note: %d used tensor(s) take no bytes: %s\n", reasons[r], r)
 	}
 	return buf.Bytes()
+}
+
+// kernelScratchText writes, when kernels ask for scratch, how much and
+// what it costs each scratch arena: its lower bound for tensors alone and
+// with kernel scratch, and any bytes added to lie where TFLM places it.
+func kernelScratchText(buf *bytes.Buffer, p *plan.Plan) {
+	ops := map[graph.OpRef]bool{}
+	var n int
+	var bytes int64
+	for _, a := range p.Allocs {
+		if a.Kind == plan.KernelScratchAlloc {
+			n++
+			bytes += a.Size
+			ops[a.Op] = true
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(buf, "  kernel scratch: %d buffer(s) for %d operator(s), %d B in all\n", n, len(ops), bytes)
+	for _, a := range p.Arenas {
+		if a.Role != liveness.Scratch || a.TensorLowerBound == a.LowerBound && a.TFLMGrowth == 0 {
+			continue
+		}
+		fmt.Fprintf(buf, "  %s %s: lower bound %d B for tensors alone, %d B with kernel scratch (+%d B); arena %d B\n",
+			a.Role, a.Memory, a.TensorLowerBound, a.LowerBound, a.LowerBound-a.TensorLowerBound, a.Size)
+		if a.TFLMGrowth > 0 {
+			fmt.Fprintf(buf, "  %s %s: %d B more than heliac's own placement needs, so that kernel scratch lies where TFLM's planner puts it (--emit-tflite)\n",
+				a.Role, a.Memory, a.TFLMGrowth)
+		}
+	}
 }
 
 // keyText formats an allocation key as plan.Key does, with a resource

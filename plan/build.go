@@ -49,6 +49,12 @@ type Options struct {
 	// for): the plan leaves it out and says so (Plan.UnknownScratch), or,
 	// with Strict, fails.
 	UnknownScratch []graph.OpRef
+	// TFLMKernelScratch places kernel scratch where TFLM's planner will put
+	// it around the plan's tensors even when that needs a larger arena than
+	// heliac's own placement (Arena.TFLMGrowth); set it when TFLM runs the
+	// plan (--emit-tflite). Without it, TFLM's placement is taken only when
+	// it costs nothing (see placeKernelScratchAsTFLM).
+	TFLMKernelScratch bool
 	// Strict makes a tensor or name rule that selects nothing, an
 	// External glob that binds nothing, and an operator in
 	// UnknownScratch an error; otherwise Plan.UnusedRules,

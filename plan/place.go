@@ -388,6 +388,11 @@ func (pl *placer) placeScratch(ctx context.Context) error {
 			}
 		}
 	}
+	for i := range pl.p.Arenas {
+		if pl.p.Arenas[i].Role == liveness.Scratch {
+			pl.placeKernelScratchAsTFLM(&pl.p.Arenas[i])
+		}
+	}
 	return nil
 }
 
@@ -531,6 +536,29 @@ func buffer(live liveness.Interval, size, align int64) dsa.Buffer {
 	return dsa.Buffer{Start: int64(live.First), End: int64(live.Last) + 1, Size: alignTo(size, align), Align: align}
 }
 
+// tensorRoots returns roots without kernel scratch.
+func (pl *placer) tensorRoots(roots []int) []int {
+	var out []int
+	for _, id := range roots {
+		if pl.p.Allocs[id].Kind != KernelScratchAlloc {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// lowerBound is the lower bound of placing roots in one arena, as
+// scratchArena computes it: with rigid shapes where an alias group has
+// them, otherwise of blocks.
+func (pl *placer) lowerBound(roots []int, align int64) int64 {
+	if units, shaped, _ := pl.shapes(roots, align); shaped {
+		lb, _ := shapePeak(units)
+		return lb
+	}
+	lb, _ := dsa.Peak(pl.problem(roots, align))
+	return lb
+}
+
 // victim picks the largest unpinned root live at step, the problem's
 // busiest (ties: the later allocation), or -1 when every one there is
 // pinned.
@@ -587,6 +615,10 @@ func (pl *placer) scratchArena(b Bank, roots []int, prob dsa.Problem, sol soluti
 		arena.Optimal = arena.Used == lb
 	}
 	arena.LowerBound, arena.PeakStep = lb, liveness.Step(step)
+	arena.TensorLowerBound = lb
+	if tensors := pl.tensorRoots(roots); len(tensors) < len(roots) {
+		arena.TensorLowerBound = pl.lowerBound(tensors, arena.Alignment)
+	}
 	for _, id := range pl.liveAt(roots, prob, liveness.Step(step)) {
 		arena.Peak = append(arena.Peak, pl.p.Allocs[id].Key)
 	}

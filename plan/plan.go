@@ -85,6 +85,10 @@ type Arena struct {
 	// allocations' aligned sizes: no placement can use less. For other
 	// arenas it is the sum of their allocations' aligned sizes.
 	LowerBound int64
+	// TensorLowerBound is, for a scratch arena, its lower bound without
+	// kernel scratch: what its tensors alone need (LowerBound when no
+	// kernel asks for scratch).
+	TensorLowerBound int64
 	// PeakStep is a step at which a scratch arena's LowerBound is reached,
 	// and Peak the allocations live there (an alias group by its root).
 	PeakStep liveness.Step
@@ -97,6 +101,11 @@ type Arena struct {
 	// placement of its allocations lower (dsa.Solution.Optimal): the
 	// height meets LowerBound, or a higher bound the search proved.
 	Optimal bool
+	// TFLMGrowth is, for a scratch arena, the bytes it grew so that its
+	// kernel scratch lies where TFLM's planner puts it
+	// (Options.TFLMKernelScratch); 0 when heliac's holes were where TFLM
+	// looks, or nothing asked.
+	TFLMGrowth int64
 	// TimedOut is, for a scratch arena whose planner searched
 	// (PlannerBest) and ran out of Options.TimeLimit before proving its
 	// height optimal, that limit; 0 otherwise. The placement is then the

@@ -50,6 +50,30 @@ func Greedy(ctx context.Context, p Problem) (Solution, error) {
 	return fit(p, s)
 }
 
+// Around places the unpinned buffers of p as Greedy does, around pinned
+// buffers that may share bytes with one another at a common step. It is how
+// TFLM places the buffers its kernels request around a model's offline
+// plan, whose tensors overlap where an operator writes its output over its
+// input; list those buffers in the order TFLM adds them (AddBuffer), which
+// breaks ties between equal sizes. It trusts the pinned buffers and ignores
+// Capacity: Height is what the placement needs.
+func Around(p Problem) (Solution, error) {
+	if err := Validate(p); err != nil {
+		return Solution{}, err
+	}
+	s := Solution{Offsets: make([]int64, len(p.Buffers))}
+	a, err := pinChecked(p.Buffers, s.Offsets, false)
+	if err != nil {
+		return Solution{}, err
+	}
+	for _, i := range greedyOrder(p.Buffers) {
+		s.Offsets[i] = a.lowestFit(i)
+		a.add(i, s.Offsets[i])
+	}
+	s.Height = height(p.Buffers, s.Offsets)
+	return s, nil
+}
+
 // greedyOrder returns the indices of the unpinned buffers by descending size,
 // equal sizes by descending index, as TFLM's planner orders them.
 func greedyOrder(bufs []Buffer) []int {

@@ -53,7 +53,7 @@ func tflmCSVName(model string) string {
 
 // TestGreedyMatchesTFLM runs Greedy on exactly the buffers TFLM planned for
 // every corpus model it runs, and expects TFLM's arena heights (with and
-// without kernel scratch) and TFLM's offsets.
+// without kernel scratch) and TFLM's offsets; so does Around.
 func TestGreedyMatchesTFLM(t *testing.T) {
 	dir := filepath.Join(corpus.Require(t), "bench")
 	ref, err := corpus.ReadTSV(filepath.Join(dir, "tflm-reference.tsv"))
@@ -98,6 +98,9 @@ func TestGreedyMatchesTFLM(t *testing.T) {
 				heights++
 			}
 			assert.Equal(t, tb.offsets, all.Offsets, "offsets: %d of %d match TFLM", n, len(all.Offsets))
+			around, err := Around(tb.all)
+			require.NoError(t, err)
+			assert.Equal(t, tb.offsets, around.Offsets, "Around's offsets")
 			assert.Equal(t, row["tflm_lower_bound"], itoa(LowerBound(tb.all)), "lower bound")
 		})
 	}
