@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"order":              {"graph"},
 	"plan/dsa":           {},
 	"plan":               {"graph", "kernels", "liveness", "plan/dsa"},
-	"config":             {"plan", "internal/inputfile"},
+	"config":             {"kernels", "plan", "internal/inputfile"},
 	"emit":               {"graph", "kernels", "liveness", "plan"},
 	"verify":             {"graph", "kernels"},
 	"driver":             {"graph", "kernels", "tflite", "liveness", "order", "plan", "plan/dsa", "emit", "verify", "internal/inputfile"},

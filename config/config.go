@@ -16,9 +16,10 @@
 // A bank's keys are the yaml tags of plan.Bank; this package declares no
 // bank field of its own.
 //
-// Of heliac's packages it imports plan, and internal/inputfile to read files
-// with a size limit, only: it must not import graph, liveness, emit, verify
-// or driver, and plan must not import it.
+// Of heliac's packages it imports plan, kernels (for the type of its
+// scratch overrides), and internal/inputfile to read files with a size
+// limit, only: it must not import liveness, emit, verify or driver, and
+// neither plan nor kernels may import it.
 package config
 
 import (
@@ -28,6 +29,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/heliac/heliac/internal/inputfile"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -47,6 +49,10 @@ import (
 //	    source: MRAM
 //	external_arenas:         # arenas the application binds (names or globs)
 //	  - scratch_sram
+//	kernel_scratch:          # what kernels ask for, beyond the library's rules
+//	  - custom: MyOp         # (kernels.ScratchOverride)
+//	    buffers:
+//	      - bytes: 1024
 type File struct {
 	// Platform is the zero Platform, with no banks, when the file names
 	// none: the caller picks one (Options leaves it to plan's default) and
@@ -55,14 +61,18 @@ type File struct {
 	Rules    []plan.Rule // in file order
 	// External names the arenas the application binds (plan.Options.External).
 	External []string
+	// KernelScratch overrides the kernel library's scratch rules
+	// (kernels.Library.WithScratch).
+	KernelScratch []kernels.ScratchOverride
 }
 
 // fileDoc is the shape of a config file. The platform is a node because it
 // is either a built-in name or a mapping.
 type fileDoc struct {
-	Platform yaml.Node   `yaml:"platform"`
-	Rules    []plan.Rule `yaml:"rules"`
-	External []string    `yaml:"external_arenas"`
+	Platform      yaml.Node                 `yaml:"platform"`
+	Rules         []plan.Rule               `yaml:"rules"`
+	External      []string                  `yaml:"external_arenas"`
+	KernelScratch []kernels.ScratchOverride `yaml:"kernel_scratch"`
 }
 
 // Parse reads a File from YAML or JSON. A platform the file gives is
@@ -80,7 +90,7 @@ func Parse(data []byte) (File, error) {
 	if err := decodeStrict(root, "", &doc); err != nil {
 		return File{}, err
 	}
-	f := File{Rules: doc.Rules, External: doc.External}
+	f := File{Rules: doc.Rules, External: doc.External, KernelScratch: doc.KernelScratch}
 	if pn := resolve(&doc.Platform); pn.Kind == 0 || isNull(pn) {
 		if err := plan.ValidateRuleForms(f.Rules); err != nil {
 			return File{}, err

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/config"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -407,4 +408,20 @@ func TestRead(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	_, err = config.ReadPlatform(missing)
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestParseKernelScratch reads kernel_scratch entries as
+// kernels.ScratchOverride values, and refuses a malformed one by line.
+func TestParseKernelScratch(t *testing.T) {
+	f, err := config.Parse([]byte("kernel_scratch:\n  - custom: MyOp\n    buffers:\n      - bytes: 64\n      - per_input_element: 2\n        input: 1\n  - builtin: CONV_2D\n    buffers: []\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []kernels.ScratchOverride{
+		{Custom: "MyOp", Buffers: []kernels.ScratchBuffer{{Bytes: 64}, {PerInputElement: 2, Input: 1}}},
+		{Builtin: "CONV_2D", Buffers: []kernels.ScratchBuffer{}},
+	}, f.KernelScratch)
+
+	_, err = config.Parse([]byte("kernel_scratch:\n  - custom: MyOp\n    buffers:\n      - bytes: many\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "config: line 4:")
+	assert.Contains(t, err.Error(), "kernel_scratch[0].buffers[0].bytes")
 }

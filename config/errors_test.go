@@ -16,7 +16,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			in:   "platform: generic\nrule:\n  - class: scratch\n",
-			err:  `config: line 2: unknown key "rule" in the config (known: platform, rules, external_arenas)`,
+			err:  `config: line 2: unknown key "rule" in the config (known: platform, rules, external_arenas, kernel_scratch)`,
 		},
 		{
 			name: "unknown platform key",
@@ -36,7 +36,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown key in JSON",
 			in:   "{\"platform\": \"generic\",\n \"extra\": 1}",
-			err:  `config: line 2: unknown key "extra" in the config (known: platform, rules, external_arenas)`,
+			err:  `config: line 2: unknown key "extra" in the config (known: platform, rules, external_arenas, kernel_scratch)`,
 		},
 		{
 			name: "key given twice",

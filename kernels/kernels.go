@@ -95,9 +95,12 @@ type Library struct {
 	Name      string
 	contracts map[graph.Opcode][]Contract
 	// scratch and customScratch compute the scratch an operator asks
-	// for, by builtin code and by custom operator name (see Scratch).
-	scratch       map[graph.Opcode]scratchRule
-	customScratch map[string]scratchRule
+	// for, by builtin code and by custom operator name (see Scratch);
+	// builtinScratch, by builtin name, are overrides (WithScratch) that
+	// come before scratch.
+	scratch        map[graph.Opcode]scratchRule
+	customScratch  map[string]scratchRule
+	builtinScratch map[string]scratchRule
 }
 
 // TFLMReference is the name of TensorFlow Lite Micro's reference kernels.
@@ -138,7 +141,8 @@ func (l *Library) ExactOnly() *Library {
 	if l == nil {
 		return nil
 	}
-	out := &Library{Name: l.Name, contracts: map[graph.Opcode][]Contract{}, scratch: l.scratch, customScratch: l.customScratch}
+	out := &Library{Name: l.Name, contracts: map[graph.Opcode][]Contract{}, scratch: l.scratch, customScratch: l.customScratch,
+		builtinScratch: l.builtinScratch}
 	for code, cs := range l.contracts {
 		for _, c := range cs {
 			if c.Overlap == Exact {

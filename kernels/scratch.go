@@ -49,6 +49,9 @@ func (l *Library) Scratch(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t
 		}
 		return rule(scratchCtx{sg, op, t}), true
 	}
+	if rule, ok := l.builtinScratch[op.CodeName]; ok && op.CodeName != "" {
+		return rule(scratchCtx{sg, op, t}), true
+	}
 	if rule, ok := l.scratch[op.Code]; ok {
 		return rule(scratchCtx{sg, op, t}), true
 	}
@@ -64,20 +67,10 @@ type scratchCtx struct {
 }
 
 // in returns operand i of the operator's inputs, or nil when it is absent.
-func (c scratchCtx) in(i int) *graph.Tensor {
-	if i >= len(c.op.Inputs) || c.op.Inputs[i] < 0 || int(c.op.Inputs[i]) >= len(c.sg.Tensors) {
-		return nil
-	}
-	return &c.sg.Tensors[c.op.Inputs[i]]
-}
+func (c scratchCtx) in(i int) *graph.Tensor { return operand(c.sg, c.op.Inputs, i) }
 
 // out returns the operator's first output, or nil.
-func (c scratchCtx) out() *graph.Tensor {
-	if len(c.op.Outputs) == 0 || c.op.Outputs[0] < 0 || int(c.op.Outputs[0]) >= len(c.sg.Tensors) {
-		return nil
-	}
-	return &c.sg.Tensors[c.op.Outputs[0]]
-}
+func (c scratchCtx) out() *graph.Tensor { return operand(c.sg, c.op.Outputs, 0) }
 
 // dim returns dimension i of t, or 0.
 func dim(t *graph.Tensor, i int) int64 {

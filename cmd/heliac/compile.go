@@ -82,7 +82,8 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	cfg := driver.Config{ModelName: emit.ModelName(opts.model), Prefix: opts.prefix, Version: heliacVersion()}
 	cfg.Plan.Planner = opts.planner
 	cfg.Plan.TimeLimit = opts.timeLimit
-	if err := loadPlatform(opts, &cfg.Plan); err != nil {
+	file, err := loadConfig(opts, &cfg.Plan)
+	if err != nil {
 		return err
 	}
 	cfg.Plan.Strict = opts.strict
@@ -93,6 +94,11 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	lib, err := kernels.Lookup(opts.kernels)
 	if err != nil {
 		return &usageError{fmt.Errorf("--kernels: %w", err)}
+	}
+	if len(file.KernelScratch) > 0 {
+		if lib, err = lib.WithScratch(file.KernelScratch); err != nil {
+			return fmt.Errorf("%s: %w", opts.configFile, err)
+		}
 	}
 	cfg.Kernels = lib
 	if !opts.noInPlace {
@@ -195,17 +201,18 @@ func refuseInput(input, what, dir string, files emit.Files, hint string) error {
 	return nil
 }
 
-// loadPlatform fills the platform and rules of po from --config,
-// --platform-file and --platform; a flag beats the config file's platform.
-func loadPlatform(opts *compileOptions, po *plan.Options) error {
+// loadConfig reads --config and fills the platform and rules of po from
+// it, --platform-file and --platform; a flag beats the config file's
+// platform. It returns the config file (empty without --config).
+func loadConfig(opts *compileOptions, po *plan.Options) (config.File, error) {
 	if opts.platform != "" && opts.platformFile != "" {
-		return &usageError{fmt.Errorf("use --platform or --platform-file, not both")}
+		return config.File{}, &usageError{fmt.Errorf("use --platform or --platform-file, not both")}
 	}
 	var f config.File
 	if opts.configFile != "" {
 		var err error
 		if f, err = config.Read(opts.configFile); err != nil {
-			return err
+			return f, err
 		}
 	}
 	var chosen *plan.Platform
@@ -213,19 +220,19 @@ func loadPlatform(opts *compileOptions, po *plan.Options) error {
 	case opts.platformFile != "":
 		p, err := config.ReadPlatform(opts.platformFile)
 		if err != nil {
-			return err
+			return f, err
 		}
 		chosen = &p
 	case opts.platform != "":
 		p, err := plan.BuiltinPlatform(opts.platform)
 		if err != nil {
-			return &usageError{err}
+			return f, &usageError{err}
 		}
 		chosen = &p
 	}
 	o := f.Options(chosen)
 	po.Platform, po.Rules, po.External = o.Platform, o.Rules, o.External
-	return nil
+	return f, nil
 }
 
 // constantsHelp lists the values of --constants.

@@ -66,7 +66,7 @@ func TestLoadPlatform(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var po plan.Options
-			err := loadPlatform(&tt.opts, &po)
+			_, err := loadConfig(&tt.opts, &po)
 			assert.Equal(t, tt.code, exitCode(err), "%v", err)
 			if tt.code != exitOK {
 				assert.ErrorContains(t, err, tt.errPart)

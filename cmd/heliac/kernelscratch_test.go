@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/tflite"
+)
+
+// customOpModel writes in [1, 8] int8 -> CUSTOM MyOp -> out [1, 8] into
+// dir and returns its path.
+func customOpModel(t *testing.T, dir string) string {
+	t.Helper()
+	tensor := func(name string) graph.Tensor {
+		return graph.Tensor{Name: name, Type: graph.Int8, Shape: []int32{1, 8}, Size: 8}
+	}
+	m := &graph.Model{Version: tflite.SchemaVersion, Buffers: []graph.Buffer{{}},
+		Subgraphs: []graph.Subgraph{{
+			Tensors: []graph.Tensor{tensor("in"), tensor("out")},
+			Inputs:  []graph.TensorID{0}, Outputs: []graph.TensorID{1},
+			Ops: []graph.Op{{Code: graph.Custom, CustomName: "MyOp", Version: 1, Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}}},
+		}}}
+	data, err := tflite.Encode(m, tflite.EncodeOptions{})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "custom.tflite")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
+}
+
+// TestKernelScratchConfig: a config's kernel_scratch tells heliac what a
+// custom operator's kernel asks for, so the plan holds it and --strict
+// has nothing to refuse; a malformed entry is an error naming the file.
+func TestKernelScratchConfig(t *testing.T) {
+	dir := t.TempDir()
+	model := customOpModel(t, dir)
+
+	code, _, stderr := runHeliac(model, "-o", filepath.Join(dir, "strict"), "--strict")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "operator 0:0 (CUSTOM:MyOp) asks for kernel scratch its library has no rule for")
+
+	cfg := filepath.Join(dir, "kernels.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("kernel_scratch:\n  - custom: MyOp\n    buffers:\n      - bytes: 100\n      - per_output_element: 4\n"), 0o644))
+	out := filepath.Join(dir, "known")
+	code, stdout, stderr := runHeliac(model, "-o", out, "--strict", "--config", cfg)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "kernel scratch: 2 buffer(s) for 1 operator(s), 132 B in all")
+	var doc struct {
+		KernelScratch []struct {
+			Operator, Index int
+			Size            int64
+		} `json:"kernel_scratch"`
+	}
+	data, err := os.ReadFile(filepath.Join(out, "custom.plan.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &doc))
+	require.Len(t, doc.KernelScratch, 2)
+	assert.Equal(t, int64(100), doc.KernelScratch[0].Size)
+	assert.Equal(t, int64(32), doc.KernelScratch[1].Size)
+
+	require.NoError(t, os.WriteFile(cfg, []byte("kernel_scratch:\n  - builtin: conv_2d\n"), 0o644))
+	code, _, stderr = runHeliac(model, "-o", filepath.Join(dir, "bad"), "--config", cfg)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, cfg+`: kernels: kernel_scratch entry 1: builtin "conv_2d" is not a builtin operator's name`)
+
+	require.NoError(t, os.WriteFile(cfg, []byte("kernel_scratch:\n  - custom: MyOp\n    buffers:\n      - byte: 100\n"), 0o644))
+	code, _, stderr = runHeliac(model, "-o", filepath.Join(dir, "typo"), "--config", cfg)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "byte")
+}
