@@ -95,8 +95,8 @@ type Op struct {
 	// Resource names the variable of a VAR_HANDLE operator.
 	Resource *ResourceName
 	// Window holds the options of a sliding-window operator (CONV_2D,
-	// DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D); nil for other
-	// operators and for one whose model gives no options.
+	// DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D, TRANSPOSE_CONV);
+	// nil for other operators and for one whose model gives no options.
 	Window *Window
 }
 
@@ -105,7 +105,7 @@ type Op struct {
 type Window struct {
 	Padding          Padding
 	StrideW, StrideH int32
-	// DilationW and DilationH are 1 for pools.
+	// DilationW and DilationH are 1 for pools and TRANSPOSE_CONV.
 	DilationW, DilationH int32
 	// FilterW and FilterH are a pool's window; 0 for convolutions, whose
 	// filter tensor's shape gives it.

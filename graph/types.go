@@ -78,6 +78,7 @@ const (
 	Conv2D             Opcode = 3
 	DepthwiseConv2D    Opcode = 4
 	MaxPool2D          Opcode = 17
+	TransposeConv      Opcode = 67
 	Reshape            Opcode = 22
 	Squeeze            Opcode = 43
 	ExpandDims         Opcode = 70

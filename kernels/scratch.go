@@ -9,7 +9,6 @@ const (
 	opSVDF           graph.Opcode = 27
 	opMean           graph.Opcode = 40
 	opLSTM           graph.Opcode = 44 // UNIDIRECTIONAL_SEQUENCE_LSTM
-	opTransposeConv  graph.Opcode = 67
 	opSum            graph.Opcode = 74
 	opReduceMax      graph.Opcode = 82
 	opReduceMin      graph.Opcode = 89
@@ -116,7 +115,7 @@ func init() {
 	// transpose_conv.cc TransposeConvPrepare 193-209 (int32 accumulators
 	// for INT8 input, int64 for INT16) and CalculateOpData 123-133 (an
 	// INT16 bias widened to int64).
-	r[opTransposeConv] = func(c scratchCtx) []int64 {
+	r[graph.TransposeConv] = func(c scratchCtx) []int64 {
 		in := c.in(2)
 		if in == nil {
 			return nil

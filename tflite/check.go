@@ -308,6 +308,13 @@ var (
 		{"dilation_w_factor", 14, kindScalar, 4},
 		{"dilation_h_factor", 16, kindScalar, 4},
 	}
+	transposeConvFields = []fieldSpec{
+		{"padding", 4, kindScalar, 1},
+		{"stride_w", 6, kindScalar, 4},
+		{"stride_h", 8, kindScalar, 4},
+		{"fused_activation_function", 10, kindScalar, 1},
+		{"quantized_bias_type", 12, kindScalar, 1},
+	}
 	pool2DFields = []fieldSpec{
 		{"padding", 4, kindScalar, 1},
 		{"stride_w", 6, kindScalar, 4},

@@ -431,6 +431,12 @@ func (e *encoder) options(op *graph.Op) (schema.BuiltinOptions, flatbuffers.UOff
 			schema.DepthwiseConv2DOptionsAddDilationWFactor(b, w.DilationW)
 			schema.DepthwiseConv2DOptionsAddDilationHFactor(b, w.DilationH)
 			return schema.BuiltinOptionsDepthwiseConv2DOptions, schema.DepthwiseConv2DOptionsEnd(b), 0
+		case graph.TransposeConv:
+			schema.TransposeConvOptionsStart(b)
+			schema.TransposeConvOptionsAddPadding(b, schema.Padding(w.Padding))
+			schema.TransposeConvOptionsAddStrideW(b, w.StrideW)
+			schema.TransposeConvOptionsAddStrideH(b, w.StrideH)
+			return schema.BuiltinOptionsTransposeConvOptions, schema.TransposeConvOptionsEnd(b), 0
 		case graph.AveragePool2D, graph.MaxPool2D:
 			schema.Pool2DOptionsStart(b)
 			schema.Pool2DOptionsAddPadding(b, schema.Padding(w.Padding))

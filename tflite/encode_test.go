@@ -84,6 +84,7 @@ func TestEncodeHandBuilt(t *testing.T) {
 				{0, 0, "", 0},        // ADD v0: a version that is not the default 1
 				{150, 127, "", 1},    // GELU
 				{32, 32, "Other", 1}, // CUSTOM, another name
+				{67, 67, "", 1},      // TRANSPOSE_CONV, with its window
 			}, got)
 		})
 	}
@@ -300,6 +301,8 @@ func handModel() *graph.Model {
 	composite.Called = []graph.SubgraphIndex{3}
 	other := op(graph.Custom, 1, ids(3), ids(3))
 	other.CustomName = "Other"
+	transposeConv := op(graph.TransposeConv, 1, ids(graph.NoTensor, 1, 0), ids(3))
+	transposeConv.Window = &graph.Window{Padding: graph.PaddingValid, StrideW: 2, StrideH: 3, DilationW: 1, DilationH: 1}
 
 	weights := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	// A STRING tensor's data: count, offsets, then the bytes ("a", "bc").
@@ -331,6 +334,7 @@ func handModel() *graph.Model {
 					op(150, 1, ids(3), ids(3)),  // GELU
 					fc,
 					other,
+					transposeConv,
 				},
 				Inputs:  ids(0),
 				Outputs: ids(3),

@@ -299,7 +299,7 @@ func (l *loader) operator(path string, op *schema.Operator, nt int, out *graph.O
 func (l *loader) options(path string, op *schema.Operator, out *graph.Op) error {
 	var want schema.BuiltinOptions
 	switch out.Code {
-	case graph.Conv2D, graph.DepthwiseConv2D, graph.AveragePool2D, graph.MaxPool2D:
+	case graph.Conv2D, graph.DepthwiseConv2D, graph.AveragePool2D, graph.MaxPool2D, graph.TransposeConv:
 		return l.window(path, op, out)
 	case graph.While:
 		want = schema.BuiltinOptionsWhileOptions
@@ -363,6 +363,8 @@ func (l *loader) window(path string, op *schema.Operator, out *graph.Op) error {
 		want, fields = schema.BuiltinOptionsConv2DOptions, conv2DFields
 	case graph.DepthwiseConv2D:
 		want, fields = schema.BuiltinOptionsDepthwiseConv2DOptions, depthwiseFields
+	case graph.TransposeConv:
+		want, fields = schema.BuiltinOptionsTransposeConvOptions, transposeConvFields
 	default:
 		want, fields = schema.BuiltinOptionsPool2DOptions, pool2DFields
 	}
@@ -384,6 +386,11 @@ func (l *loader) window(path string, op *schema.Operator, out *graph.Op) error {
 		o.Init(tab.Bytes, tab.Pos)
 		out.Window = &graph.Window{Padding: graph.Padding(o.Padding()), StrideW: o.StrideW(), StrideH: o.StrideH(),
 			DilationW: o.DilationWFactor(), DilationH: o.DilationHFactor(), DepthMultiplier: o.DepthMultiplier()}
+	case graph.TransposeConv:
+		var o schema.TransposeConvOptions
+		o.Init(tab.Bytes, tab.Pos)
+		out.Window = &graph.Window{Padding: graph.Padding(o.Padding()), StrideW: o.StrideW(), StrideH: o.StrideH(),
+			DilationW: 1, DilationH: 1}
 	default:
 		var o schema.Pool2DOptions
 		o.Init(tab.Bytes, tab.Pos)
