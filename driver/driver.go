@@ -155,6 +155,7 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	popts.TFLMKernelScratch = popts.TFLMKernelScratch || cfg.EmitTFLite
 	if cfg.Kernels != nil && popts.KernelScratch == nil {
 		popts.KernelScratch, popts.UnknownScratch = scratchRequests(m, cfg.Kernels, cfg.Target)
+		popts.ScratchSource = plan.ScratchSource{Library: cfg.Kernels.Name, CPU: cfg.Target.CPU}
 	}
 	p, err := plan.Build(ctx, m, lt, popts)
 	if err != nil {

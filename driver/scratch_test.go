@@ -3,6 +3,8 @@ package driver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -139,4 +141,98 @@ func soleScratch(t *testing.T, p *plan.Plan) *plan.Arena {
 	}
 	require.NotNil(t, arena)
 	return arena
+}
+
+// TestCMSISNNCorpus compiles every corpus model TFLM runs with cmsis-nn
+// for a CPU of each extension: every plan verifies (kernel scratch
+// included), plan.json names the library and CPU, and the summary counts
+// exactly the kernel scratch plan.json lists. The sizes themselves are
+// checked against CMSIS-NN's functions in kernels (TestCMSISNNScratch).
+func TestCMSISNNCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles every TFLM-run corpus model three times; skipped with -short")
+	}
+	lib, err := kernels.Lookup(kernels.CMSISNN)
+	require.NoError(t, err)
+	withScratch := map[string]int{}
+	for _, cpu := range []string{"cortex-m0", "cortex-m4", "cortex-m55"} {
+		target, err := kernels.CPU(cpu)
+		require.NoError(t, err)
+		for _, m := range tflmModels(t) {
+			t.Run(cpu+"/"+m.File, func(t *testing.T) {
+				data, err := os.ReadFile(m.Path)
+				require.NoError(t, err)
+				out, err := driver.Compile(context.Background(), data,
+					driver.Config{Liveness: liveness.Options{Kernels: lib}, Kernels: lib, Target: target})
+				require.NoError(t, err)
+				var doc struct {
+					Source        struct{ Library, CPU string }           `json:"kernel_scratch_source"`
+					Kernels       string                                  `json:"kernels"`
+					KernelScratch []struct{ Operator, Index, Size int64 } `json:"kernel_scratch"`
+				}
+				require.NoError(t, json.Unmarshal(out.PlanJSON, &doc))
+				assert.Equal(t, kernels.CMSISNN, doc.Source.Library)
+				assert.Equal(t, cpu, doc.Source.CPU)
+				assert.Equal(t, kernels.CMSISNN, doc.Kernels)
+				summary := string(emit.Summary(out.Model, out.Plan))
+				if len(doc.KernelScratch) == 0 {
+					assert.NotContains(t, summary, "kernel scratch:")
+					return
+				}
+				withScratch[cpu]++
+				var total int64
+				ops := map[int64]bool{}
+				for _, k := range doc.KernelScratch {
+					total += k.Size
+					ops[k.Operator] = true
+				}
+				assert.Contains(t, summary, fmt.Sprintf("kernel scratch: %d buffer(s) for %d operator(s), %d B in all (cmsis-nn on %s)\n",
+					len(doc.KernelScratch), len(ops), total, cpu))
+			})
+		}
+	}
+	t.Logf("models whose CMSIS-NN kernels ask for scratch: %v", withScratch)
+}
+
+// TestControlFlowScratch: kernel scratch of a control-flow operator
+// (here a WHILE given scratch by a config override) lives while its
+// condition and body run, so no tensor of theirs shares its bytes; the
+// body's own operators' scratch lives only at their steps.
+func TestControlFlowScratch(t *testing.T) {
+	data, err := os.ReadFile("../testdata/models/multi_subgraphs_while.tflite")
+	require.NoError(t, err)
+	ref, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	lib, err := ref.WithScratch([]kernels.ScratchOverride{
+		{Builtin: "WHILE", Buffers: []kernels.ScratchBuffer{{Bytes: 64}}},
+		{Builtin: "ADD", Buffers: []kernels.ScratchBuffer{{Bytes: 32}}},
+	})
+	require.NoError(t, err)
+	out, err := driver.Compile(context.Background(), data, driver.Config{Kernels: lib})
+	require.NoError(t, err, "the plan verifies")
+	sc := out.Plan.Schedule
+	var while, body []plan.Alloc
+	for _, a := range out.Plan.Allocs {
+		switch {
+		case a.Kind != plan.KernelScratchAlloc:
+		case a.Op.Subgraph == 0:
+			while = append(while, a)
+		default:
+			body = append(body, a)
+		}
+	}
+	require.Len(t, while, 1)
+	require.NotEmpty(t, body)
+	span := sc.Span(graph.OpRef{Subgraph: 0, Op: 0})
+	assert.Equal(t, span, while[0].Live)
+	for si := 1; si < len(out.Model.Subgraphs); si++ {
+		for oi := range out.Model.Subgraphs[si].Ops {
+			s := sc.Span(graph.OpRef{Subgraph: graph.SubgraphIndex(si), Op: graph.OpIndex(oi)})
+			assert.True(t, span.First < s.First && s.Last <= span.Last, "op %d:%d %v inside WHILE's %v", si, oi, s, span)
+		}
+	}
+	for _, a := range body {
+		assert.Equal(t, sc.Span(a.Op), a.Live)
+		assert.Less(t, a.Live.Last-a.Live.First, span.Last-span.First, "a body operator's scratch lives only while it runs")
+	}
 }

@@ -53,8 +53,15 @@ type jsonPlan struct {
 	UnusedRules      []jsonUnused     `json:"unused_rules,omitempty"`
 	UnusedExternal   []string         `json:"unused_external_arenas,omitempty"`
 	UnknownScratch   []jsonOpName     `json:"unknown_kernel_scratch,omitempty"`
+	ScratchSource    *jsonSource      `json:"kernel_scratch_source,omitempty"`
 	Ordering         jsonOrdering     `json:"ordering"`
 	Schedule         []jsonRun        `json:"schedule"`
+}
+
+// jsonSource names the kernel library and CPU that sized kernel_scratch.
+type jsonSource struct {
+	Library string `json:"library"`
+	CPU     string `json:"cpu,omitempty"`
 }
 
 // jsonOrdering says how the schedule's operator order was chosen.
@@ -282,6 +289,9 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	for _, o := range p.UnknownScratch {
 		out.UnknownScratch = append(out.UnknownScratch, jsonOpName{Subgraph: int(o.Subgraph), Operator: int(o.Op),
 			Name: escapeName(m.Subgraphs[o.Subgraph].Ops[o.Op].Name())})
+	}
+	if src := p.ScratchSource; src.Library != "" {
+		out.ScratchSource = &jsonSource{Library: src.Library, CPU: src.CPU}
 	}
 	for _, a := range p.Allocs {
 		if err := out.addAlloc(p, a); err != nil {

@@ -147,7 +147,15 @@ func kernelScratchText(buf *bytes.Buffer, p *plan.Plan) {
 	if n == 0 {
 		return
 	}
-	fmt.Fprintf(buf, "  kernel scratch: %d buffer(s) for %d operator(s), %d B in all\n", n, len(ops), bytes)
+	source := ""
+	if src := p.ScratchSource; src.Library != "" {
+		source = " (" + src.Library
+		if src.CPU != "" {
+			source += " on " + src.CPU
+		}
+		source += ")"
+	}
+	fmt.Fprintf(buf, "  kernel scratch: %d buffer(s) for %d operator(s), %d B in all%s\n", n, len(ops), bytes, source)
 	for _, a := range p.Arenas {
 		if a.Role != liveness.Scratch || a.TensorLowerBound == a.LowerBound && a.TFLMGrowth == 0 {
 			continue

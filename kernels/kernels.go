@@ -1,7 +1,10 @@
 // Package kernels is what heliac knows of a kernel library's kernels, as
 // data: for each operator, which of its outputs may be written over one of
 // its inputs (an in-place contract), and the scratch buffers its kernel
-// asks for (Scratch), read from the kernel's own source.
+// asks for (Scratch), read from the kernel's own source. Two libraries:
+// TFLM's reference kernels (tflm-reference) and TFLM's CMSIS-NN kernels
+// (cmsis-nn, whose scratch depends on the CPU: Target, CPU); a config can
+// override any operator's scratch (WithScratch).
 //
 // Input: a library name and operators of a *graph.Model. Output: the
 // contracts that apply to an operator, and its scratch requests. It imports graph only; liveness
@@ -107,13 +110,15 @@ type Library struct {
 const TFLMReference = "tflm-reference"
 
 // Names lists the libraries Lookup knows.
-func Names() []string { return []string{TFLMReference} }
+func Names() []string { return []string{TFLMReference, CMSISNN} }
 
 // Lookup returns the library with the given name.
 func Lookup(name string) (*Library, error) {
 	switch name {
 	case TFLMReference:
 		return tflmReference, nil
+	case CMSISNN:
+		return cmsisNN(), nil
 	}
 	return nil, fmt.Errorf("kernels: unknown kernel library %q (known: %s)", name, strings.Join(Names(), ", "))
 }
@@ -125,7 +130,7 @@ func (l *Library) Contracts() []Contract {
 	for _, cs := range l.contracts {
 		out = append(out, cs...)
 	}
-	slices.SortFunc(out, func(a, b Contract) int {
+	slices.SortStableFunc(out, func(a, b Contract) int {
 		if a.Op != b.Op {
 			return int(a.Op - b.Op)
 		}

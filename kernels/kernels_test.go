@@ -25,8 +25,11 @@ func TestLookup(t *testing.T) {
 	lib, err := kernels.Lookup(kernels.TFLMReference)
 	require.NoError(t, err)
 	assert.Equal(t, kernels.TFLMReference, lib.Name)
-	_, err = kernels.Lookup("cmsis-nn")
-	assert.EqualError(t, err, `kernels: unknown kernel library "cmsis-nn" (known: tflm-reference)`)
+	lib, err = kernels.Lookup(kernels.CMSISNN)
+	require.NoError(t, err)
+	assert.Equal(t, kernels.CMSISNN, lib.Name)
+	_, err = kernels.Lookup("arc-mli")
+	assert.EqualError(t, err, `kernels: unknown kernel library "arc-mli" (known: tflm-reference, cmsis-nn)`)
 }
 
 // TestContractsCiteTheirSource: every contract names the pinned TFLM

@@ -19,12 +19,18 @@ const (
 
 // Target is what a kernel's scratch sizes depend on besides the model:
 // the width of a pointer on the machine the kernels run on (ADD_N asks
-// for one per input).
+// for one per input), and the instruction-set extension CMSIS-NN picks
+// its kernels by.
 type Target struct {
+	// CPU names the target as --cpu does ("cortex-m55"); "" for one
+	// described by its fields alone.
+	CPU         string
 	PointerSize int64
+	ISA         ISA
 }
 
-// CortexM is a 32-bit Arm Cortex-M target.
+// CortexM is a 32-bit Arm Cortex-M target without the DSP extension, for
+// libraries whose scratch does not depend on the CPU further.
 var CortexM = Target{PointerSize: 4}
 
 // Scratch returns the scratch buffers operator op of subgraph s of m asks
@@ -46,13 +52,13 @@ func (l *Library) Scratch(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t
 		if !ok {
 			return nil, false
 		}
-		return rule(scratchCtx{sg, op, t}), true
+		return rule(scratchCtx{m, sg, op, t}), true
 	}
 	if rule, ok := l.builtinScratch[op.CodeName]; ok && op.CodeName != "" {
-		return rule(scratchCtx{sg, op, t}), true
+		return rule(scratchCtx{m, sg, op, t}), true
 	}
 	if rule, ok := l.scratch[op.Code]; ok {
-		return rule(scratchCtx{sg, op, t}), true
+		return rule(scratchCtx{m, sg, op, t}), true
 	}
 	return nil, true
 }
@@ -60,6 +66,7 @@ func (l *Library) Scratch(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t
 // scratchCtx is what a scratch rule reads: the operator, its subgraph's
 // tensors and the target.
 type scratchCtx struct {
+	m  *graph.Model
 	sg *graph.Subgraph
 	op *graph.Op
 	t  Target

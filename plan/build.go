@@ -44,6 +44,9 @@ type Options struct {
 	// KernelScratch are the scratch buffers kernels ask for, each planned
 	// as a KernelScratchAlloc live over its operator's span.
 	KernelScratch []ScratchRequest
+	// ScratchSource says where KernelScratch came from, for the record
+	// (Plan.ScratchSource); Build does not read it.
+	ScratchSource ScratchSource
 	// UnknownScratch lists the operators whose kernels' scratch the
 	// caller cannot know (a custom operator its kernel library has no rule
 	// for): the plan leaves it out and says so (Plan.UnknownScratch), or,
@@ -184,7 +187,7 @@ func limited(p *Platform) bool {
 // build makes one plan; fit, when set, decides what fits each bank.
 func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Options, fit dsa.Strategy) (*Plan, error) {
 	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Schedule: lt.Schedule, Platform: *opts.Platform,
-		Kernels: lt.Kernels, OverwriteInputs: lt.OverwriteInputs,
+		Kernels: lt.Kernels, OverwriteInputs: lt.OverwriteInputs, ScratchSource: opts.ScratchSource,
 		Rules: append([]Rule(nil), opts.Rules...), tensors: map[graph.TensorRef]int{}, others: map[Key]int{},
 		Allocs: make([]Alloc, 0, len(lt.Tensors)+len(lt.Variables)+len(opts.KernelScratch))}
 	add := p.add

@@ -213,6 +213,14 @@ type Alloc struct {
 	Handles []graph.TensorRef
 }
 
+// ScratchSource names the kernel library whose rules sized a plan's kernel
+// scratch, and the CPU they were sized for ("" when the library's sizes
+// do not depend on one).
+type ScratchSource struct {
+	Library string
+	CPU     string
+}
+
 // ScratchRequest is a kernel's request for scratch bytes while its operator
 // runs. Requests of one operator are numbered in the order given.
 type ScratchRequest struct {
@@ -266,6 +274,9 @@ type Plan struct {
 	// the plan because their library has no rule for them
 	// (Options.UnknownScratch).
 	UnknownScratch []graph.OpRef
+	// ScratchSource says which library and CPU sized the kernel scratch
+	// (Options.ScratchSource); zero when no library was asked.
+	ScratchSource ScratchSource
 	// Kernels names the kernel library whose contracts InPlace
 	// allocations follow ("" when none was given), and OverwriteInputs
 	// says model inputs may be written over (liveness.Options).

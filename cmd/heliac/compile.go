@@ -31,6 +31,7 @@ type compileOptions struct {
 	configFile   string
 	noAlias      bool
 	kernels      string
+	cpu          string
 	schedule     string
 	noInPlace    bool
 	overwriteIn  bool
@@ -56,7 +57,9 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVar(&opts.configFile, "config", "", "config file (YAML or JSON) with a platform and placement rules")
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
 	f.StringVar(&opts.kernels, "kernels", kernels.TFLMReference,
-		"kernel library the model runs with, whose contracts say which outputs may be written over a dying input: "+strings.Join(kernels.Names(), ", "))
+		"kernel library the model runs with, whose contracts say which outputs may be written over a dying input and whose rules size its kernels' scratch: "+strings.Join(kernels.Names(), ", "))
+	f.StringVar(&opts.cpu, "cpu", "",
+		"Cortex-M CPU the kernels run on, which cmsis-nn's scratch sizes depend on (required with --kernels cmsis-nn): "+strings.Join(kernels.CPUs(), ", "))
 	f.StringVar(&opts.schedule, "schedule", driver.ScheduleMemory,
 		"operator order: memory (the order with the lowest peak of live scratch bytes the search finds within its work budget) or model (the order the model lists them in)")
 	f.BoolVar(&opts.noInPlace, "no-in-place", false, "write no operator's output over its input (give every output buffer bytes of its own)")
@@ -101,6 +104,16 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 		}
 	}
 	cfg.Kernels = lib
+	cfg.Target = kernels.CortexM
+	switch {
+	case opts.cpu != "":
+		if cfg.Target, err = kernels.CPU(opts.cpu); err != nil {
+			return &usageError{fmt.Errorf("--cpu: %w", err)}
+		}
+	case lib.Name == kernels.CMSISNN:
+		return &usageError{fmt.Errorf("--kernels %s sizes kernel scratch by the CPU's extension (none, DSP or MVE): give --cpu (%s)",
+			kernels.CMSISNN, strings.Join(kernels.CPUs(), ", "))}
+	}
 	if !opts.noInPlace {
 		cfg.Liveness.Kernels = lib
 		cfg.Liveness.OverwriteInputs = opts.overwriteIn

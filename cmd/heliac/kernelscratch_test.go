@@ -73,3 +73,28 @@ func TestKernelScratchConfig(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "byte")
 }
+
+// TestCPUFlag: --kernels cmsis-nn needs --cpu, an unknown CPU is a usage
+// error naming the known ones, and the plan records library and CPU.
+func TestCPUFlag(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runHeliac(helloWorld, "-o", filepath.Join(dir, "a"), "--kernels", "cmsis-nn")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "heliac: --kernels cmsis-nn sizes kernel scratch by the CPU's extension (none, DSP or MVE): give --cpu (cortex-m0,")
+
+	code, _, stderr = runHeliac(helloWorld, "-o", filepath.Join(dir, "b"), "--kernels", "cmsis-nn", "--cpu", "cortex-a53")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `heliac: --cpu: kernels: unknown CPU "cortex-a53" (known: cortex-m0, cortex-m0plus,`)
+
+	out := filepath.Join(dir, "c")
+	code, _, stderr = runHeliac(helloWorld, "-o", out, "--kernels", "cmsis-nn", "--cpu", "cortex-m55")
+	require.Equal(t, exitOK, code, stderr)
+	data, err := os.ReadFile(filepath.Join(out, "hello_world_int8.plan.json"))
+	require.NoError(t, err)
+	var doc struct {
+		Source struct{ Library, CPU string } `json:"kernel_scratch_source"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	assert.Equal(t, "cmsis-nn", doc.Source.Library)
+	assert.Equal(t, "cortex-m55", doc.Source.CPU)
+}
