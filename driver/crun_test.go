@@ -138,7 +138,8 @@ func TestDispatcherRunsEveryModel(t *testing.T) {
 					}
 					cfg := testConfig(cm.name)
 					cfg.Prefix = emit.CPrefix(cm.name)
-					cfg.Liveness = defaultConfig(t).Liveness // outputs written in place, as the CLI plans
+					def := defaultConfig(t) // outputs written in place and kernel scratch planned, as the CLI plans
+					cfg.Liveness, cfg.Kernels, cfg.Target = def.Liveness, def.Kernels, def.Target
 					mode.config(&cfg)
 					out, err := driver.Compile(context.Background(), data, cfg)
 					require.NoError(t, err, "the module is verified before it runs")
@@ -318,4 +319,52 @@ func expectations(t *testing.T, m *graph.Model, p *plan.Plan) []byte {
 		b.Write(data)
 	}
 	return b.Bytes()
+}
+
+// TestDispatcherSeesAScratchClobber is the test of the test for kernel
+// scratch: a plan corrupted so that an operator's kernel scratch lies on
+// one of its inputs (the first scratch buffer of each operator with an
+// input in the scratch arena), emitted without the verifier, must make
+// the dispatcher fail at that operator, after its scratch was written.
+func TestDispatcherSeesAScratchClobber(t *testing.T) {
+	gcc := dispatchCompiler{needGCC(t), "-std=c11"}
+	data, err := os.ReadFile("../testdata/models/keyword_scrambled_8bit.tflite")
+	require.NoError(t, err)
+	cfg := testConfig("keyword_scrambled_8bit")
+	cfg.Prefix = "ks"
+	def := defaultConfig(t)
+	cfg.Kernels, cfg.Target = def.Kernels, def.Target
+	out, err := driver.Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	var bad *plan.Plan
+	var victim *plan.Alloc
+	for i, a := range out.Plan.Allocs {
+		if a.Kind != plan.KernelScratchAlloc {
+			continue
+		}
+		op := &out.Model.Subgraphs[a.Op.Subgraph].Ops[a.Op.Op]
+		for _, in := range op.Inputs {
+			v := out.Plan.Lookup(plan.TensorKey(graph.TensorRef{Subgraph: a.Op.Subgraph, Tensor: in}))
+			if v != nil && v.Class == liveness.Scratch && v.Arena == a.Arena {
+				q := *out.Plan
+				q.Allocs = slices.Clone(out.Plan.Allocs)
+				q.Allocs[i].Offset = v.Offset
+				bad, victim = &q, v
+				break
+			}
+		}
+		if bad != nil {
+			break
+		}
+	}
+	require.NotNil(t, bad, "an operator with kernel scratch reads a scratch tensor")
+	growArenas(bad)
+	files, err := emit.C(out.Model, bad, emit.COptions{Prefix: cfg.Prefix, Meta: out.Meta, Constants: emit.ConstantsIncbin})
+	require.NoError(t, err)
+	res := runDispatcher(t, gcc, out.Model, bad, files)
+	require.Equal(t, 1, res.code, "the dispatcher must fail\n%s", res.out)
+	first, _, _ := strings.Cut(res.out, "\n")
+	assert.Contains(t, first, "after its kernel scratch was written")
+	assert.Contains(t, first, fmt.Sprintf("tensor %v ", victim.Ref))
+	t.Log(first)
 }

@@ -260,7 +260,7 @@ func (g *cgen) decls(w *cwriter) {
 	table("operators", p+"_operator_t", "OPERATOR_COUNT", int64(len(g.sched.runs)))
 
 	for _, f := range []string{"bind_arena", "init", "arena_data", "tensor_data", "tensor_mutable_data", "hydrate",
-		"arena_base", "arena_image", "tensor_ptr"} {
+		"arena_base", "arena_image", "tensor_ptr", "kernel_scratch_data"} {
 		w.name(p + "_" + f)
 	}
 	w.f("\n/* Binds data, size bytes, as external arena `arena`. Returns %s_OK, or why\n"+
@@ -286,6 +286,9 @@ func (g *cgen) decls(w *cwriter) {
 	w.f("\n/* Returns the writable bytes of %s_tensors[index] once %s_init has returned\n"+
 		" * %s_OK, or NULL for an index out of range or a tensor of a read-only arena. */\n", p, p, P)
 	w.f("uint8_t *%s_tensor_mutable_data(size_t index);\n", p)
+	w.f("\n/* Returns the bytes of kernel scratch buffer %s_kernel_scratch[index] (its\n"+
+		" * arena must be bound), or NULL for an index out of range. */\n", p)
+	w.f("uint8_t *%s_kernel_scratch_data(size_t index);\n", p)
 }
 
 func (a *cArena) ctype() string {

@@ -107,4 +107,13 @@ func (g *cgen) runtime(w *cwriter) {
 		w.f("\tbase = %s_arena_base[%s_tensors[index].arena];\n", p, p)
 		w.f("\tif (base == NULL) {\n\t\treturn NULL;\n\t}\n\treturn base + %s_tensors[index].offset;\n}\n", p)
 	}
+	w.f("\nuint8_t *%s_kernel_scratch_data(size_t index)\n{\n", p)
+	if len(g.kernel) == 0 {
+		w.WriteString("\t(void)index;\n\treturn NULL;\n}\n")
+	} else {
+		w.WriteString("\tuint8_t *base;\n")
+		w.f("\tif (index >= %s_KERNEL_SCRATCH_COUNT) {\n\t\treturn NULL;\n\t}\n", P)
+		w.f("\tbase = %s_arena_base[%s_kernel_scratch[index].arena];\n", p, p)
+		w.f("\tif (base == NULL) {\n\t\treturn NULL;\n\t}\n\treturn base + %s_kernel_scratch[index].offset;\n}\n", p)
+	}
 }

@@ -147,12 +147,14 @@ func (g *cgen) scheduleTypes(w *cwriter) {
 		" * optional operand or a tensor that occupies no memory). A control-flow\n"+
 		" * operator runs the call_count subgraphs %s_calls[calls] lists, in that\n"+
 		" * order, inside its span: their runs are the rows after it up to `last`\n"+
-		" * (its own row when it runs none). */\n", graph.Custom, p, P, p)
+		" * (its own row when it runs none). Its kernel scratch buffers are the\n"+
+		" * scratch_count rows of %s_kernel_scratch from `scratch` (0 when none);\n"+
+		" * %s_kernel_scratch_data gives their bytes. */\n", graph.Custom, p, P, p, p, p)
 	w.name(p + "_operator_t")
 	w.f("typedef struct {\n\tuint16_t subgraph;\n\tuint16_t op;\n\tint32_t builtin;\n\tconst char *custom;\n"+
 		"\tuint32_t inputs;\n\tuint32_t outputs;\n\tuint32_t intermediates;\n\tuint32_t calls;\n\tuint32_t last;\n"+
-		"\tuint16_t input_count;\n\tuint16_t output_count;\n\tuint16_t intermediate_count;\n\tuint16_t call_count;\n"+
-		"} %s_operator_t;\n\n", p)
+		"\tuint32_t scratch;\n\tuint16_t input_count;\n\tuint16_t output_count;\n\tuint16_t intermediate_count;\n"+
+		"\tuint16_t call_count;\n\tuint16_t scratch_count;\n} %s_operator_t;\n\n", p)
 }
 
 // scheduleDefs defines the pools and the subgraph and operator tables.
@@ -186,19 +188,32 @@ func (g *cgen) scheduleDefs(w *cwriter) {
 	if len(s.runs) == 0 {
 		return
 	}
+	// Each operator's kernel scratch rows: plan.Build lists an operator's
+	// requests together.
+	type rows struct{ first, count int }
+	scratch := map[graph.OpRef]rows{}
+	for i, k := range g.kernel {
+		r, ok := scratch[k.Op]
+		if !ok {
+			r.first = i
+		}
+		r.count++
+		scratch[k.Op] = r
+	}
 	w.f("\nconst %s_operator_t %s_operators[%s_OPERATOR_COUNT] = {\n", p, p, P)
-	w.WriteString("\t/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last,\n" +
-		"\t   input_count, output_count, intermediate_count, call_count */\n")
+	w.WriteString("\t/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last, scratch,\n" +
+		"\t   input_count, output_count, intermediate_count, call_count, scratch_count */\n")
 	for i, r := range s.runs {
 		custom := "NULL"
 		if r.op.Code == graph.Custom {
 			custom = cString(r.op.CustomName)
 		}
 		l := r.lst
-		w.f("\t{%du, %du, %d, %s, %du, %du, %du, %du, %du, %du, %du, %du, %du}, /* [%d] %s */\n",
+		sc := scratch[r.Op]
+		w.f("\t{%du, %du, %d, %s, %du, %du, %du, %du, %du, %du, %du, %du, %du, %du, %du}, /* [%d] %s */\n",
 			r.Op.Subgraph, r.Op.Op, int32(r.op.Code), custom, l.inputs.start, l.outputs.start, l.intermediates.start,
-			l.calls.start, r.last, len(l.inputs.values), len(l.outputs.values), len(l.intermediates.values),
-			len(l.calls.values), i, commentText(r.op.Name()))
+			l.calls.start, r.last, sc.first, len(l.inputs.values), len(l.outputs.values), len(l.intermediates.values),
+			len(l.calls.values), sc.count, i, commentText(r.op.Name()))
 	}
 	w.WriteString("};\n")
 }

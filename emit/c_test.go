@@ -512,16 +512,26 @@ func customModel(name string) *graph.Model {
 	}
 }
 
-var opRowRE = regexp.MustCompile(`(?m)^\t\{(\d+)u, (\d+)u, (-?\d+), (NULL|"[^"]*"), (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u\},`)
+var opRowRE = regexp.MustCompile(`(?m)^\t\{(\d+)u, (\d+)u, (-?\d+), (NULL|"[^"]*"), (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u, (\d+)u\},`)
+
+// kernelRowRE matches a row of <prefix>_kernel_scratch: subgraph, op,
+// index, arena, offset, size.
+var kernelRowRE = regexp.MustCompile(`(?m)^\t\{(\d+)u, (\d+)u, (\d+)u, \w+, (\d+)u, (\d+)u\}, /\* \[\d+\]`)
 
 // TestCSchedule reads the operator table back: one row per run of the
 // plan's schedule, in order, whose operands are the tensor-table rows of
 // the operator's tensors and whose span ends at the last run inside it.
 func TestCSchedule(t *testing.T) {
 	m := readModel(t, filepath.Join("..", "testdata", "models", "multi_subgraphs_while.tflite"))
-	p := buildPlan(t, m)
+	// Kernel scratch for the body's first operator and, given out of
+	// order, two requests of the WHILE.
+	p := buildPlanWith(t, m, plan.Options{KernelScratch: []plan.ScratchRequest{
+		{Op: graph.OpRef{Subgraph: 2, Op: 0}, Size: 16}, {Op: graph.OpRef{Subgraph: 0, Op: 0}, Size: 32},
+		{Op: graph.OpRef{Subgraph: 0, Op: 0}, Size: 8}}})
 	_, c := emitC(t, m, p, emit.COptions{Meta: emit.Meta{ModelName: "w"}})
 	rows := opRowRE.FindAllStringSubmatch(c, -1)
+	kernelRows := kernelRowRE.FindAllStringSubmatch(c, -1)
+	require.Len(t, kernelRows, 3)
 	require.Len(t, rows, len(p.Schedule.Runs))
 	pool := poolValues(t, c, "w_operands")
 	calls := poolValues(t, c, "w_calls")
@@ -542,12 +552,25 @@ func TestCSchedule(t *testing.T) {
 			}
 			want = append(want, v)
 		}
-		assert.Equal(t, want, pool[n(r[5]):n(r[5])+n(r[10])], "row %d inputs", i)
+		assert.Equal(t, want, pool[n(r[5]):n(r[5])+n(r[11])], "row %d inputs", i)
+		var scratch []string
+		for _, k := range kernelRows[n(r[10]) : n(r[10])+n(r[15])] {
+			assert.Equal(t, []int{int(run.Op.Subgraph), int(run.Op.Op)}, []int{n(k[1]), n(k[2])}, "row %d scratch", i)
+			scratch = append(scratch, k[3]+":"+k[5])
+		}
+		switch run.Op {
+		case graph.OpRef{Subgraph: 0, Op: 0}:
+			assert.Equal(t, []string{"0:32", "1:8"}, scratch, "the WHILE's requests, in order")
+		case graph.OpRef{Subgraph: 2, Op: 0}:
+			assert.Equal(t, []string{"0:16"}, scratch)
+		default:
+			assert.Empty(t, scratch, "row %d", i)
+		}
 		var called []int
 		for _, s := range op.Called {
 			called = append(called, int(s))
 		}
-		assert.Equal(t, called, append([]int(nil), calls[n(r[8]):n(r[8])+n(r[13])]...), "row %d calls", i)
+		assert.Equal(t, called, append([]int(nil), calls[n(r[8]):n(r[8])+n(r[14])]...), "row %d calls", i)
 		last := n(r[9])
 		assert.GreaterOrEqual(t, last, i)
 		assert.LessOrEqual(t, p.Schedule.Runs[last].Span.Last, run.Span.Last, "row %d: its last row runs inside it", i)

@@ -7,14 +7,13 @@ import (
 	"github.com/heliac/heliac/graph"
 )
 
-// CMSISNN is the name of TFLM's kernels backed by Arm's CMSIS-NN library
-// (tensorflow/lite/micro/kernels/cmsis_nn at tflmCommit, CMSIS-NN at
-// cmsisNNCommit, the commit TFLM pins in
-// tensorflow/lite/micro/tools/make/ext_libs/cmsis_nn_download.sh:41).
+// CMSISNN is the name of TFLM's kernels backed by Arm's CMSIS-NN library:
+// tensorflow/lite/micro/kernels/cmsis_nn at tflite-micro 90b983c, with
+// CMSIS-NN at 4ab83cc3cc98fb85ed6dafb55e8ca02f1628dcae, the commit TFLM
+// pins (tensorflow/lite/micro/tools/make/ext_libs/cmsis_nn_download.sh:41).
+// Every rule below was read at those commits; CMSIS-NN paths are relative
+// to its root.
 const CMSISNN = "cmsis-nn"
-
-// cmsisNNCommit is the CMSIS-NN commit the rules below were read at.
-const cmsisNNCommit = "4ab83cc3cc98fb85ed6dafb55e8ca02f1628dcae"
 
 // cmsisNNOps are the builtin operators TFLM's cmsis_nn directory replaces
 // with kernels of its own (each file's Register_* functions); every

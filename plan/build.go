@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -224,8 +225,17 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 		}
 		p.UnknownScratch = append(p.UnknownScratch, o)
 	}
+	// An operator's requests are numbered in the order given and listed
+	// together, operators in (subgraph, operator) order.
+	reqs := slices.Clone(opts.KernelScratch)
+	slices.SortStableFunc(reqs, func(a, b ScratchRequest) int {
+		if a.Op.Subgraph != b.Op.Subgraph {
+			return int(a.Op.Subgraph - b.Op.Subgraph)
+		}
+		return int(a.Op.Op - b.Op.Op)
+	})
 	next := map[graph.OpRef]int{}
-	for i, r := range opts.KernelScratch {
+	for i, r := range reqs {
 		span := lt.Schedule.Span(r.Op)
 		switch {
 		case span == (liveness.Interval{}):

@@ -256,8 +256,9 @@ type Plan struct {
 	Schedule liveness.Schedule
 	Arenas   []Arena
 	// Allocs lists tensors in (subgraph, tensor) order, then resource
-	// variables in order of first appearance, then kernel scratch in the
-	// order requested.
+	// variables in order of first appearance, then kernel scratch by
+	// operator in (subgraph, operator) order, each operator's requests in
+	// the order made.
 	Allocs []Alloc
 	// Skipped lists used tensors that take no bytes and why (zero-size,
 	// resource handles, run-time strings), in (subgraph, tensor) order.

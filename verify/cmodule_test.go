@@ -151,11 +151,17 @@ func TestCMismatch(t *testing.T) {
 		{"plan edited", "", "plan.json", `"offset": 32,`, `"offset": 48,`,
 			"but tensor_allocs[0] gives {0u, 0u, CALL_ONCE_MUL_ARENA_SCRATCH_SRAM, CALL_ONCE_MUL_TYPE_FLOAT32, 0u, 48u, 4u, 0u}", 1},
 		{"an operator's code", "", "call_once_mul.c", "{0u, 4u, 18, NULL,", "{0u, 4u, 19, NULL,",
-			"call_once_mul_operators[6] is {0u, 4u, 19, NULL, 6u}, but schedule[6] (subgraph, op, builtin, custom, last) gives {0u, 4u, 18, NULL, 6u}", 0},
+			"call_once_mul_operators[6] is {0u, 4u, 19, NULL, 6u, 0u, 0u}, but schedule[6] (subgraph, op, builtin, custom, last, scratch, scratch_count) gives {0u, 4u, 18, NULL, 6u, 0u, 0u}", 0},
+		{"an operator's kernel scratch rows", "keyword_scrambled_8bit+kernel-scratch", "keyword_scrambled_8bit.c",
+			"{0u, 3u, 27, NULL, 14u, 19u, 20u, 0u, 3u, 2u, 5u, 1u, 0u, 0u, 2u}", "{0u, 3u, 27, NULL, 14u, 19u, 20u, 0u, 3u, 1u, 5u, 1u, 0u, 0u, 2u}",
+			"keyword_scrambled_8bit_operators[3] is {0u, 3u, 27, NULL, 3u, 1u, 2u}, but schedule[3] (subgraph, op, builtin, custom, last, scratch, scratch_count) gives {0u, 3u, 27, NULL, 3u, 2u, 2u}", 0},
+		{"an operator's kernel scratch count", "keyword_scrambled_8bit+kernel-scratch", "keyword_scrambled_8bit.c",
+			"{0u, 3u, 27, NULL, 14u, 19u, 20u, 0u, 3u, 2u, 5u, 1u, 0u, 0u, 2u}", "{0u, 3u, 27, NULL, 14u, 19u, 20u, 0u, 3u, 2u, 5u, 1u, 0u, 0u, 0u}",
+			"gives {0u, 3u, 27, NULL, 3u, 2u, 2u}", 0},
 		{"operators out of order", "", "call_once_mul.c", "{0u, 1u, 142, NULL, 5u, 5u, 6u, 1u, 3u,", "{0u, 2u, 142, NULL, 5u, 5u, 6u, 1u, 3u,",
-			"call_once_mul_operators[3] is {0u, 2u, 142, NULL, 3u}, but schedule[3]", 0},
+			"call_once_mul_operators[3] is {0u, 2u, 142, NULL, 3u, 0u, 0u}, but schedule[3]", 0},
 		{"a control-flow operator's span", "", "call_once_mul.c", "{0u, 0u, 129, NULL, 2u, 2u, 2u, 0u, 2u,", "{0u, 0u, 129, NULL, 2u, 2u, 2u, 0u, 1u,",
-			"call_once_mul_operators[0] is {0u, 0u, 129, NULL, 1u}", 0},
+			"call_once_mul_operators[0] is {0u, 0u, 129, NULL, 1u, 0u, 0u}", 0},
 		{"an operand", "", "call_once_mul.c", "\t1u, 0u, /* [10] 0:4 MUL inputs */", "\t0u, 1u, /* [10] 0:4 MUL inputs */",
 			"call_once_mul_operators[6] inputs are {0u, 1u}, but the model gives {1u, 0u}", 0},
 		{"a called subgraph", "", "call_once_mul.c", "\t1u, /* [0] 0:0 CALL_ONCE runs */", "\t0u, /* [0] 0:0 CALL_ONCE runs */",
@@ -215,7 +221,7 @@ func FuzzC(f *testing.F) {
 	mod := g.module()
 	f.Add(mod.Header, mod.Source)
 	f.Add([]byte("#define X_PLAN_HASH \"\"\ntypedef enum {\n} x_arena_t;\n#define X_INPUT_COUNT 99999999999u"), []byte("const t x_tensors[N] = {\n{1,\n"))
-	f.Add([]byte("#define X_PLAN_HASH \"\"\ntypedef enum {\n} x_arena_t;\n"), []byte("const t x_operators[N] = {\n{0u, 0u, 1, NULL, 9999999u, 1u, 1u, 1u, 1u, 4u, 1u, 1u, 1u},\n"))
+	f.Add([]byte("#define X_PLAN_HASH \"\"\ntypedef enum {\n} x_arena_t;\n"), []byte("const t x_operators[N] = {\n{0u, 0u, 1, NULL, 9999999u, 1u, 1u, 1u, 1u, 0u, 4u, 1u, 1u, 1u, 0u},\n"))
 	f.Fuzz(func(t *testing.T, h, c []byte) {
 		for _, v := range C(g.model, g.files["plan.json"], Module{Header: h, Source: c}) {
 			if v.Kind != CMismatch {

@@ -155,6 +155,22 @@ func (cm *cModule) checkSchedule() {
 		}
 	}
 
+	// Each operator's kernel_scratch entries: the first and how many,
+	// which must be listed together.
+	type rows struct{ first, count int }
+	scratch := map[graph.OpRef]rows{}
+	for i, k := range cm.doc.kernel {
+		r, ok := scratch[k.op]
+		switch {
+		case !ok:
+			r.first = i
+		case r.first+r.count != i:
+			cm.r.add(CMismatch, "%s: the kernel_scratch entries of operator %v are not listed together, so no operator row can give them",
+				k.path, k.op)
+		}
+		r.count++
+		scratch[k.op] = r
+	}
 	ops := cm.table(cm.p+"_operators", len(cm.doc.schedule), "schedule")
 	for i, row := range ops {
 		if i >= len(cm.doc.schedule) {
@@ -162,8 +178,8 @@ func (cm *cModule) checkSchedule() {
 		}
 		r := cm.doc.schedule[i]
 		op := cm.modelOp(r.op)
-		if op == nil || len(row.fields) != 13 {
-			cm.r.add(CMismatch, "%s:%d: %s_operators[%d] has %d fields for %s, want 13 for an operator of the model",
+		if op == nil || len(row.fields) != 15 {
+			cm.r.add(CMismatch, "%s:%d: %s_operators[%d] has %d fields for %s, want 15 for an operator of the model",
 				cm.c.name, row.line, cm.p, i, len(row.fields), r.path)
 			continue
 		}
@@ -176,19 +192,21 @@ func (cm *cModule) checkSchedule() {
 			custom = cStringOf(op.CustomName)
 		}
 		f := row.fields
-		cm.row(cm.p+"_operators", i, cTableRow{line: row.line, fields: []string{f[0], f[1], f[2], f[3], f[8]}},
+		sc := scratch[r.op]
+		cm.row(cm.p+"_operators", i, cTableRow{line: row.line, fields: []string{f[0], f[1], f[2], f[3], f[8], f[9], f[14]}},
 			[]string{cUint(int64(r.op.Subgraph)), cUint(int64(r.op.Op)), strconv.FormatInt(int64(op.Code), 10), custom,
-				cUint(int64(last))}, r.path+" (subgraph, op, builtin, custom, last)")
+				cUint(int64(last)), cUint(int64(sc.first)), cUint(int64(sc.count))},
+			r.path+" (subgraph, op, builtin, custom, last, scratch, scratch_count)")
 		what := fmt.Sprintf("%s_operators[%d]", cm.p, i)
 		s := r.op.Subgraph
-		cm.list(operands, f[4], f[9], operandsOf(s, op.Inputs), what+" inputs")
-		cm.list(operands, f[5], f[10], operandsOf(s, op.Outputs), what+" outputs")
-		cm.list(operands, f[6], f[11], operandsOf(s, op.Intermediates), what+" intermediates")
+		cm.list(operands, f[4], f[10], operandsOf(s, op.Inputs), what+" inputs")
+		cm.list(operands, f[5], f[11], operandsOf(s, op.Outputs), what+" outputs")
+		cm.list(operands, f[6], f[12], operandsOf(s, op.Intermediates), what+" intermediates")
 		called := make([]string, len(op.Called))
 		for k, c := range op.Called {
 			called[k] = cUint(int64(c))
 		}
-		cm.list(calls, f[7], f[12], called, what+" called subgraphs")
+		cm.list(calls, f[7], f[13], called, what+" called subgraphs")
 	}
 }
 

@@ -13,8 +13,12 @@
  * operator's own inputs and outputs are live over its whole span, so they
  * are checked again at its end. A view operator (RESHAPE, SQUEEZE,
  * EXPAND_DIMS, BITCAST) whose output is its input's bytes writes nothing,
- * as such a kernel would. The model runs twice: persistent state carries
- * over, scratch does not.
+ * as such a kernel would. An operator's kernel scratch buffers
+ * (<p>_kernel_scratch rows scratch..scratch+scratch_count, reached through
+ * <p>_kernel_scratch_data) are filled when it starts, before its inputs
+ * are checked again, and must still hold what it wrote when its outputs
+ * are written and at the end of its span. The model runs twice:
+ * persistent state carries over, scratch does not.
  *
  * Build: cc -DPREFIX=<prefix> -DUPREFIX=<PREFIX> -DMODULE_HEADER='"<prefix>.h"'
  * [-DEXTERNAL] [-DSTAGED=<staged arenas>] dispatch.c <module sources>
@@ -143,6 +147,47 @@ static void check(size_t run, const char *when, const char *what, size_t k, uint
 	}
 }
 
+/* scratch fills (fill) or checks the kernel scratch of row `run` of the
+ * schedule with a pattern of its own, as its kernel would use it. */
+static void scratch(size_t run, int fill, const char *when)
+{
+#if M(_KERNEL_SCRATCH_COUNT) > 0
+	const operator_t *op = &OPERATORS[run];
+	size_t k, i;
+	for (k = op->scratch; k < (size_t)op->scratch + op->scratch_count; k++) {
+		uint8_t *p = F(_kernel_scratch_data)(k);
+		size_t n = F(_kernel_scratch)[k].size;
+		if (k >= M(_KERNEL_SCRATCH_COUNT) || p == NULL) {
+			die("an operator's kernel scratch row has no bytes");
+		}
+		if (F(_kernel_scratch)[k].subgraph != op->subgraph || F(_kernel_scratch)[k].op != op->op) {
+			die("an operator's kernel scratch row belongs to another operator");
+		}
+		for (i = 0; i < n; i++) {
+			uint8_t want = pattern(k + 0x8000u, (unsigned long)run, i);
+			if (fill) {
+				p[i] = want;
+				continue;
+			}
+			if (p[i] != want) {
+				if (++fails <= 10) {
+					printf("FAIL: run %zu (op %u:%u %s) %s: kernel scratch %zu (row %zu) does not hold what the kernel wrote: "
+					       "byte %zu is 0x%02x, want 0x%02x\n",
+					       run, (unsigned)op->subgraph, (unsigned)op->op, op_name(run), when,
+					       k - op->scratch, k, i, p[i], want);
+				}
+				break;
+			}
+		}
+		checks += !fill;
+	}
+#else
+	(void)run;
+	(void)fill;
+	(void)when;
+#endif
+}
+
 /* put writes a new pattern into a row, as its producer, run. */
 static void put(long run, uint16_t row)
 {
@@ -192,6 +237,12 @@ static size_t run_operator(size_t run)
 	for (k = 0; k < op->input_count; k++) {
 		check(run, "at its start", "input", k, OPERANDS[op->inputs + k]);
 	}
+	if (op->scratch_count > 0) {
+		scratch(run, 1, NULL);
+		for (k = 0; k < op->input_count; k++) {
+			check(run, "after its kernel scratch was written", "input", k, OPERANDS[op->inputs + k]);
+		}
+	}
 	for (k = 0; k < op->input_count; k++) {
 		uint16_t in = OPERANDS[op->inputs + k];
 		if (in != M(_NO_TENSOR) && F(_arenas)[TENSORS[in].arena].role == M(_ROLE_PERSISTENT)) {
@@ -212,6 +263,7 @@ static size_t run_operator(size_t run)
 	for (k = 0; k < op->intermediate_count; k++) {
 		put((long)run, OPERANDS[op->intermediates + k]);
 	}
+	scratch(run, 0, "after writing its outputs");
 	for (k = 0; k < op->call_count; k++) {
 		next = run_subgraph(CALLS[op->calls + k], next, (long)run);
 	}
@@ -219,6 +271,7 @@ static size_t run_operator(size_t run)
 		die("a control-flow operator's called subgraphs do not end at its last row");
 	}
 	if (op->call_count > 0) {
+		scratch(run, 0, "at the end of its span");
 		for (k = 0; k < op->input_count; k++) {
 			check(run, "at the end of its span", "input", k, OPERANDS[op->inputs + k]);
 		}

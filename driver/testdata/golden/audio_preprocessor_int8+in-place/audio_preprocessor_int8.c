@@ -389,30 +389,30 @@ const audio_preprocessor_int8_subgraph_t audio_preprocessor_int8_subgraphs[AUDIO
 };
 
 const audio_preprocessor_int8_operator_t audio_preprocessor_int8_operators[AUDIO_PREPROCESSOR_INT8_OPERATOR_COUNT] = {
-	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last,
-	   input_count, output_count, intermediate_count, call_count */
-	{0u, 0u, 32, "SignalWindow", 2u, 4u, 5u, 0u, 0u, 2u, 1u, 0u, 0u}, /* [0] CUSTOM:SignalWindow */
-	{0u, 1u, 22, NULL, 5u, 7u, 8u, 0u, 1u, 2u, 1u, 0u, 0u}, /* [1] RESHAPE */
-	{0u, 2u, 32, "SignalFftAutoScale", 8u, 9u, 11u, 0u, 2u, 1u, 2u, 0u, 0u}, /* [2] CUSTOM:SignalFftAutoScale */
-	{0u, 3u, 32, "SignalRfft", 11u, 12u, 13u, 0u, 3u, 1u, 1u, 0u, 0u}, /* [3] CUSTOM:SignalRfft */
-	{0u, 4u, 32, "SignalEnergy", 13u, 14u, 15u, 0u, 4u, 1u, 1u, 0u, 0u}, /* [4] CUSTOM:SignalEnergy */
-	{0u, 5u, 53, NULL, 15u, 16u, 17u, 0u, 5u, 1u, 1u, 0u, 0u}, /* [5] CAST */
-	{0u, 6u, 45, NULL, 17u, 21u, 22u, 0u, 6u, 4u, 1u, 0u, 0u}, /* [6] STRIDED_SLICE */
-	{0u, 7u, 2, NULL, 22u, 25u, 26u, 0u, 7u, 3u, 1u, 0u, 0u}, /* [7] CONCATENATION */
-	{0u, 8u, 53, NULL, 26u, 27u, 28u, 0u, 8u, 1u, 1u, 0u, 0u}, /* [8] CAST */
-	{0u, 9u, 32, "SignalFilterBank", 28u, 34u, 35u, 0u, 9u, 6u, 1u, 0u, 0u}, /* [9] CUSTOM:SignalFilterBank */
-	{0u, 10u, 32, "SignalFilterBankSquareRoot", 35u, 37u, 38u, 0u, 10u, 2u, 1u, 0u, 0u}, /* [10] CUSTOM:SignalFilterBankSquareRoot */
-	{0u, 11u, 32, "SignalFilterBankSpectralSubtraction", 38u, 39u, 41u, 0u, 11u, 1u, 2u, 0u, 0u}, /* [11] CUSTOM:SignalFilterBankSpectralSubtraction */
-	{0u, 12u, 32, "SignalPCAN", 41u, 44u, 45u, 0u, 12u, 3u, 1u, 0u, 0u}, /* [12] CUSTOM:SignalPCAN */
-	{0u, 13u, 32, "SignalFilterBankLog", 45u, 46u, 47u, 0u, 13u, 1u, 1u, 0u, 0u}, /* [13] CUSTOM:SignalFilterBankLog */
-	{0u, 14u, 53, NULL, 47u, 48u, 49u, 0u, 14u, 1u, 1u, 0u, 0u}, /* [14] CAST */
-	{0u, 15u, 18, NULL, 49u, 51u, 52u, 0u, 15u, 2u, 1u, 0u, 0u}, /* [15] MUL */
-	{0u, 16u, 0, NULL, 52u, 54u, 55u, 0u, 16u, 2u, 1u, 0u, 0u}, /* [16] ADD */
-	{0u, 17u, 42, NULL, 55u, 57u, 58u, 0u, 17u, 2u, 1u, 0u, 0u}, /* [17] DIV */
-	{0u, 18u, 0, NULL, 58u, 60u, 61u, 0u, 18u, 2u, 1u, 0u, 0u}, /* [18] ADD */
-	{0u, 19u, 57, NULL, 61u, 63u, 64u, 0u, 19u, 2u, 1u, 0u, 0u}, /* [19] MINIMUM */
-	{0u, 20u, 55, NULL, 64u, 66u, 67u, 0u, 20u, 2u, 1u, 0u, 0u}, /* [20] MAXIMUM */
-	{0u, 21u, 53, NULL, 67u, 68u, 69u, 0u, 21u, 1u, 1u, 0u, 0u}, /* [21] CAST */
+	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last, scratch,
+	   input_count, output_count, intermediate_count, call_count, scratch_count */
+	{0u, 0u, 32, "SignalWindow", 2u, 4u, 5u, 0u, 0u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [0] CUSTOM:SignalWindow */
+	{0u, 1u, 22, NULL, 5u, 7u, 8u, 0u, 1u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [1] RESHAPE */
+	{0u, 2u, 32, "SignalFftAutoScale", 8u, 9u, 11u, 0u, 2u, 0u, 1u, 2u, 0u, 0u, 0u}, /* [2] CUSTOM:SignalFftAutoScale */
+	{0u, 3u, 32, "SignalRfft", 11u, 12u, 13u, 0u, 3u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [3] CUSTOM:SignalRfft */
+	{0u, 4u, 32, "SignalEnergy", 13u, 14u, 15u, 0u, 4u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [4] CUSTOM:SignalEnergy */
+	{0u, 5u, 53, NULL, 15u, 16u, 17u, 0u, 5u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [5] CAST */
+	{0u, 6u, 45, NULL, 17u, 21u, 22u, 0u, 6u, 0u, 4u, 1u, 0u, 0u, 0u}, /* [6] STRIDED_SLICE */
+	{0u, 7u, 2, NULL, 22u, 25u, 26u, 0u, 7u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [7] CONCATENATION */
+	{0u, 8u, 53, NULL, 26u, 27u, 28u, 0u, 8u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [8] CAST */
+	{0u, 9u, 32, "SignalFilterBank", 28u, 34u, 35u, 0u, 9u, 0u, 6u, 1u, 0u, 0u, 0u}, /* [9] CUSTOM:SignalFilterBank */
+	{0u, 10u, 32, "SignalFilterBankSquareRoot", 35u, 37u, 38u, 0u, 10u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [10] CUSTOM:SignalFilterBankSquareRoot */
+	{0u, 11u, 32, "SignalFilterBankSpectralSubtraction", 38u, 39u, 41u, 0u, 11u, 0u, 1u, 2u, 0u, 0u, 0u}, /* [11] CUSTOM:SignalFilterBankSpectralSubtraction */
+	{0u, 12u, 32, "SignalPCAN", 41u, 44u, 45u, 0u, 12u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [12] CUSTOM:SignalPCAN */
+	{0u, 13u, 32, "SignalFilterBankLog", 45u, 46u, 47u, 0u, 13u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [13] CUSTOM:SignalFilterBankLog */
+	{0u, 14u, 53, NULL, 47u, 48u, 49u, 0u, 14u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [14] CAST */
+	{0u, 15u, 18, NULL, 49u, 51u, 52u, 0u, 15u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [15] MUL */
+	{0u, 16u, 0, NULL, 52u, 54u, 55u, 0u, 16u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [16] ADD */
+	{0u, 17u, 42, NULL, 55u, 57u, 58u, 0u, 17u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [17] DIV */
+	{0u, 18u, 0, NULL, 58u, 60u, 61u, 0u, 18u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [18] ADD */
+	{0u, 19u, 57, NULL, 61u, 63u, 64u, 0u, 19u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [19] MINIMUM */
+	{0u, 20u, 55, NULL, 64u, 66u, 67u, 0u, 20u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [20] MAXIMUM */
+	{0u, 21u, 53, NULL, 67u, 68u, 69u, 0u, 21u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [21] CAST */
 };
 
 /* The writable bytes of each arena: the module's own, or the buffer
@@ -505,4 +505,10 @@ uint8_t *audio_preprocessor_int8_tensor_mutable_data(size_t index)
 		return NULL;
 	}
 	return base + audio_preprocessor_int8_tensors[index].offset;
+}
+
+uint8_t *audio_preprocessor_int8_kernel_scratch_data(size_t index)
+{
+	(void)index;
+	return NULL;
 }

@@ -51,15 +51,15 @@ const call_once_mul_subgraph_t call_once_mul_subgraphs[CALL_ONCE_MUL_SUBGRAPH_CO
 };
 
 const call_once_mul_operator_t call_once_mul_operators[CALL_ONCE_MUL_OPERATOR_COUNT] = {
-	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last,
-	   input_count, output_count, intermediate_count, call_count */
-	{0u, 0u, 129, NULL, 2u, 2u, 2u, 0u, 2u, 0u, 0u, 0u, 1u}, /* [0] CALL_ONCE */
-	{1u, 0u, 142, NULL, 2u, 2u, 3u, 1u, 1u, 0u, 1u, 0u, 0u}, /* [1] VAR_HANDLE */
-	{1u, 1u, 144, NULL, 3u, 5u, 5u, 1u, 2u, 2u, 0u, 0u, 0u}, /* [2] ASSIGN_VARIABLE */
-	{0u, 1u, 142, NULL, 5u, 5u, 6u, 1u, 3u, 0u, 1u, 0u, 0u}, /* [3] VAR_HANDLE */
-	{0u, 2u, 143, NULL, 6u, 7u, 8u, 1u, 4u, 1u, 1u, 0u, 0u}, /* [4] READ_VARIABLE */
-	{0u, 3u, 144, NULL, 8u, 10u, 10u, 1u, 5u, 2u, 0u, 0u, 0u}, /* [5] ASSIGN_VARIABLE */
-	{0u, 4u, 18, NULL, 10u, 12u, 13u, 1u, 6u, 2u, 1u, 0u, 0u}, /* [6] MUL */
+	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last, scratch,
+	   input_count, output_count, intermediate_count, call_count, scratch_count */
+	{0u, 0u, 129, NULL, 2u, 2u, 2u, 0u, 2u, 0u, 0u, 0u, 0u, 1u, 0u}, /* [0] CALL_ONCE */
+	{1u, 0u, 142, NULL, 2u, 2u, 3u, 1u, 1u, 0u, 0u, 1u, 0u, 0u, 0u}, /* [1] VAR_HANDLE */
+	{1u, 1u, 144, NULL, 3u, 5u, 5u, 1u, 2u, 0u, 2u, 0u, 0u, 0u, 0u}, /* [2] ASSIGN_VARIABLE */
+	{0u, 1u, 142, NULL, 5u, 5u, 6u, 1u, 3u, 0u, 0u, 1u, 0u, 0u, 0u}, /* [3] VAR_HANDLE */
+	{0u, 2u, 143, NULL, 6u, 7u, 8u, 1u, 4u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [4] READ_VARIABLE */
+	{0u, 3u, 144, NULL, 8u, 10u, 10u, 1u, 5u, 0u, 2u, 0u, 0u, 0u, 0u}, /* [5] ASSIGN_VARIABLE */
+	{0u, 4u, 18, NULL, 10u, 12u, 13u, 1u, 6u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [6] MUL */
 };
 
 /* The writable bytes of each arena: the module's own, or the buffer
@@ -154,4 +154,10 @@ uint8_t *call_once_mul_tensor_mutable_data(size_t index)
 		return NULL;
 	}
 	return base + call_once_mul_tensors[index].offset;
+}
+
+uint8_t *call_once_mul_kernel_scratch_data(size_t index)
+{
+	(void)index;
+	return NULL;
 }

@@ -173,7 +173,9 @@ typedef struct {
  * optional operand or a tensor that occupies no memory). A control-flow
  * operator runs the call_count subgraphs call_once_mul_calls[calls] lists, in that
  * order, inside its span: their runs are the rows after it up to `last`
- * (its own row when it runs none). */
+ * (its own row when it runs none). Its kernel scratch buffers are the
+ * scratch_count rows of call_once_mul_kernel_scratch from `scratch` (0 when none);
+ * call_once_mul_kernel_scratch_data gives their bytes. */
 typedef struct {
 	uint16_t subgraph;
 	uint16_t op;
@@ -184,10 +186,12 @@ typedef struct {
 	uint32_t intermediates;
 	uint32_t calls;
 	uint32_t last;
+	uint32_t scratch;
 	uint16_t input_count;
 	uint16_t output_count;
 	uint16_t intermediate_count;
 	uint16_t call_count;
+	uint16_t scratch_count;
 } call_once_mul_operator_t;
 
 extern const call_once_mul_arena_info_t call_once_mul_arenas[CALL_ONCE_MUL_ARENA_COUNT];
@@ -220,6 +224,10 @@ const uint8_t *call_once_mul_tensor_data(size_t index);
 /* Returns the writable bytes of call_once_mul_tensors[index] once call_once_mul_init has returned
  * CALL_ONCE_MUL_OK, or NULL for an index out of range or a tensor of a read-only arena. */
 uint8_t *call_once_mul_tensor_mutable_data(size_t index);
+
+/* Returns the bytes of kernel scratch buffer call_once_mul_kernel_scratch[index] (its
+ * arena must be bound), or NULL for an index out of range. */
+uint8_t *call_once_mul_kernel_scratch_data(size_t index);
 
 #define CALL_ONCE_MUL_INPUT_COUNT 1u
 /* Input 0: tensor 0 serving_default_x:0, FLOAT32 [] */

@@ -171,7 +171,9 @@ typedef struct {
  * optional operand or a tensor that occupies no memory). A control-flow
  * operator runs the call_count subgraphs hello_world_int8_calls[calls] lists, in that
  * order, inside its span: their runs are the rows after it up to `last`
- * (its own row when it runs none). */
+ * (its own row when it runs none). Its kernel scratch buffers are the
+ * scratch_count rows of hello_world_int8_kernel_scratch from `scratch` (0 when none);
+ * hello_world_int8_kernel_scratch_data gives their bytes. */
 typedef struct {
 	uint16_t subgraph;
 	uint16_t op;
@@ -182,10 +184,12 @@ typedef struct {
 	uint32_t intermediates;
 	uint32_t calls;
 	uint32_t last;
+	uint32_t scratch;
 	uint16_t input_count;
 	uint16_t output_count;
 	uint16_t intermediate_count;
 	uint16_t call_count;
+	uint16_t scratch_count;
 } hello_world_int8_operator_t;
 
 extern const hello_world_int8_arena_info_t hello_world_int8_arenas[HELLO_WORLD_INT8_ARENA_COUNT];
@@ -224,6 +228,10 @@ const uint8_t *hello_world_int8_tensor_data(size_t index);
 /* Returns the writable bytes of hello_world_int8_tensors[index] once hello_world_int8_init has returned
  * HELLO_WORLD_INT8_OK, or NULL for an index out of range or a tensor of a read-only arena. */
 uint8_t *hello_world_int8_tensor_mutable_data(size_t index);
+
+/* Returns the bytes of kernel scratch buffer hello_world_int8_kernel_scratch[index] (its
+ * arena must be bound), or NULL for an index out of range. */
+uint8_t *hello_world_int8_kernel_scratch_data(size_t index);
 
 #define HELLO_WORLD_INT8_INPUT_COUNT 1u
 /* Input 0: tensor 0 serving_default_dense_input:0, INT8 [1, 1] */

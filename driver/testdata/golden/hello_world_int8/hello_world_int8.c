@@ -102,11 +102,11 @@ const hello_world_int8_subgraph_t hello_world_int8_subgraphs[HELLO_WORLD_INT8_SU
 };
 
 const hello_world_int8_operator_t hello_world_int8_operators[HELLO_WORLD_INT8_OPERATOR_COUNT] = {
-	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last,
-	   input_count, output_count, intermediate_count, call_count */
-	{0u, 0u, 9, NULL, 2u, 5u, 6u, 0u, 0u, 3u, 1u, 0u, 0u}, /* [0] FULLY_CONNECTED */
-	{0u, 1u, 9, NULL, 6u, 9u, 10u, 0u, 1u, 3u, 1u, 0u, 0u}, /* [1] FULLY_CONNECTED */
-	{0u, 2u, 9, NULL, 10u, 13u, 14u, 0u, 2u, 3u, 1u, 0u, 0u}, /* [2] FULLY_CONNECTED */
+	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last, scratch,
+	   input_count, output_count, intermediate_count, call_count, scratch_count */
+	{0u, 0u, 9, NULL, 2u, 5u, 6u, 0u, 0u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [0] FULLY_CONNECTED */
+	{0u, 1u, 9, NULL, 6u, 9u, 10u, 0u, 1u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [1] FULLY_CONNECTED */
+	{0u, 2u, 9, NULL, 10u, 13u, 14u, 0u, 2u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [2] FULLY_CONNECTED */
 };
 
 /* The writable bytes of each arena: the module's own, or the buffer
@@ -199,4 +199,10 @@ uint8_t *hello_world_int8_tensor_mutable_data(size_t index)
 		return NULL;
 	}
 	return base + hello_world_int8_tensors[index].offset;
+}
+
+uint8_t *hello_world_int8_kernel_scratch_data(size_t index)
+{
+	(void)index;
+	return NULL;
 }

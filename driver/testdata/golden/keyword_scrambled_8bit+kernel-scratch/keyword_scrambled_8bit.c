@@ -1640,23 +1640,23 @@ const keyword_scrambled_8bit_subgraph_t keyword_scrambled_8bit_subgraphs[KEYWORD
 };
 
 const keyword_scrambled_8bit_operator_t keyword_scrambled_8bit_operators[KEYWORD_SCRAMBLED_8BIT_OPERATOR_COUNT] = {
-	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last,
-	   input_count, output_count, intermediate_count, call_count */
-	{0u, 0u, 114, NULL, 2u, 3u, 4u, 0u, 0u, 1u, 1u, 0u, 0u}, /* [0] QUANTIZE */
-	{0u, 1u, 27, NULL, 4u, 9u, 10u, 0u, 1u, 5u, 1u, 0u, 0u}, /* [1] SVDF */
-	{0u, 2u, 9, NULL, 10u, 13u, 14u, 0u, 2u, 3u, 1u, 0u, 0u}, /* [2] FULLY_CONNECTED */
-	{0u, 3u, 27, NULL, 14u, 19u, 20u, 0u, 3u, 5u, 1u, 0u, 0u}, /* [3] SVDF */
-	{0u, 4u, 9, NULL, 20u, 23u, 24u, 0u, 4u, 3u, 1u, 0u, 0u}, /* [4] FULLY_CONNECTED */
-	{0u, 5u, 27, NULL, 24u, 29u, 30u, 0u, 5u, 5u, 1u, 0u, 0u}, /* [5] SVDF */
-	{0u, 6u, 9, NULL, 30u, 33u, 34u, 0u, 6u, 3u, 1u, 0u, 0u}, /* [6] FULLY_CONNECTED */
-	{0u, 7u, 27, NULL, 34u, 39u, 40u, 0u, 7u, 5u, 1u, 0u, 0u}, /* [7] SVDF */
-	{0u, 8u, 9, NULL, 40u, 43u, 44u, 0u, 8u, 3u, 1u, 0u, 0u}, /* [8] FULLY_CONNECTED */
-	{0u, 9u, 27, NULL, 44u, 49u, 50u, 0u, 9u, 5u, 1u, 0u, 0u}, /* [9] SVDF */
-	{0u, 10u, 27, NULL, 50u, 55u, 56u, 0u, 10u, 5u, 1u, 0u, 0u}, /* [10] SVDF */
-	{0u, 11u, 27, NULL, 56u, 61u, 62u, 0u, 11u, 5u, 1u, 0u, 0u}, /* [11] SVDF */
-	{0u, 12u, 9, NULL, 62u, 65u, 66u, 0u, 12u, 3u, 1u, 0u, 0u}, /* [12] FULLY_CONNECTED */
-	{0u, 13u, 25, NULL, 66u, 67u, 68u, 0u, 13u, 1u, 1u, 0u, 0u}, /* [13] SOFTMAX */
-	{0u, 14u, 114, NULL, 68u, 69u, 70u, 0u, 14u, 1u, 1u, 0u, 0u}, /* [14] QUANTIZE */
+	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last, scratch,
+	   input_count, output_count, intermediate_count, call_count, scratch_count */
+	{0u, 0u, 114, NULL, 2u, 3u, 4u, 0u, 0u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [0] QUANTIZE */
+	{0u, 1u, 27, NULL, 4u, 9u, 10u, 0u, 1u, 0u, 5u, 1u, 0u, 0u, 2u}, /* [1] SVDF */
+	{0u, 2u, 9, NULL, 10u, 13u, 14u, 0u, 2u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [2] FULLY_CONNECTED */
+	{0u, 3u, 27, NULL, 14u, 19u, 20u, 0u, 3u, 2u, 5u, 1u, 0u, 0u, 2u}, /* [3] SVDF */
+	{0u, 4u, 9, NULL, 20u, 23u, 24u, 0u, 4u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [4] FULLY_CONNECTED */
+	{0u, 5u, 27, NULL, 24u, 29u, 30u, 0u, 5u, 4u, 5u, 1u, 0u, 0u, 2u}, /* [5] SVDF */
+	{0u, 6u, 9, NULL, 30u, 33u, 34u, 0u, 6u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [6] FULLY_CONNECTED */
+	{0u, 7u, 27, NULL, 34u, 39u, 40u, 0u, 7u, 6u, 5u, 1u, 0u, 0u, 2u}, /* [7] SVDF */
+	{0u, 8u, 9, NULL, 40u, 43u, 44u, 0u, 8u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [8] FULLY_CONNECTED */
+	{0u, 9u, 27, NULL, 44u, 49u, 50u, 0u, 9u, 8u, 5u, 1u, 0u, 0u, 2u}, /* [9] SVDF */
+	{0u, 10u, 27, NULL, 50u, 55u, 56u, 0u, 10u, 10u, 5u, 1u, 0u, 0u, 2u}, /* [10] SVDF */
+	{0u, 11u, 27, NULL, 56u, 61u, 62u, 0u, 11u, 12u, 5u, 1u, 0u, 0u, 2u}, /* [11] SVDF */
+	{0u, 12u, 9, NULL, 62u, 65u, 66u, 0u, 12u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [12] FULLY_CONNECTED */
+	{0u, 13u, 25, NULL, 66u, 67u, 68u, 0u, 13u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [13] SOFTMAX */
+	{0u, 14u, 114, NULL, 68u, 69u, 70u, 0u, 14u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [14] QUANTIZE */
 };
 
 const keyword_scrambled_8bit_kernel_scratch_t keyword_scrambled_8bit_kernel_scratch[KEYWORD_SCRAMBLED_8BIT_KERNEL_SCRATCH_COUNT] = {
@@ -1769,4 +1769,17 @@ uint8_t *keyword_scrambled_8bit_tensor_mutable_data(size_t index)
 		return NULL;
 	}
 	return base + keyword_scrambled_8bit_tensors[index].offset;
+}
+
+uint8_t *keyword_scrambled_8bit_kernel_scratch_data(size_t index)
+{
+	uint8_t *base;
+	if (index >= KEYWORD_SCRAMBLED_8BIT_KERNEL_SCRATCH_COUNT) {
+		return NULL;
+	}
+	base = keyword_scrambled_8bit_arena_base[keyword_scrambled_8bit_kernel_scratch[index].arena];
+	if (base == NULL) {
+		return NULL;
+	}
+	return base + keyword_scrambled_8bit_kernel_scratch[index].offset;
 }

@@ -168,7 +168,9 @@ typedef struct {
  * optional operand or a tensor that occupies no memory). A control-flow
  * operator runs the call_count subgraphs keyword_scrambled_8bit_calls[calls] lists, in that
  * order, inside its span: their runs are the rows after it up to `last`
- * (its own row when it runs none). */
+ * (its own row when it runs none). Its kernel scratch buffers are the
+ * scratch_count rows of keyword_scrambled_8bit_kernel_scratch from `scratch` (0 when none);
+ * keyword_scrambled_8bit_kernel_scratch_data gives their bytes. */
 typedef struct {
 	uint16_t subgraph;
 	uint16_t op;
@@ -179,10 +181,12 @@ typedef struct {
 	uint32_t intermediates;
 	uint32_t calls;
 	uint32_t last;
+	uint32_t scratch;
 	uint16_t input_count;
 	uint16_t output_count;
 	uint16_t intermediate_count;
 	uint16_t call_count;
+	uint16_t scratch_count;
 } keyword_scrambled_8bit_operator_t;
 
 extern const keyword_scrambled_8bit_arena_info_t keyword_scrambled_8bit_arenas[KEYWORD_SCRAMBLED_8BIT_ARENA_COUNT];
@@ -217,6 +221,10 @@ const uint8_t *keyword_scrambled_8bit_tensor_data(size_t index);
 /* Returns the writable bytes of keyword_scrambled_8bit_tensors[index] once keyword_scrambled_8bit_init has returned
  * KEYWORD_SCRAMBLED_8BIT_OK, or NULL for an index out of range or a tensor of a read-only arena. */
 uint8_t *keyword_scrambled_8bit_tensor_mutable_data(size_t index);
+
+/* Returns the bytes of kernel scratch buffer keyword_scrambled_8bit_kernel_scratch[index] (its
+ * arena must be bound), or NULL for an index out of range. */
+uint8_t *keyword_scrambled_8bit_kernel_scratch_data(size_t index);
 
 #define KEYWORD_SCRAMBLED_8BIT_INPUT_COUNT 1u
 /* Input 0: tensor 52 , INT16 [1, 96] */

@@ -1119,12 +1119,12 @@ const micro_speech_quantized_subgraph_t micro_speech_quantized_subgraphs[MICRO_S
 };
 
 const micro_speech_quantized_operator_t micro_speech_quantized_operators[MICRO_SPEECH_QUANTIZED_OPERATOR_COUNT] = {
-	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last,
-	   input_count, output_count, intermediate_count, call_count */
-	{0u, 0u, 22, NULL, 2u, 4u, 5u, 0u, 0u, 2u, 1u, 0u, 0u}, /* [0] RESHAPE */
-	{0u, 1u, 4, NULL, 5u, 8u, 9u, 0u, 1u, 3u, 1u, 0u, 0u}, /* [1] DEPTHWISE_CONV_2D */
-	{0u, 2u, 9, NULL, 9u, 12u, 13u, 0u, 2u, 3u, 1u, 0u, 0u}, /* [2] FULLY_CONNECTED */
-	{0u, 3u, 25, NULL, 13u, 14u, 15u, 0u, 3u, 1u, 1u, 0u, 0u}, /* [3] SOFTMAX */
+	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last, scratch,
+	   input_count, output_count, intermediate_count, call_count, scratch_count */
+	{0u, 0u, 22, NULL, 2u, 4u, 5u, 0u, 0u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [0] RESHAPE */
+	{0u, 1u, 4, NULL, 5u, 8u, 9u, 0u, 1u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [1] DEPTHWISE_CONV_2D */
+	{0u, 2u, 9, NULL, 9u, 12u, 13u, 0u, 2u, 0u, 3u, 1u, 0u, 0u, 0u}, /* [2] FULLY_CONNECTED */
+	{0u, 3u, 25, NULL, 13u, 14u, 15u, 0u, 3u, 0u, 1u, 1u, 0u, 0u, 0u}, /* [3] SOFTMAX */
 };
 
 /* The writable bytes of each arena: the module's own, or the buffer
@@ -1217,4 +1217,10 @@ uint8_t *micro_speech_quantized_tensor_mutable_data(size_t index)
 		return NULL;
 	}
 	return base + micro_speech_quantized_tensors[index].offset;
+}
+
+uint8_t *micro_speech_quantized_kernel_scratch_data(size_t index)
+{
+	(void)index;
+	return NULL;
 }

@@ -165,7 +165,9 @@ typedef struct {
  * optional operand or a tensor that occupies no memory). A control-flow
  * operator runs the call_count subgraphs micro_speech_quantized_calls[calls] lists, in that
  * order, inside its span: their runs are the rows after it up to `last`
- * (its own row when it runs none). */
+ * (its own row when it runs none). Its kernel scratch buffers are the
+ * scratch_count rows of micro_speech_quantized_kernel_scratch from `scratch` (0 when none);
+ * micro_speech_quantized_kernel_scratch_data gives their bytes. */
 typedef struct {
 	uint16_t subgraph;
 	uint16_t op;
@@ -176,10 +178,12 @@ typedef struct {
 	uint32_t intermediates;
 	uint32_t calls;
 	uint32_t last;
+	uint32_t scratch;
 	uint16_t input_count;
 	uint16_t output_count;
 	uint16_t intermediate_count;
 	uint16_t call_count;
+	uint16_t scratch_count;
 } micro_speech_quantized_operator_t;
 
 extern const micro_speech_quantized_arena_info_t micro_speech_quantized_arenas[MICRO_SPEECH_QUANTIZED_ARENA_COUNT];
@@ -213,6 +217,10 @@ const uint8_t *micro_speech_quantized_tensor_data(size_t index);
 /* Returns the writable bytes of micro_speech_quantized_tensors[index] once micro_speech_quantized_init has returned
  * MICRO_SPEECH_QUANTIZED_OK, or NULL for an index out of range or a tensor of a read-only arena. */
 uint8_t *micro_speech_quantized_tensor_mutable_data(size_t index);
+
+/* Returns the bytes of kernel scratch buffer micro_speech_quantized_kernel_scratch[index] (its
+ * arena must be bound), or NULL for an index out of range. */
+uint8_t *micro_speech_quantized_kernel_scratch_data(size_t index);
 
 #define MICRO_SPEECH_QUANTIZED_INPUT_COUNT 1u
 /* Input 0: tensor 3 Reshape_1, INT8 [1, 1960] */

@@ -89,13 +89,13 @@ const multi_subgraphs_while_subgraph_t multi_subgraphs_while_subgraphs[MULTI_SUB
 };
 
 const multi_subgraphs_while_operator_t multi_subgraphs_while_operators[MULTI_SUBGRAPHS_WHILE_OPERATOR_COUNT] = {
-	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last,
-	   input_count, output_count, intermediate_count, call_count */
-	{0u, 0u, 119, NULL, 13u, 16u, 19u, 0u, 4u, 3u, 3u, 0u, 2u}, /* [0] WHILE */
-	{1u, 0u, 58, NULL, 19u, 21u, 22u, 2u, 1u, 2u, 1u, 0u, 0u}, /* [1] LESS */
-	{2u, 0u, 0, NULL, 22u, 24u, 25u, 2u, 2u, 2u, 1u, 0u, 0u}, /* [2] ADD */
-	{2u, 1u, 18, NULL, 25u, 27u, 28u, 2u, 3u, 2u, 1u, 0u, 0u}, /* [3] MUL */
-	{2u, 2u, 0, NULL, 28u, 30u, 31u, 2u, 4u, 2u, 1u, 0u, 0u}, /* [4] ADD */
+	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last, scratch,
+	   input_count, output_count, intermediate_count, call_count, scratch_count */
+	{0u, 0u, 119, NULL, 13u, 16u, 19u, 0u, 4u, 0u, 3u, 3u, 0u, 2u, 0u}, /* [0] WHILE */
+	{1u, 0u, 58, NULL, 19u, 21u, 22u, 2u, 1u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [1] LESS */
+	{2u, 0u, 0, NULL, 22u, 24u, 25u, 2u, 2u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [2] ADD */
+	{2u, 1u, 18, NULL, 25u, 27u, 28u, 2u, 3u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [3] MUL */
+	{2u, 2u, 0, NULL, 28u, 30u, 31u, 2u, 4u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [4] ADD */
 };
 
 /* The writable bytes of each arena: the module's own, or the buffer
@@ -188,4 +188,10 @@ uint8_t *multi_subgraphs_while_tensor_mutable_data(size_t index)
 		return NULL;
 	}
 	return base + multi_subgraphs_while_tensors[index].offset;
+}
+
+uint8_t *multi_subgraphs_while_kernel_scratch_data(size_t index)
+{
+	(void)index;
+	return NULL;
 }

@@ -39,9 +39,9 @@ const zero_size_constant_subgraph_t zero_size_constant_subgraphs[ZERO_SIZE_CONST
 };
 
 const zero_size_constant_operator_t zero_size_constant_operators[ZERO_SIZE_CONSTANT_OPERATOR_COUNT] = {
-	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last,
-	   input_count, output_count, intermediate_count, call_count */
-	{0u, 0u, 22, NULL, 2u, 4u, 5u, 0u, 0u, 2u, 1u, 0u, 0u}, /* [0] RESHAPE */
+	/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last, scratch,
+	   input_count, output_count, intermediate_count, call_count, scratch_count */
+	{0u, 0u, 22, NULL, 2u, 4u, 5u, 0u, 0u, 0u, 2u, 1u, 0u, 0u, 0u}, /* [0] RESHAPE */
 };
 
 /* The writable bytes of each arena: the module's own, or the buffer
@@ -132,4 +132,10 @@ uint8_t *zero_size_constant_tensor_mutable_data(size_t index)
 		return NULL;
 	}
 	return base + zero_size_constant_tensors[index].offset;
+}
+
+uint8_t *zero_size_constant_kernel_scratch_data(size_t index)
+{
+	(void)index;
+	return NULL;
 }

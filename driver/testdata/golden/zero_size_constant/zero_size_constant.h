@@ -162,7 +162,9 @@ typedef struct {
  * optional operand or a tensor that occupies no memory). A control-flow
  * operator runs the call_count subgraphs zero_size_constant_calls[calls] lists, in that
  * order, inside its span: their runs are the rows after it up to `last`
- * (its own row when it runs none). */
+ * (its own row when it runs none). Its kernel scratch buffers are the
+ * scratch_count rows of zero_size_constant_kernel_scratch from `scratch` (0 when none);
+ * zero_size_constant_kernel_scratch_data gives their bytes. */
 typedef struct {
 	uint16_t subgraph;
 	uint16_t op;
@@ -173,10 +175,12 @@ typedef struct {
 	uint32_t intermediates;
 	uint32_t calls;
 	uint32_t last;
+	uint32_t scratch;
 	uint16_t input_count;
 	uint16_t output_count;
 	uint16_t intermediate_count;
 	uint16_t call_count;
+	uint16_t scratch_count;
 } zero_size_constant_operator_t;
 
 extern const zero_size_constant_arena_info_t zero_size_constant_arenas[ZERO_SIZE_CONSTANT_ARENA_COUNT];
@@ -209,6 +213,10 @@ const uint8_t *zero_size_constant_tensor_data(size_t index);
 /* Returns the writable bytes of zero_size_constant_tensors[index] once zero_size_constant_init has returned
  * ZERO_SIZE_CONSTANT_OK, or NULL for an index out of range or a tensor of a read-only arena. */
 uint8_t *zero_size_constant_tensor_mutable_data(size_t index);
+
+/* Returns the bytes of kernel scratch buffer zero_size_constant_kernel_scratch[index] (its
+ * arena must be bound), or NULL for an index out of range. */
+uint8_t *zero_size_constant_kernel_scratch_data(size_t index);
 
 #define ZERO_SIZE_CONSTANT_INPUT_COUNT 1u
 /* Input 0: tensor 0 arg0, INT32 [1] */
