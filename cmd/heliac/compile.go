@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heliac/heliac"
 	"github.com/heliac/heliac/config"
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
@@ -41,6 +43,7 @@ type compileOptions struct {
 	constants    string
 	force        bool
 	quiet        bool
+	json         bool
 	stdout       io.Writer
 	stderr       io.Writer
 }
@@ -72,6 +75,7 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVar(&opts.constants, "constants", string(emit.ConstantsC), "how the C module writes constant arenas: "+constantsHelp())
 	f.BoolVar(&opts.force, "force", false, "replace files of the set's names that another model's run, or not heliac, wrote (never the input model)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
+	f.BoolVar(&opts.json, "json", false, "print the summary as JSON on stdout (arenas with their bounds, kernel scratch, files written)")
 }
 
 func runCompile(ctx context.Context, opts *compileOptions) error {
@@ -82,50 +86,11 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := driver.Config{ModelName: emit.ModelName(opts.model), Prefix: opts.prefix, Version: heliacVersion()}
-	cfg.Plan.Planner = opts.planner
-	cfg.Plan.TimeLimit = opts.timeLimit
-	file, err := loadConfig(opts, &cfg.Plan)
+	cfg, err := compileConfig(opts)
 	if err != nil {
 		return err
 	}
-	cfg.Plan.Strict = opts.strict
-	if opts.external {
-		cfg.Plan.External = append(cfg.Plan.External, "*")
-	}
-	cfg.Liveness.NoAlias = opts.noAlias
-	lib, err := kernels.Lookup(opts.kernels)
-	if err != nil {
-		return &usageError{fmt.Errorf("--kernels: %w", err)}
-	}
-	if len(file.KernelScratch) > 0 {
-		if lib, err = lib.WithScratch(file.KernelScratch); err != nil {
-			return fmt.Errorf("%s: %w", opts.configFile, err)
-		}
-	}
-	cfg.Kernels = lib
-	cfg.Target = kernels.CortexM
-	switch {
-	case opts.cpu != "":
-		if cfg.Target, err = kernels.CPU(opts.cpu); err != nil {
-			return &usageError{fmt.Errorf("--cpu: %w", err)}
-		}
-	case lib.Name == kernels.CMSISNN:
-		return &usageError{fmt.Errorf("--kernels %s sizes kernel scratch by the CPU's extension (none, DSP or MVE): give --cpu (%s)",
-			kernels.CMSISNN, strings.Join(kernels.CPUs(), ", "))}
-	}
-	if !opts.noInPlace {
-		cfg.Liveness.Kernels = lib
-		cfg.Liveness.OverwriteInputs = opts.overwriteIn
-	} else if opts.overwriteIn {
-		return &usageError{fmt.Errorf("--overwrite-inputs writes in place; it cannot go with --no-in-place")}
-	}
-	if !slices.Contains(driver.Schedules(), opts.schedule) {
-		return &usageError{fmt.Errorf("--schedule: unknown schedule %q (known: %s)", opts.schedule, strings.Join(driver.Schedules(), ", "))}
-	}
-	cfg.Schedule = opts.schedule
-	cfg.EmitTFLite = opts.emitTFLite
-	cfg.Constants = emit.Constants(opts.constants)
+	cfg.ModelName = emit.ModelName(opts.model)
 	out, err := driver.Compile(ctx, data, cfg)
 	if err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)
@@ -134,10 +99,42 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if err := writeOutput(opts, cfg.ModelName, files); err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)
 	}
-	if !opts.quiet {
+	switch {
+	case opts.quiet:
+	case opts.json:
+		return printJSONSummary(opts, out, files)
+	default:
 		printSummary(opts, out, files)
 	}
 	return nil
+}
+
+// compileConfig turns the compile flags, and the config file they name,
+// into the heliac.Options every model is compiled with and the
+// driver.Config they give; the caller names the model (ModelName).
+func compileConfig(opts *compileOptions) (driver.Config, error) {
+	var po plan.Options
+	file, err := loadConfig(opts, &po)
+	if err != nil {
+		return driver.Config{}, err
+	}
+	o := heliac.Options{Prefix: opts.prefix, PlatformSpec: po.Platform, Rules: po.Rules, External: po.External,
+		Kernels: opts.kernels, CPU: opts.cpu, KernelScratch: file.KernelScratch, Schedule: opts.schedule,
+		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias,
+		Planner: opts.planner, TimeLimit: opts.timeLimit, Strict: opts.strict,
+		EmitTFLite: opts.emitTFLite, Constants: emit.Constants(opts.constants), Version: heliacVersion()}
+	if opts.external {
+		o.External = append(o.External, "*")
+	}
+	cfg, err := o.Config()
+	var oe *heliac.OptionError
+	switch {
+	case errors.As(err, &oe):
+		return cfg, &usageError{err}
+	case err != nil: // a kernel_scratch entry of the config file
+		return cfg, fmt.Errorf("%s: %w", opts.configFile, err)
+	}
+	return cfg, nil
 }
 
 // writeOutput writes the set files of the model named name into -o: never
@@ -180,7 +177,7 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
 	if t := out.TFLite; t != nil {
 		fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+
-			"%d bytes for them, plus TFLM's kernel scratch and its persistent tail\n",
+			"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail\n",
 			out.Prefix()+".tflite", t.Offline.Planned, emit.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
 			t.Offline.ArenaSize)
 		if t.Reordered {

@@ -98,3 +98,56 @@ func TestCPUFlag(t *testing.T) {
 	assert.Equal(t, "cmsis-nn", doc.Source.Library)
 	assert.Equal(t, "cortex-m55", doc.Source.CPU)
 }
+
+// TestJSONSummary: --json prints the summary's figures as one JSON
+// document that agrees with plan.json.
+func TestJSONSummary(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "ks")
+	code, stdout, stderr := runHeliac("../../testdata/models/keyword_scrambled_8bit.tflite", "-o", out, "--json")
+	require.Equal(t, exitOK, code, stderr)
+	var s struct {
+		Steps  int
+		Arenas []struct {
+			Name             string
+			Role             string
+			Size             int64
+			LowerBound       *int64 `json:"lower_bound"`
+			TensorLowerBound *int64 `json:"tensor_lower_bound"`
+		}
+		KernelScratch int64 `json:"kernel_scratch"`
+		Files         []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s), stdout)
+	data, err := os.ReadFile(filepath.Join(out, "keyword_scrambled_8bit.plan.json"))
+	require.NoError(t, err)
+	var doc struct {
+		Model  struct{ Steps int }
+		Arenas []struct {
+			Name string
+			Size int64
+		}
+		Usages []struct {
+			Arena      int
+			LowerBound int64 `json:"lower_bound"`
+		} `json:"arena_usages"`
+		KernelScratch []struct{ Size int64 } `json:"kernel_scratch"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	assert.Equal(t, doc.Model.Steps, s.Steps)
+	require.Len(t, s.Arenas, len(doc.Arenas))
+	for i, a := range doc.Arenas {
+		assert.Equal(t, a.Name, s.Arenas[i].Name)
+		assert.Equal(t, a.Size, s.Arenas[i].Size)
+	}
+	var total int64
+	for _, k := range doc.KernelScratch {
+		total += k.Size
+	}
+	assert.Equal(t, total, s.KernelScratch)
+	require.Len(t, doc.Usages, 1)
+	scratch := s.Arenas[doc.Usages[0].Arena]
+	require.NotNil(t, scratch.LowerBound)
+	assert.Equal(t, doc.Usages[0].LowerBound, *scratch.LowerBound)
+	assert.Less(t, *scratch.TensorLowerBound, *scratch.LowerBound, "kernel scratch raises the bound")
+	assert.Len(t, s.Files, 3)
+}

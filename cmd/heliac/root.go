@@ -135,6 +135,6 @@ models' files share a directory; a failed run leaves the previous files.`,
 	cmd.SetErr(stderr)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	addCompileFlags(cmd, opts)
-	cmd.AddCommand(newInspectCmd(nil, stdout), newPackCmd(nil, stdout), newVerifyCmd(nil, stdout))
+	cmd.AddCommand(newInspectCmd(nil, stdout), newPackCmd(nil, stdout), newVerifyCmd(nil, stdout), newZooCmd(nil, stdout, stderr))
 	return cmd
 }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+)
+
+// jsonSummary is what --json prints: the summary's figures for a program
+// to read. plan.json has everything else.
+type jsonSummary struct {
+	Model         string       `json:"model"`
+	Subgraphs     int          `json:"subgraphs"`
+	Steps         int          `json:"steps"`
+	Tensors       int          `json:"tensors"`
+	Arenas        []jsonArena  `json:"arenas"`
+	KernelScratch int64        `json:"kernel_scratch"`
+	Unknown       int          `json:"unknown_kernel_scratch"`
+	Spills        int          `json:"spills"`
+	Schedule      jsonSchedule `json:"schedule"`
+	Files         []string     `json:"files"`
+	TFLite        *jsonTFLite  `json:"tflite,omitempty"`
+}
+
+type jsonArena struct {
+	Name             string `json:"name"`
+	Role             string `json:"role"`
+	Memory           string `json:"memory"`
+	Size             int64  `json:"size"`
+	LowerBound       *int64 `json:"lower_bound,omitempty"`
+	TensorLowerBound *int64 `json:"tensor_lower_bound,omitempty"`
+	Capacity         int64  `json:"capacity"`
+}
+
+type jsonSchedule struct {
+	Strategy string `json:"strategy"`
+	Proven   bool   `json:"proven_optimal"`
+	Moved    int    `json:"moved"`
+}
+
+type jsonTFLite struct {
+	Planned   int   `json:"planned"`
+	ArenaSize int64 `json:"arena_size"`
+}
+
+// printJSONSummary prints the summary of a compile as one JSON document.
+func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files) error {
+	p := out.Plan
+	s := jsonSummary{Model: opts.model, Subgraphs: len(out.Model.Subgraphs), Steps: p.Schedule.Steps,
+		Arenas: []jsonArena{}, Unknown: len(p.UnknownScratch), Spills: len(p.Spills), Files: []string{},
+		Schedule: jsonSchedule{Strategy: p.Schedule.Ordering.Strategy, Proven: p.Schedule.Ordering.Proven, Moved: p.Schedule.Moved()}}
+	for _, a := range p.Allocs {
+		switch a.Kind {
+		case plan.TensorAlloc:
+			s.Tensors++
+		case plan.KernelScratchAlloc:
+			s.KernelScratch += a.Size
+		}
+	}
+	for _, a := range p.Arenas {
+		ja := jsonArena{Name: a.Name, Role: a.Role.String(), Memory: a.Memory, Size: a.Size, Capacity: a.Capacity}
+		if a.Role == liveness.Scratch {
+			lb, tlb := a.LowerBound, a.TensorLowerBound
+			ja.LowerBound, ja.TensorLowerBound = &lb, &tlb
+		}
+		s.Arenas = append(s.Arenas, ja)
+	}
+	for _, f := range files {
+		s.Files = append(s.Files, filepath.Join(opts.outDir, f.Name))
+	}
+	if t := out.TFLite; t != nil {
+		s.TFLite = &jsonTFLite{Planned: t.Offline.Planned, ArenaSize: t.Offline.ArenaSize}
+	}
+	enc := json.NewEncoder(opts.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}

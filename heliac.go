@@ -1,0 +1,157 @@
+// Package heliac is heliac's Go entry point: an ahead-of-time memory
+// planner for TensorFlow Lite models on microcontrollers. Compile takes a
+// model's bytes and Options and returns the plan (arenas and allocations,
+// the operators' schedule) and the files a firmware build needs (C module,
+// plan.json, optionally the model with TFLM's offline plan), verified by
+// an independent checker. The heliac command is a thin layer over it: the
+// same Options give the same bytes.
+//
+// Compile keeps no package state and may be called from several goroutines
+// at once. Its result's types are those of the packages that make it:
+// plan.Plan (arenas, allocations, schedule), emit.Files, graph.Model.
+package heliac
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/kernels"
+	"github.com/heliac/heliac/plan"
+)
+
+// Options says how to compile a model. The zero value compiles as the
+// heliac command does with no flags: the generic platform, TFLM's
+// reference kernels on a Cortex-M (in-place writes and their kernels'
+// scratch), the memory order, the best planner.
+type Options struct {
+	// Name names the model: the C prefix and file names derive from it
+	// ("person_detect" gives person_detect.h). "" is "model".
+	Name string
+	// Prefix is the C identifier prefix; "" derives one from Name.
+	Prefix string
+	// Platform is a built-in platform by name (plan.BuiltinPlatformNames;
+	// "" is generic), unless PlatformSpec gives one.
+	Platform     string
+	PlatformSpec *plan.Platform
+	// Rules place tensors in banks; External names the arenas the
+	// application binds ("*" for all it can). See plan.Options.
+	Rules    []plan.Rule
+	External []string
+	// Kernels is the kernel library the model runs with ("" is
+	// kernels.TFLMReference; kernels.CMSISNN needs CPU), CPU the Cortex-M
+	// it runs on (kernels.CPUs), and KernelScratch overrides what the
+	// library says operators' kernels ask for.
+	Kernels       string
+	CPU           string
+	KernelScratch []kernels.ScratchOverride
+	// Schedule is driver.ScheduleMemory ("") or driver.ScheduleModel.
+	Schedule string
+	// NoInPlace writes no output over its input; OverwriteInputs lets
+	// in-place outputs take model inputs' bytes; NoAlias gives view
+	// operators' outputs bytes of their own.
+	NoInPlace       bool
+	OverwriteInputs bool
+	NoAlias         bool
+	// Planner is an offset allocator by name ("" is plan.PlannerBest) and
+	// TimeLimit its search budget per scratch arena (0 is the default).
+	Planner   string
+	TimeLimit time.Duration
+	// Strict makes rules that select nothing and operators whose kernel
+	// scratch is unknown errors.
+	Strict bool
+	// EmitTFLite also returns the model with the plan as TFLM's
+	// OfflineMemoryAllocation metadata; Constants says how the C module
+	// writes constant arenas ("" is emit.ConstantsC).
+	EmitTFLite bool
+	Constants  emit.Constants
+	// Version is written into generated files ("" is "dev").
+	Version string
+}
+
+// Compile plans model (the bytes of a .tflite file) as opts say and
+// returns the result, verified: Output.Plan, Output.PlanJSON and
+// Output.Files() (what to write). An error says what is wrong with the
+// model or the options; a *plan.CapacityError when the model does not fit
+// the platform's banks, a *driver.VerifyError when the plan failed the
+// independent check (a heliac bug).
+func Compile(ctx context.Context, model []byte, opts Options) (*driver.Output, error) {
+	cfg, err := opts.Config()
+	if err != nil {
+		return nil, err
+	}
+	return driver.Compile(ctx, model, cfg)
+}
+
+// OptionError is an option Compile cannot use: an unknown name or a
+// combination that makes no sense. The heliac command reports it as a
+// usage error.
+type OptionError struct{ Err error }
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Config returns the driver.Config Compile runs with, or an *OptionError.
+func (o Options) Config() (driver.Config, error) {
+	bad := func(format string, a ...any) (driver.Config, error) {
+		return driver.Config{}, &OptionError{fmt.Errorf(format, a...)}
+	}
+	name := o.Name
+	if name == "" {
+		name = "model"
+	}
+	version := o.Version
+	if version == "" {
+		version = "dev"
+	}
+	cfg := driver.Config{ModelName: name, Prefix: o.Prefix, Version: version, Schedule: o.Schedule,
+		EmitTFLite: o.EmitTFLite, Constants: o.Constants}
+	cfg.Plan = plan.Options{Planner: o.Planner, TimeLimit: o.TimeLimit, Rules: slices.Clone(o.Rules),
+		External: slices.Clone(o.External), Strict: o.Strict, Platform: o.PlatformSpec}
+	if o.PlatformSpec == nil && o.Platform != "" {
+		p, err := plan.BuiltinPlatform(o.Platform)
+		if err != nil {
+			return driver.Config{}, &OptionError{err}
+		}
+		cfg.Plan.Platform = &p
+	}
+	libName := o.Kernels
+	if libName == "" {
+		libName = kernels.TFLMReference
+	}
+	lib, err := kernels.Lookup(libName)
+	if err != nil {
+		return bad("--kernels: %w", err)
+	}
+	if len(o.KernelScratch) > 0 {
+		if lib, err = lib.WithScratch(o.KernelScratch); err != nil {
+			return driver.Config{}, err
+		}
+	}
+	cfg.Kernels, cfg.Target = lib, kernels.CortexM
+	switch {
+	case o.CPU != "":
+		if cfg.Target, err = kernels.CPU(o.CPU); err != nil {
+			return bad("--cpu: %w", err)
+		}
+	case lib.Name == kernels.CMSISNN:
+		return bad("--kernels %s sizes kernel scratch by the CPU's extension (none, DSP or MVE): give --cpu (%s)",
+			kernels.CMSISNN, strings.Join(kernels.CPUs(), ", "))
+	}
+	cfg.Liveness.NoAlias = o.NoAlias
+	switch {
+	case !o.NoInPlace:
+		cfg.Liveness.Kernels = lib
+		cfg.Liveness.OverwriteInputs = o.OverwriteInputs
+	case o.OverwriteInputs:
+		return bad("--overwrite-inputs writes in place; it cannot go with --no-in-place")
+	}
+	if o.Schedule != "" && !slices.Contains(driver.Schedules(), o.Schedule) {
+		return bad("--schedule: unknown schedule %q (known: %s)", o.Schedule, strings.Join(driver.Schedules(), ", "))
+	}
+	return cfg, nil
+}

@@ -1,0 +1,287 @@
+// Package zoo compiles many models at once: it finds the models under a set
+// of folders, compiles them in parallel with a caller's compile function,
+// keeps going past failures, and summarizes each model's result as a row of
+// figures (summary.csv, summary.json).
+//
+// Input: folders and files; a compile function (the CLI's, with its flags).
+// Output: Results in the order Find gave the models, and Rows. It imports
+// driver (for the compiled output), liveness and plan (to read the plan);
+// it writes no model's files itself: the caller does, as it would for one
+// model.
+package zoo
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+)
+
+// Model is a model file Find found: its path, and its name, which names its
+// output folder: the path below the folder it was found in, without the
+// extension ("tflite-micro/person_detect"), under the folder's own name
+// when several folders were given.
+type Model struct {
+	Path string
+	Name string
+	// Size is the file's bytes: Run starts larger models first.
+	Size int64
+}
+
+// tflite is the file identifier of a TFLite flatbuffer, at byte 4.
+const tflite = "TFL3"
+
+// Find returns the model files under each of roots (a folder, searched
+// recursively, or a file given itself), sorted by name: files named
+// *.tflite, and any other regular file that carries TFLite's file
+// identifier ("TFL3" at byte 4). Two models of one name, or a root that
+// cannot be read, are an error naming them.
+func Find(roots []string) ([]Model, error) {
+	var out []Model
+	byName := map[string]string{}
+	for _, root := range roots {
+		st, err := os.Stat(root)
+		if err != nil {
+			return nil, err
+		}
+		prefix := ""
+		if len(roots) > 1 && st.IsDir() {
+			prefix = filepath.Base(filepath.Clean(root)) + "/"
+		}
+		add := func(path, rel string) error {
+			name := prefix + filepath.ToSlash(strings.TrimSuffix(rel, filepath.Ext(rel)))
+			if other, dup := byName[name]; dup {
+				return fmt.Errorf("zoo: %s and %s would both write the folder %s; give them in separate runs", other, path, name)
+			}
+			st, err := os.Stat(path)
+			if err != nil {
+				return err
+			}
+			byName[name] = path
+			out = append(out, Model{Path: path, Name: name, Size: st.Size()})
+			return nil
+		}
+		if !st.IsDir() {
+			if err := add(root, filepath.Base(root)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.Type().IsRegular() || !isModel(path) {
+				return nil
+			}
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			return add(path, rel)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(out, func(a, b Model) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// isModel reports whether path names a model: *.tflite, or a file whose
+// bytes 4 to 8 are TFLite's identifier.
+func isModel(path string) bool {
+	if strings.EqualFold(filepath.Ext(path), ".tflite") {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := f.Read(head)
+	return n == 8 && string(head[4:]) == tflite
+}
+
+// Compile compiles one model; Run calls it from several goroutines.
+type Compile func(ctx context.Context, m Model) (*driver.Output, error)
+
+// Result is one model's compile: its output, or the error that stopped it,
+// and how long it took.
+type Result struct {
+	Model   Model
+	Output  *driver.Output
+	Err     error
+	Elapsed time.Duration
+}
+
+// Run compiles models with jobs goroutines (at least 1), calling done with
+// each result as it finishes (one call at a time, in the order they
+// finish), and returns the results in the order of models. Larger models
+// start first (Model.Size, a proxy for the compile's time), so that no
+// long compile starts last while the other goroutines idle. A failed
+// model does not stop the others; a canceled ctx stops handing out models,
+// and those not started get ctx's error.
+func Run(ctx context.Context, models []Model, jobs int, compile Compile, done func(Result)) []Result {
+	results := make([]Result, len(models))
+	next := make(chan int)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range max(jobs, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				start := time.Now()
+				out, err := compile(ctx, models[i])
+				r := Result{Model: models[i], Output: out, Err: err, Elapsed: time.Since(start)}
+				if err != nil {
+					r.Output = nil
+				}
+				results[i] = r
+				if done != nil {
+					mu.Lock()
+					done(r)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	order := make([]int, len(models))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(models[b].Size, models[a].Size) })
+	started := make([]bool, len(models))
+feed:
+	for _, i := range order {
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case next <- i:
+			started[i] = true
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	for i, ok := range started {
+		if !ok {
+			results[i] = Result{Model: models[i], Err: ctx.Err()}
+		}
+	}
+	return results
+}
+
+// Row is a result's figures, as summary.csv and summary.json give them:
+// the model's name and path, ok or failed with the error, the plan's steps
+// and arenas, and over its scratch arenas the lower bound, the bytes
+// planned (tensors and kernel scratch), how far above the bound in
+// percent, the kernel scratch bytes, and the compile's milliseconds.
+type Row struct {
+	Model         string  `json:"model"`
+	Path          string  `json:"path"`
+	Status        string  `json:"status"`
+	Error         string  `json:"error,omitempty"`
+	Steps         int     `json:"steps"`
+	Arenas        int     `json:"arenas"`
+	Bound         int64   `json:"bound"`
+	Arena         int64   `json:"arena"`
+	OverBound     float64 `json:"over_bound"`
+	KernelScratch int64   `json:"kernel_scratch"`
+	Milliseconds  float64 `json:"milliseconds"`
+}
+
+// Statuses of a Row.
+const (
+	OK     = "ok"
+	Failed = "failed"
+)
+
+// Summarize turns results into rows, in their order.
+func Summarize(results []Result) []Row {
+	rows := make([]Row, len(results))
+	for i, r := range results {
+		row := Row{Model: r.Model.Name, Path: filepath.ToSlash(r.Model.Path), Status: OK,
+			Milliseconds: float64(r.Elapsed.Microseconds()) / 1000}
+		if r.Err != nil || r.Output == nil {
+			row.Status = Failed
+			if r.Err != nil {
+				row.Error = firstLine(r.Err.Error())
+			}
+			rows[i] = row
+			continue
+		}
+		p := r.Output.Plan
+		row.Steps, row.Arenas = p.Schedule.Steps, len(p.Arenas)
+		for _, a := range p.Arenas {
+			if a.Role == liveness.Scratch {
+				row.Bound += a.LowerBound
+				row.Arena += a.Size
+			}
+		}
+		for _, a := range p.Allocs {
+			if a.Kind == plan.KernelScratchAlloc {
+				row.KernelScratch += a.Size
+			}
+		}
+		if row.Bound > 0 {
+			row.OverBound = float64(row.Arena-row.Bound) / float64(row.Bound) * 100
+		}
+		rows[i] = row
+	}
+	return rows
+}
+
+// firstLine is an error's first line: the rest are details.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// CSV renders rows as summary.csv: a header and a line per row, numbers
+// as Go formats them (over_bound with two decimals, milliseconds with
+// one).
+func CSV(rows []Row) []byte {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write([]string{"model", "path", "status", "error", "steps", "arenas", "bound", "arena", "over_bound", "kernel_scratch", "milliseconds"})
+	for _, r := range rows {
+		w.Write([]string{r.Model, r.Path, r.Status, r.Error, strconv.Itoa(r.Steps), strconv.Itoa(r.Arenas),
+			strconv.FormatInt(r.Bound, 10), strconv.FormatInt(r.Arena, 10), strconv.FormatFloat(r.OverBound, 'f', 2, 64),
+			strconv.FormatInt(r.KernelScratch, 10), strconv.FormatFloat(r.Milliseconds, 'f', 1, 64)})
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+// JSON renders rows as summary.json: {"models": [...]}, indented.
+func JSON(rows []Row) ([]byte, error) {
+	if rows == nil {
+		rows = []Row{}
+	}
+	b, err := json.MarshalIndent(struct {
+		Models []Row `json:"models"`
+	}{rows}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,153 @@
+package zoo_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/zoo"
+)
+
+// write creates dir/rel with data.
+func write(t *testing.T, dir, rel string, data []byte) {
+	t.Helper()
+	path := filepath.Join(dir, rel)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+}
+
+// TestFind finds *.tflite files and TFLite flatbuffers of other names,
+// recursively, names them by their path below the folder, and refuses two
+// of one name.
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	model, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
+	require.NoError(t, err)
+	write(t, dir, "a/one.tflite", model)
+	write(t, dir, "b/two.bin", model)          // a flatbuffer by its identifier
+	write(t, dir, "b/notes.txt", []byte("hi")) // not a model
+	write(t, dir, "b/short.bin", []byte("TFL"))
+	write(t, dir, "c.TFLITE", []byte("garbage")) // by its name: found, fails to compile later
+	got, err := zoo.Find([]string{dir})
+	require.NoError(t, err)
+	size := int64(len(model))
+	assert.Equal(t, []zoo.Model{
+		{Path: filepath.Join(dir, "a/one.tflite"), Name: "a/one", Size: size},
+		{Path: filepath.Join(dir, "b/two.bin"), Name: "b/two", Size: size},
+		{Path: filepath.Join(dir, "c.TFLITE"), Name: "c", Size: 7},
+	}, got)
+
+	// Several roots: each folder's models under its own name; a file as itself.
+	other := t.TempDir()
+	write(t, other, "one.tflite", model)
+	got, err = zoo.Find([]string{filepath.Join(dir, "a"), other, filepath.Join(dir, "b/two.bin")})
+	require.NoError(t, err)
+	var names []string
+	for _, m := range got {
+		names = append(names, m.Name)
+	}
+	assert.ElementsMatch(t, []string{"a/one", filepath.Base(other) + "/one", "two"}, names)
+	assert.IsNonDecreasing(t, names, "sorted by name")
+
+	write(t, dir, "a/one.bin", model)
+	_, err = zoo.Find([]string{dir})
+	require.ErrorContains(t, err, "would both write the folder a/one")
+	_, err = zoo.Find([]string{filepath.Join(dir, "missing")})
+	require.Error(t, err)
+}
+
+// TestRun compiles models in parallel, keeps going past a failure, returns
+// results in the models' order and reports each as it finishes.
+func TestRun(t *testing.T) {
+	data, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
+	require.NoError(t, err)
+	models := []zoo.Model{{Path: "a", Name: "a"}, {Path: "bad", Name: "bad"}, {Path: "c", Name: "c"}}
+	var running, most atomic.Int32
+	compile := func(ctx context.Context, m zoo.Model) (*driver.Output, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			old := most.Load()
+			if n <= old || most.CompareAndSwap(old, n) {
+				break
+			}
+		}
+		if m.Name == "bad" {
+			return nil, errors.New("corrupt model\nwith details")
+		}
+		return driver.Compile(ctx, data, driver.Config{ModelName: m.Name})
+	}
+	var seen []string
+	results := zoo.Run(context.Background(), models, 2, compile, func(r zoo.Result) { seen = append(seen, r.Model.Name) })
+	require.Len(t, results, 3)
+	assert.ElementsMatch(t, []string{"a", "bad", "c"}, seen)
+	assert.LessOrEqual(t, most.Load(), int32(2), "at most -j at once")
+	for i, r := range results {
+		assert.Equal(t, models[i], r.Model)
+	}
+	require.Error(t, results[1].Err)
+	require.NotNil(t, results[0].Output)
+	require.NotNil(t, results[2].Output)
+
+	rows := zoo.Summarize(results)
+	assert.Equal(t, zoo.OK, rows[0].Status)
+	assert.Equal(t, zoo.Failed, rows[1].Status)
+	assert.Equal(t, "corrupt model", rows[1].Error, "the error's first line")
+	var bound, arena int64
+	for _, a := range results[0].Output.Plan.Arenas {
+		if a.Role.String() == "scratch" {
+			bound, arena = bound+a.LowerBound, arena+a.Size
+		}
+	}
+	assert.Equal(t, bound, rows[0].Bound)
+	assert.Equal(t, arena, rows[0].Arena)
+	assert.Equal(t, results[0].Output.Plan.Schedule.Steps, rows[0].Steps)
+	assert.Equal(t, len(results[0].Output.Plan.Arenas), rows[0].Arenas)
+
+	csv := string(zoo.CSV(rows))
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	require.Len(t, lines, 4)
+	assert.Equal(t, "model,path,status,error,steps,arenas,bound,arena,over_bound,kernel_scratch,milliseconds", lines[0])
+	assert.True(t, strings.HasPrefix(lines[2], "bad,bad,failed,corrupt model,0,0,0,0,0.00,0,"), lines[2])
+	js, err := zoo.JSON(rows)
+	require.NoError(t, err)
+	var doc struct{ Models []zoo.Row }
+	require.NoError(t, json.Unmarshal(js, &doc))
+	assert.Equal(t, rows, doc.Models)
+}
+
+// TestRunLargestFirst: with one goroutine, models start in order of
+// descending size, ties in their order; results stay in the models' order.
+func TestRunLargestFirst(t *testing.T) {
+	models := []zoo.Model{{Name: "a", Size: 1}, {Name: "b", Size: 30}, {Name: "c", Size: 2}, {Name: "d", Size: 30}}
+	var started []string
+	results := zoo.Run(context.Background(), models, 1, func(ctx context.Context, m zoo.Model) (*driver.Output, error) {
+		started = append(started, m.Name)
+		return nil, errors.New("no compiler here")
+	}, nil)
+	assert.Equal(t, []string{"b", "d", "c", "a"}, started)
+	for i, r := range results {
+		assert.Equal(t, models[i], r.Model)
+	}
+}
+
+// TestRunCanceled: models not started when ctx is canceled get its error.
+func TestRunCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	models := []zoo.Model{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	results := zoo.Run(ctx, models, 1, func(ctx context.Context, m zoo.Model) (*driver.Output, error) {
+		cancel()
+		return nil, nil
+	}, nil)
+	require.Len(t, results, 3)
+	assert.ErrorIs(t, results[2].Err, context.Canceled)
+}
