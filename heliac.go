@@ -69,6 +69,9 @@ type Options struct {
 	// writes constant arenas ("" is emit.ConstantsC).
 	EmitTFLite bool
 	Constants  emit.Constants
+	// Report also returns the plan as a self-contained HTML page
+	// (Output.Report, <prefix>.report.html among the files).
+	Report bool
 	// Version is written into generated files ("" is "dev").
 	Version string
 }
@@ -109,7 +112,7 @@ func (o Options) Config() (driver.Config, error) {
 		version = "dev"
 	}
 	cfg := driver.Config{ModelName: name, Prefix: o.Prefix, Version: version, Schedule: o.Schedule,
-		EmitTFLite: o.EmitTFLite, Constants: o.Constants}
+		EmitTFLite: o.EmitTFLite, Constants: o.Constants, Report: o.Report}
 	cfg.Plan = plan.Options{Planner: o.Planner, TimeLimit: o.TimeLimit, Rules: slices.Clone(o.Rules),
 		External: slices.Clone(o.External), Strict: o.Strict, Platform: o.PlatformSpec}
 	if o.PlatformSpec == nil && o.Platform != "" {

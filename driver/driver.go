@@ -57,6 +57,8 @@ type Config struct {
 	// Constants says how the C module writes constant arenas' bytes
 	// (emit.Constants); "" is plain C.
 	Constants emit.Constants
+	// Report also renders the plan as an HTML page (Output.Report).
+	Report bool
 }
 
 // The schedules Config.Schedule names.
@@ -78,6 +80,8 @@ type Output struct {
 	CFiles    emit.Files
 	// TFLite is set with Config.EmitTFLite.
 	TFLite *TFLiteOutput
+	// Report is the plan as an HTML page (emit.Report), with Config.Report.
+	Report []byte
 	// Order is the order search's result with the memory schedule (nil
 	// otherwise): its peaks count exact in-place writes only, so the
 	// plan's bound may be lower still.
@@ -184,6 +188,9 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 		if len(v) > 0 {
 			return out, &VerifyError{Violations: v}
 		}
+	}
+	if cfg.Report {
+		out.Report = emit.Report(m, p, meta)
 	}
 	if cfg.EmitTFLite {
 		if out.TFLite, err = withOfflinePlan(data, m, p); err != nil {

@@ -41,8 +41,12 @@ func (o *Output) Prefix() string {
 	return strings.TrimSuffix(o.CFiles[0].Name, ".h")
 }
 
+// ReportSuffix ends the name of a model's report (Config.Report).
+const ReportSuffix = ".report.html"
+
 // Files returns o's set as heliac writes it into a directory: <prefix>.h,
-// <prefix>.c, <prefix>.tflite with Config.EmitTFLite, and the plan file
+// <prefix>.c, <prefix>.tflite with Config.EmitTFLite, <prefix>.report.html
+// with Config.Report, and the plan file
 // <prefix>.plan.json last. The C files carry the plan's hash, so a reader
 // can tell a set whose files come from different runs; a writer puts the
 // plan file in place last, so that it completes the set.
@@ -51,6 +55,9 @@ func (o *Output) Files() emit.Files {
 	files := slices.Clone(o.CFiles)
 	if o.TFLite != nil {
 		files = append(files, emit.File{Name: prefix + ".tflite", Data: o.TFLite.Data})
+	}
+	if o.Report != nil {
+		files = append(files, emit.File{Name: prefix + ReportSuffix, Data: o.Report})
 	}
 	return append(files, emit.File{Name: prefix + PlanSuffix, Data: o.PlanJSON})
 }

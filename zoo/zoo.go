@@ -194,7 +194,8 @@ feed:
 // the model's name and path, ok or failed with the error, the plan's steps
 // and arenas, and over its scratch arenas the lower bound, the bytes
 // planned (tensors and kernel scratch), how far above the bound in
-// percent, the kernel scratch bytes, and the compile's milliseconds.
+// percent, the kernel scratch bytes, the compile's milliseconds, and
+// whether a search stopped on the wall clock.
 type Row struct {
 	Model         string  `json:"model"`
 	Path          string  `json:"path"`
@@ -207,6 +208,10 @@ type Row struct {
 	OverBound     float64 `json:"over_bound"`
 	KernelScratch int64   `json:"kernel_scratch"`
 	Milliseconds  float64 `json:"milliseconds"`
+	// TimedOut says the order search or the planner stopped on its wall
+	// clock rather than its work budget, as on a loaded machine: the
+	// figures may then differ from another run's.
+	TimedOut bool `json:"timed_out"`
 }
 
 // Statuses of a Row.
@@ -231,10 +236,12 @@ func Summarize(results []Result) []Row {
 		}
 		p := r.Output.Plan
 		row.Steps, row.Arenas = p.Schedule.Steps, len(p.Arenas)
+		row.TimedOut = r.Output.Order != nil && r.Output.Order.TimedOut
 		for _, a := range p.Arenas {
 			if a.Role == liveness.Scratch {
 				row.Bound += a.LowerBound
 				row.Arena += a.Size
+				row.TimedOut = row.TimedOut || a.TimedOut > 0
 			}
 		}
 		for _, a := range p.Allocs {
@@ -262,11 +269,11 @@ func firstLine(s string) string {
 func CSV(rows []Row) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	w.Write([]string{"model", "path", "status", "error", "steps", "arenas", "bound", "arena", "over_bound", "kernel_scratch", "milliseconds"})
+	w.Write([]string{"model", "path", "status", "error", "steps", "arenas", "bound", "arena", "over_bound", "kernel_scratch", "milliseconds", "timed_out"})
 	for _, r := range rows {
 		w.Write([]string{r.Model, r.Path, r.Status, r.Error, strconv.Itoa(r.Steps), strconv.Itoa(r.Arenas),
 			strconv.FormatInt(r.Bound, 10), strconv.FormatInt(r.Arena, 10), strconv.FormatFloat(r.OverBound, 'f', 2, 64),
-			strconv.FormatInt(r.KernelScratch, 10), strconv.FormatFloat(r.Milliseconds, 'f', 1, 64)})
+			strconv.FormatInt(r.KernelScratch, 10), strconv.FormatFloat(r.Milliseconds, 'f', 1, 64), strconv.FormatBool(r.TimedOut)})
 	}
 	w.Flush()
 	return buf.Bytes()

@@ -116,7 +116,7 @@ func TestRun(t *testing.T) {
 	csv := string(zoo.CSV(rows))
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	require.Len(t, lines, 4)
-	assert.Equal(t, "model,path,status,error,steps,arenas,bound,arena,over_bound,kernel_scratch,milliseconds", lines[0])
+	assert.Equal(t, "model,path,status,error,steps,arenas,bound,arena,over_bound,kernel_scratch,milliseconds,timed_out", lines[0])
 	assert.True(t, strings.HasPrefix(lines[2], "bad,bad,failed,corrupt model,0,0,0,0,0.00,0,"), lines[2])
 	js, err := zoo.JSON(rows)
 	require.NoError(t, err)

@@ -114,7 +114,9 @@ func TestZooUsage(t *testing.T) {
 
 // TestZooCorpus compiles the whole corpus with the zoo and expects every
 // model's figures to be those of compiling it alone with the same flags,
-// as make bench does.
+// as make bench does, unless a search stopped on its wall clock in either
+// (a loaded machine: the race detector with both cores busy can stop
+// dp_net's order search).
 func TestZooCorpus(t *testing.T) {
 	shared := corpus.Require(t)
 	if testing.Short() {
@@ -132,6 +134,8 @@ func TestZooCorpus(t *testing.T) {
 	require.NoError(t, cmd.Execute())
 	cfg, err := compileConfig(opts)
 	require.NoError(t, err)
+	timedOut := 0
+	defer func() { assert.Less(t, timedOut, 5, "models whose search stopped on the wall clock") }()
 	for _, r := range rows {
 		data, err := os.ReadFile(r.Path)
 		require.NoError(t, err)
@@ -141,6 +145,11 @@ func TestZooCorpus(t *testing.T) {
 		require.NoError(t, err, r.Model)
 		alone := zoo.Summarize([]zoo.Result{{Output: one}})[0]
 		assert.Equal(t, zoo.OK, r.Status, r.Model)
+		if r.TimedOut || alone.TimedOut {
+			t.Logf("%s: a search stopped on its wall clock (zoo %v, alone %v); figures not compared", r.Model, r.TimedOut, alone.TimedOut)
+			timedOut++
+			continue
+		}
 		assert.Equal(t, []int64{int64(alone.Steps), int64(alone.Arenas), alone.Bound, alone.Arena, alone.KernelScratch},
 			[]int64{int64(r.Steps), int64(r.Arenas), r.Bound, r.Arena, r.KernelScratch}, r.Model)
 	}

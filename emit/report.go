@@ -1,0 +1,280 @@
+package emit
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"slices"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+)
+
+// Report renders a plan as one self-contained HTML page (no network, no
+// files beside it): the arena table; per arena a memory map drawn as SVG,
+// steps across and addresses up, one box per allocation (tensors,
+// in-place and view aliases, kernel scratch and spilled allocations
+// told apart by colour, details on hover), the lower bound as a line and
+// the peak step marked; where each scratch arena peaks and what is live
+// there; and the largest allocations. Its script counts the boxes it
+// finds into the body's data-boxes attribute and any script error into
+// data-errors, which the tests read back from a headless browser. The
+// same plan gives the same bytes.
+func Report(m *graph.Model, p *plan.Plan, meta Meta) []byte {
+	var b bytes.Buffer
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	title := "heliac plan: " + meta.ModelName
+	w("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s</style>\n</head>\n",
+		esc(title), reportCSS)
+	w("<body data-allocations=\"%d\">\n<h1>%s</h1>\n", countBoxes(p), esc(title))
+	moved := p.Schedule.Moved()
+	w("<p>Plan %s · %d subgraph(s), %d step(s), %d operator run(s) · platform %s · %s order%s · planner %s",
+		esc(p.Hash()[:16]), len(m.Subgraphs), p.Schedule.Steps, len(p.Schedule.Runs), esc(p.Platform.Name),
+		esc(p.Schedule.Ordering.Strategy), map[bool]string{true: fmt.Sprintf(" (%d operator(s) moved)", moved)}[moved > 0], esc(p.Planner))
+	if p.Kernels != "" {
+		w(" · in place under %s", esc(p.Kernels))
+	}
+	if src := p.ScratchSource; src.Library != "" {
+		w(" · kernel scratch of %s", esc(src.Library))
+		if src.CPU != "" {
+			w(" on %s", esc(src.CPU))
+		}
+	}
+	w("</p>\n")
+	reportArenaTable(&b, p)
+	w("<p class=\"legend\"><span class=\"tensor\"></span>tensor<span class=\"inplace\"></span>written in place<span class=\"view\"></span>view" +
+		"<span class=\"kscratch\"></span>kernel scratch<span class=\"variable\"></span>resource variable<span class=\"spilled\"></span>spilled · " +
+		"dashed red: lower bound · dotted black: peak step</p>\n")
+	w("<div id=\"detail\">Point at a box for its details.</div>\n")
+	// Scratch arenas first: they are what a plan is about.
+	for _, role := range []liveness.Class{liveness.Scratch, liveness.Persistent, liveness.Constant} {
+		for i := range p.Arenas {
+			if p.Arenas[i].Role == role {
+				reportArena(&b, m, p, &p.Arenas[i])
+			}
+		}
+	}
+	reportLargest(&b, p)
+	w("<script>\n%s</script>\n</body>\n</html>\n", reportJS)
+	return b.Bytes()
+}
+
+// esc escapes text for HTML, names included (a tensor name may hold any
+// byte).
+func esc(s string) string { return html.EscapeString(escapeName(s)) }
+
+// countBoxes counts the allocations the report draws: every one with
+// bytes.
+func countBoxes(p *plan.Plan) int {
+	n := 0
+	for _, a := range p.Allocs {
+		if a.Size > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func reportArenaTable(b *bytes.Buffer, p *plan.Plan) {
+	fmt.Fprintf(b, "<h2>Arenas</h2>\n<table>\n<tr><th>arena</th><th>role</th><th>memory</th><th>provider</th><th>bytes</th>"+
+		"<th>lower bound</th><th>over bound</th><th>allocations</th><th>bank capacity</th></tr>\n")
+	for _, a := range p.Arenas {
+		lb, over := "–", "–"
+		if a.Role == liveness.Scratch {
+			lb = fmt.Sprint(a.LowerBound)
+			if a.TensorLowerBound != a.LowerBound {
+				lb = fmt.Sprintf("%d (tensors alone %d)", a.LowerBound, a.TensorLowerBound)
+			}
+			if a.LowerBound > 0 {
+				over = fmt.Sprintf("%+.1f%%", 100*float64(a.Size-a.LowerBound)/float64(a.LowerBound))
+			}
+		}
+		role := a.Role.String()
+		if a.Staged() {
+			role += " (staged from " + a.Source + ")"
+		}
+		capacity := "unlimited"
+		if a.Capacity > 0 {
+			capacity = fmt.Sprint(a.Capacity)
+		}
+		fmt.Fprintf(b, "<tr><td><a href=\"#arena-%d\">%s</a></td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td></tr>\n",
+			a.ID, esc(a.Name), esc(role), esc(a.Memory), a.Provider, a.Size, lb, over, len(allocsOf(p, a.ID)), capacity)
+	}
+	fmt.Fprintf(b, "</table>\n")
+}
+
+// allocsOf returns the allocations of arena id with bytes, in plan order.
+func allocsOf(p *plan.Plan, id plan.ArenaID) []*plan.Alloc {
+	var out []*plan.Alloc
+	for i := range p.Allocs {
+		if a := &p.Allocs[i]; a.Arena == id && a.Size > 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Memory map geometry, in SVG user units.
+const (
+	mapWidth  = 960
+	mapHeight = 320
+	mapLeft   = 70 // room for the address axis
+	mapBottom = 24 // room for the step axis
+)
+
+// boxKind classes an allocation for its colour.
+func boxKind(p *plan.Plan, a *plan.Alloc) string {
+	spilled := slices.ContainsFunc(p.Spills, func(s plan.Spill) bool { return s.Key == a.Key })
+	switch {
+	case spilled:
+		return "spilled"
+	case a.Kind == plan.KernelScratchAlloc:
+		return "kscratch"
+	case a.Kind == plan.VariableAlloc:
+		return "variable"
+	case a.InPlace != nil:
+		return "inplace"
+	case a.AliasOf != nil:
+		return "view"
+	}
+	return "tensor"
+}
+
+// reportArena draws one arena's memory map and says where it peaks.
+func reportArena(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) {
+	allocs := allocsOf(p, ar.ID)
+	fmt.Fprintf(b, "<h2 id=\"arena-%d\">%s · %s · %d B</h2>\n", ar.ID, esc(ar.Name), esc(ar.Memory), ar.Size)
+	steps := int64(max(p.Schedule.Steps, 1))
+	height := max(ar.Size, 1)
+	if ar.Role == liveness.Scratch {
+		height = max(height, ar.LowerBound)
+	}
+	// Persistent and constant allocations hold their bytes at every step:
+	// a lower map suffices.
+	mh := int64(mapHeight)
+	if ar.Role != liveness.Scratch {
+		mh = mapHeight / 3
+	}
+	x := func(step int64) float64 { return mapLeft + float64(step)*float64(mapWidth)/float64(steps) }
+	y := func(addr int64) float64 { return float64(mh) - float64(addr)*float64(mh)/float64(height) }
+	fmt.Fprintf(b, "<svg class=\"map\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"memory map of %s\">\n",
+		mapLeft+mapWidth+10, mh+mapBottom+6, esc(ar.Name))
+	fmt.Fprintf(b, "<rect class=\"frame\" x=\"%d\" y=\"0\" width=\"%d\" height=\"%d\"/>\n", mapLeft, mapWidth, mh)
+	fmt.Fprintf(b, "<text class=\"axis\" x=\"%d\" y=\"12\" text-anchor=\"end\">%d B</text>\n", mapLeft-4, height)
+	fmt.Fprintf(b, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n", mapLeft-4, mh)
+	fmt.Fprintf(b, "<text class=\"axis\" x=\"%d\" y=\"%d\">step 0</text>\n", mapLeft, mh+16)
+	fmt.Fprintf(b, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\">step %d</text>\n", mapLeft+mapWidth, mh+16, steps-1)
+	for _, a := range allocs {
+		first, last := int64(0), steps-1
+		if ar.Role == liveness.Scratch {
+			first, last = int64(a.Live.First), int64(a.Live.Last)
+		}
+		x0, x1 := x(first), x(last+1)
+		y0, y1 := y(a.Offset+a.Size), y(a.Offset)
+		kind := boxKind(p, a)
+		detail := fmt.Sprintf("%s %s: %d B at offset %d, live steps %d–%d (%s)", keyText(a.Key), a.Name, a.Size, a.Offset, first, last, kind)
+		if a.InPlace != nil {
+			detail += "; written over its input under " + p.Kernels
+		} else if a.AliasOf != nil {
+			detail += fmt.Sprintf("; shares the bytes of %v", *a.AliasOf)
+		}
+		fmt.Fprintf(b, "<rect class=\"alloc %s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" data-detail=\"%s\"><title>%s</title></rect>\n",
+			kind, x0, y0, max(x1-x0, 0.5), max(y1-y0, 0.5), esc(detail), esc(detail))
+	}
+	if ar.Role == liveness.Scratch {
+		yb := y(ar.LowerBound)
+		fmt.Fprintf(b, "<line class=\"bound\" x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\"><title>lower bound %d B</title></line>\n",
+			mapLeft, yb, mapLeft+mapWidth, yb, ar.LowerBound)
+		xp := (x(int64(ar.PeakStep)) + x(int64(ar.PeakStep)+1)) / 2
+		fmt.Fprintf(b, "<line class=\"peak\" x1=\"%.2f\" y1=\"0\" x2=\"%.2f\" y2=\"%d\"><title>peak at step %d</title></line>\n",
+			xp, xp, mh, ar.PeakStep)
+	}
+	fmt.Fprintf(b, "</svg>\n")
+	if ar.Role == liveness.Scratch {
+		reportPeak(b, m, p, ar)
+	}
+}
+
+// reportPeak says where a scratch arena peaks and what is live there.
+func reportPeak(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) {
+	op := ""
+	for _, r := range p.Schedule.Runs {
+		if r.Span.First == ar.PeakStep {
+			op = fmt.Sprintf(", where operator %v %s runs", r.Op, m.Subgraphs[r.Op.Subgraph].Ops[r.Op.Op].Name())
+		}
+	}
+	fmt.Fprintf(b, "<p>Peaks at step %d%s: the lower bound, %d B, is what is live there%s:</p>\n<ul>\n",
+		ar.PeakStep, esc(op), ar.LowerBound, map[bool]string{true: " (alias groups by their root, as wide as their live members)"}[p.Kernels != ""])
+	for _, k := range ar.Peak {
+		a := p.Lookup(k)
+		if a == nil {
+			continue
+		}
+		_, block := p.Block(k)
+		fmt.Fprintf(b, "<li>%s %s: %d B", esc(keyText(k)), esc(a.Name), a.Size)
+		if block != a.Size {
+			fmt.Fprintf(b, " (alias group %d B)", block)
+		}
+		fmt.Fprintf(b, "</li>\n")
+	}
+	fmt.Fprintf(b, "</ul>\n")
+}
+
+// reportLargest lists the largest allocations.
+func reportLargest(b *bytes.Buffer, p *plan.Plan) {
+	var all []*plan.Alloc
+	for i := range p.Allocs {
+		if p.Allocs[i].Size > 0 {
+			all = append(all, &p.Allocs[i])
+		}
+	}
+	slices.SortStableFunc(all, func(x, y *plan.Alloc) int { return int(y.Size - x.Size) })
+	all = all[:min(len(all), 12)]
+	fmt.Fprintf(b, "<h2>Largest allocations</h2>\n<table>\n<tr><th>allocation</th><th>name</th><th>class</th><th>bytes</th><th>arena</th><th>offset</th><th>live</th></tr>\n")
+	for _, a := range all {
+		arena := p.Arena(a.Arena)
+		name := ""
+		if arena != nil {
+			name = arena.Name
+		}
+		live := "always"
+		if a.Class == liveness.Scratch {
+			live = fmt.Sprintf("steps %d–%d", a.Live.First, a.Live.Last)
+		}
+		fmt.Fprintf(b, "<tr><td>%s</td><td class=\"name\">%s</td><td>%s</td><td>%d</td><td>%s</td><td>%d</td><td>%s</td></tr>\n",
+			esc(keyText(a.Key)), esc(a.Name), a.Class, a.Size, esc(name), a.Offset, live)
+	}
+	fmt.Fprintf(b, "</table>\n")
+}
+
+const reportCSS = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f3f3f3}td:first-child,td.name{text-align:left}td.name{max-width:420px;overflow-wrap:anywhere}
+svg.map{width:100%;height:auto;background:#fff}
+.frame{fill:#fafafa;stroke:#999}.axis{font-size:11px;fill:#555}
+rect.alloc{stroke:#fff;stroke-width:.4}rect.alloc:hover{stroke:#000;stroke-width:1.5}
+.tensor{fill:#4c78a8;background:#4c78a8}.inplace{fill:#f58518;background:#f58518}.view{fill:#9ecae9;background:#9ecae9}
+.kscratch{fill:#54a24b;background:#54a24b}.variable{fill:#b279a2;background:#b279a2}.spilled{fill:#e45756;background:#e45756}
+.bound{stroke:#d62728;stroke-dasharray:6 3;stroke-width:1.2}.peak{stroke:#000;stroke-dasharray:2 2}
+li{overflow-wrap:anywhere}
+#detail{position:sticky;top:0;background:#fffbe6;border:1px solid #e6d9a3;padding:4px 8px;margin:8px 0}
+.legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
+`
+
+const reportJS = `(function () {
+  var body = document.body;
+  window.addEventListener('error', function (e) {
+    body.setAttribute('data-errors', String(e.message));
+  });
+  var boxes = document.querySelectorAll('rect.alloc');
+  var detail = document.getElementById('detail');
+  for (var i = 0; i < boxes.length; i++) {
+    boxes[i].addEventListener('mouseover', function (e) {
+      detail.textContent = e.target.getAttribute('data-detail');
+    });
+  }
+  body.setAttribute('data-boxes', String(boxes.length));
+})();
+`

@@ -1,0 +1,69 @@
+package emit_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/plan"
+)
+
+var boxRE = regexp.MustCompile(`<rect class="alloc (tensor|inplace|view|kscratch|variable|spilled)"`)
+
+// TestReport renders every bundled model's plan: one box per allocation
+// with bytes, each arena's map, nothing fetched from elsewhere, the same
+// bytes every time.
+func TestReport(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "models", "*.tflite"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			m := readModel(t, f)
+			p := buildPlan(t, m)
+			meta := emit.Meta{ModelName: emit.ModelName(f), Version: "test"}
+			r := emit.Report(m, p, meta)
+			assert.Equal(t, r, emit.Report(m, p, meta), "deterministic")
+			want := 0
+			for _, a := range p.Allocs {
+				if a.Size > 0 {
+					want++
+				}
+			}
+			assert.Len(t, boxRE.FindAll(r, -1), want, "one box per allocation")
+			assert.Contains(t, string(r), `data-allocations="`+itoa(want)+`"`)
+			for _, a := range p.Arenas {
+				assert.Contains(t, string(r), `<h2 id="arena-`+itoa(int(a.ID))+`">`+a.Name)
+			}
+			for _, bad := range []string{"http://", "https://", " src=", "<link", "@import"} {
+				assert.NotContains(t, string(r), bad, "self-contained")
+			}
+		})
+	}
+}
+
+// TestReportKinds: kernel scratch and in-place writes get their own
+// colours, the bound line and the peak mark are drawn, and a hostile
+// tensor name is escaped.
+func TestReportKinds(t *testing.T) {
+	m := readModel(t, filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
+	m.Subgraphs[0].Tensors[0].Name = `</title><script>alert(1)</script>`
+	p := buildPlanWith(t, m, plan.Options{KernelScratch: []plan.ScratchRequest{{Op: graph.OpRef{Op: 1}, Size: 48}}})
+	r := string(emit.Report(m, p, emit.Meta{ModelName: "hello"}))
+	assert.Equal(t, 1, strings.Count(r, `<rect class="alloc kscratch"`))
+	assert.Contains(t, r, `<line class="bound"`)
+	assert.Contains(t, r, `<line class="peak"`)
+	assert.NotContains(t, r, "<script>alert")
+	assert.Equal(t, 1, strings.Count(r, "<script>"), "the report's own script only")
+	assert.True(t, bytes.Contains([]byte(r), []byte("&lt;/title&gt;&lt;script&gt;")))
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
