@@ -131,3 +131,28 @@ func TestInspect(t *testing.T) {
 	assert.Len(t, m.Subgraphs[0].Tensors, 10)
 	assert.Len(t, m.Subgraphs[0].Operators, 3)
 }
+
+// TestManners: --version names the version, completion scripts come for
+// the usual shells, a model that does not fit exits 3 with one line
+// first naming the bank and the details after it.
+func TestManners(t *testing.T) {
+	code, stdout, _ := runHeliac("--version")
+	assert.Equal(t, exitOK, code)
+	assert.Regexp(t, `^heliac version \S+\n$`, stdout)
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		code, stdout, stderr := runHeliac("completion", shell)
+		assert.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stdout, "heliac", shell)
+		assert.Greater(t, len(stdout), 500, shell)
+	}
+
+	dir := t.TempDir()
+	tiny := filepath.Join(dir, "tiny.yaml")
+	require.NoError(t, os.WriteFile(tiny, []byte("base: generic\nname: tiny\nbanks:\n  - name: SRAM\n    capacity: 16\n"), 0o644))
+	code, stdout, stderr := runHeliac(helloWorld, "-o", filepath.Join(dir, "out"), "--platform-file", tiny)
+	assert.Equal(t, exitNoFit, code, stderr)
+	assert.Empty(t, stdout)
+	first, _, _ := strings.Cut(stderr, "\n")
+	assert.Regexp(t, `^heliac: compile .*hello_world_int8.tflite: .*SRAM`, first, "one line first, naming the bank")
+	assert.NoDirExists(t, filepath.Join(dir, "out"), "nothing written")
+}

@@ -112,8 +112,9 @@ func TestZooUsage(t *testing.T) {
 	assert.Contains(t, stderr, "zoo: no model under")
 }
 
-// TestZooCorpus compiles the whole corpus with the zoo and expects every
-// model's figures to be those of compiling it alone with the same flags,
+// TestZooCorpus compiles the whole corpus with the zoo (and --report) and
+// expects every model's figures to be those of compiling it alone with the
+// same flags, and its report to draw a box per allocation,
 // as make bench does, unless a search stopped on its wall clock in either
 // (a loaded machine: the race detector with both cores busy can stop
 // dp_net's order search).
@@ -123,7 +124,7 @@ func TestZooCorpus(t *testing.T) {
 		t.Skip("compiles the whole corpus; skipped with -short")
 	}
 	out := t.TempDir()
-	code, stdout, stderr := runHeliac("zoo", filepath.Join(shared, "corpus"), "-o", out, "-q")
+	code, stdout, stderr := runHeliac("zoo", filepath.Join(shared, "corpus"), "-o", out, "-q", "--report")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Empty(t, stdout)
 	rows := readSummary(t, out)
@@ -152,5 +153,15 @@ func TestZooCorpus(t *testing.T) {
 		}
 		assert.Equal(t, []int64{int64(alone.Steps), int64(alone.Arenas), alone.Bound, alone.Arena, alone.KernelScratch},
 			[]int64{int64(r.Steps), int64(r.Arenas), r.Bound, r.Arena, r.KernelScratch}, r.Model)
+		// Its report draws a box per allocation with bytes.
+		report, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(r.Model), one.Prefix()+driver.ReportSuffix))
+		require.NoError(t, err, r.Model)
+		boxes := 0
+		for _, a := range one.Plan.Allocs {
+			if a.Size > 0 {
+				boxes++
+			}
+		}
+		assert.Equal(t, boxes, strings.Count(string(report), `<rect class="alloc `), "%s: boxes in its report", r.Model)
 	}
 }
