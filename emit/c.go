@@ -123,7 +123,7 @@ func (a *cArena) writable() bool { return a.Role != liveness.Constant || a.Stage
 func (a *cArena) cold() bool { return a.Role == liveness.Constant && !a.Staged() }
 
 // external reports whether the application binds the arena's buffer.
-func (a *cArena) external() bool { return a.Provider == plan.Bound }
+func (a *cArena) external() bool { return a.Provider == plan.Bound || a.Provider == plan.Shared }
 
 // cBank is one bank of the platform and the macros that place arenas in
 // it.
@@ -248,9 +248,11 @@ func (g *cgen) nameArenas() error {
 			return fmt.Errorf("emit: arena %s: alignment %d is not a positive power of two", a.Name, a.Alignment)
 		case a.Alignment > plan.MaxAlignment:
 			return fmt.Errorf("emit: arena %s: alignment %d is more than %d, the most C compilers accept in _Alignas", a.Name, a.Alignment, plan.MaxAlignment)
-		case a.Provider == plan.Shared:
-			return fmt.Errorf("emit: arena %s is shared between models; the C module defines owned arenas and binds bound ones", a.Name)
-		case a.Provider != plan.Owned && a.Provider != plan.Bound:
+		case a.Provider == plan.Shared && a.Role != liveness.Scratch:
+			return fmt.Errorf("emit: arena %s is shared between models, but only scratch arenas can be", a.Name)
+		case a.Provider == plan.Shared && a.SharedSize < a.Size:
+			return fmt.Errorf("emit: arena %s is shared as %d bytes, fewer than its own %d", a.Name, a.SharedSize, a.Size)
+		case a.Provider != plan.Owned && a.Provider != plan.Bound && a.Provider != plan.Shared:
 			return fmt.Errorf("emit: arena %s has provider %v", a.Name, a.Provider)
 		case a.Provider == plan.Bound && a.Role == liveness.Constant && !a.Staged():
 			return fmt.Errorf("emit: arena %s holds constants read where they lie; the application cannot bind it", a.Name)

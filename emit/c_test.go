@@ -409,6 +409,8 @@ func TestCErrors(t *testing.T) {
 	}
 	shared := arena(0, "scratch_sram", liveness.Scratch, 16)
 	shared.Provider = plan.Shared
+	sharedConstant := arena(0, "constant_flash", liveness.Constant, 16)
+	sharedConstant.Provider, sharedConstant.Memory, sharedConstant.SharedSize = plan.Shared, "FLASH", 16
 	boundCold := arena(0, "constant_flash", liveness.Constant, 16)
 	boundCold.Provider, boundCold.Memory = plan.Bound, "FLASH"
 	misaligned := arena(0, "scratch_sram", liveness.Scratch, 16)
@@ -450,8 +452,10 @@ func TestCErrors(t *testing.T) {
 			"emit: arena scratch_sram: alignment 536870912 is more than 268435456, the most C compilers accept in _Alignas"},
 		{"an array 32-bit targets cannot declare", plan.Plan{Alignment: 16, Arenas: []plan.Arena{arena(0, "scratch_sram", liveness.Scratch, 1<<31)}},
 			"emit: arena scratch_sram is 2147483648 bytes, more than 2147483647, the largest array a 32-bit target's C compiler accepts"},
-		{"an arena shared between models", plan.Plan{Alignment: 16, Arenas: []plan.Arena{shared}},
-			"emit: arena scratch_sram is shared between models; the C module defines owned arenas and binds bound ones"},
+		{"a shared arena smaller than itself", plan.Plan{Alignment: 16, Arenas: []plan.Arena{shared}},
+			"emit: arena scratch_sram is shared as 0 bytes, fewer than its own 16"},
+		{"a shared constant arena", plan.Plan{Alignment: 16, Arenas: []plan.Arena{sharedConstant}},
+			"emit: arena constant_flash is shared between models, but only scratch arenas can be"},
 		{"cold constants the application binds", plan.Plan{Alignment: 16, Arenas: []plan.Arena{boundCold}},
 			"emit: arena constant_flash holds constants read where they lie; the application cannot bind it"},
 		{"an arena in no bank", plan.Plan{Alignment: 16, Arenas: []plan.Arena{inPSRAM}},

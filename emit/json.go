@@ -122,15 +122,18 @@ type jsonSpill struct {
 }
 
 type jsonArena struct {
-	ID        int     `json:"id"`
-	Name      string  `json:"name"`
-	Role      string  `json:"role"`
-	Memory    string  `json:"memory"`
-	Source    *string `json:"source_memory"`
-	Provider  string  `json:"provider"`
-	Size      int64   `json:"size"`
-	Used      int64   `json:"used"`
-	Alignment int64   `json:"alignment"`
+	ID       int     `json:"id"`
+	Name     string  `json:"name"`
+	Role     string  `json:"role"`
+	Memory   string  `json:"memory"`
+	Source   *string `json:"source_memory"`
+	Provider string  `json:"provider"`
+	// SharedSize is a shared arena's buffer: the largest of the arenas of
+	// its name over the models that share it.
+	SharedSize int64 `json:"shared_size,omitempty"`
+	Size       int64 `json:"size"`
+	Used       int64 `json:"used"`
+	Alignment  int64 `json:"alignment"`
 }
 
 type jsonVariable struct {
@@ -363,7 +366,7 @@ func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 // addArena writes one arena into arenas and into the heliaAOT list of its
 // role.
 func (out *jsonPlan) addArena(ar plan.Arena) {
-	ja := jsonArena{ID: int(ar.ID), Name: ar.Name, Role: ar.Role.String(), Memory: ar.Memory, Provider: ar.Provider.String(),
+	ja := jsonArena{ID: int(ar.ID), Name: ar.Name, Role: ar.Role.String(), Memory: ar.Memory, Provider: ar.Provider.String(), SharedSize: ar.SharedSize,
 		Size: ar.Size, Used: ar.Used, Alignment: ar.Alignment}
 	if ar.Staged() {
 		src := ar.Source

@@ -40,6 +40,9 @@ func (p *Plan) Hash() string {
 		if a.Name != DefaultArenaName(a.Role, a.Memory) || a.Provider != Owned {
 			fmt.Fprintf(h, " name=%s provider=%s", a.Name, a.Provider)
 		}
+		if a.Provider == Shared {
+			fmt.Fprintf(h, " shared_size=%d", a.SharedSize)
+		}
 		fmt.Fprintln(h)
 	}
 	for _, a := range p.Allocs {

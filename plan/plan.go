@@ -42,7 +42,9 @@ const (
 	// Bound arenas are buffers the application binds at run time.
 	Bound
 	// Shared arenas are one buffer shared between several models' plans,
-	// identified across them by the arena's Name.
+	// identified across them by the arena's Name (Share): the set's shared
+	// module defines it, sized to the largest (Arena.SharedSize), and
+	// binds it to each model as a Bound arena is bound.
 	Shared
 )
 
@@ -78,6 +80,9 @@ type Arena struct {
 	// Used is the end of the highest allocation in the arena.
 	Used      int64
 	Alignment int64
+	// SharedSize is, for a Shared arena, the bytes of the buffer it is:
+	// the largest of the arenas of its name over the plans that share it.
+	SharedSize int64
 	// Capacity is the bank's capacity (0: unlimited), shared by every
 	// arena in the bank.
 	Capacity int64

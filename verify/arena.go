@@ -88,6 +88,14 @@ func (c *checker) checkArenaEntry(a *arenaRec) {
 	if !slices.Contains(providers, a.provider) {
 		c.r.add(Malformed, "%s.provider: %q is not one of %s", a.path, a.provider, strings.Join(providers, ", "))
 	}
+	switch {
+	case a.provider == "shared" && a.role != roleScratch:
+		c.r.add(Malformed, "%s: a %s arena is shared; only scratch arenas can be one buffer with other models'", a.path, a.role)
+	case a.provider == "shared" && a.sharedSize < a.size:
+		c.r.add(HeightMismatch, "%s: shared_size %d is less than the arena's size %d", a.path, a.sharedSize, a.size)
+	case a.provider != "shared" && a.sharedSize != 0:
+		c.r.add(Malformed, "%s: shared_size %d on a %s arena; only shared arenas have one", a.path, a.sharedSize, a.provider)
+	}
 	if a.source != nil && a.role != roleConstant {
 		c.r.add(Malformed, "%s: a %s arena has source_memory %q; only staged constant arenas have one", a.path, a.role, *a.source)
 	}

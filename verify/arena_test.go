@@ -53,7 +53,22 @@ func TestPlanArenas(t *testing.T) {
 			want:  []Kind{Overlap, HeightMismatch},
 		},
 		{name: "an arena the application binds", model: "chain", edits: []edit{set("arenas.0.provider", "bound")}},
-		{name: "an arena shared between models", model: "chain", edits: []edit{set("arenas.0.provider", "shared")}},
+		{name: "an arena shared between models", model: "chain", edits: []edit{set("arenas.0.provider", "shared"), put("arenas.0.shared_size", 96)}},
+		{
+			name: "a shared arena smaller than itself", model: "chain",
+			edits: []edit{set("arenas.0.provider", "shared"), put("arenas.0.shared_size", 32)},
+			want:  []Kind{HeightMismatch},
+		},
+		{
+			name: "a shared constant arena", model: "constant",
+			edits: []edit{set("arenas.1.provider", "shared"), put("arenas.1.shared_size", 4096)},
+			want:  []Kind{Malformed},
+		},
+		{
+			name: "a shared size on an owned arena", model: "chain",
+			edits: []edit{put("arenas.0.shared_size", 96)},
+			want:  []Kind{Malformed},
+		},
 		{
 			name: "two arenas with one id", model: "constant",
 			edits: []edit{set("arenas.1.id", 0)},

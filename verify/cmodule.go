@@ -274,7 +274,7 @@ func (cm *cModule) checkEnums() {
 }
 
 // external reports whether the application binds arena a.
-func external(a arenaRec) bool { return a.provider == "bound" }
+func external(a arenaRec) bool { return a.provider == "bound" || a.provider == "shared" }
 
 // cold reports whether arena a holds constants read where they lie.
 func cold(a arenaRec) bool { return a.role == roleConstant && a.source == nil }
@@ -289,7 +289,7 @@ func (cm *cModule) checkArenas() {
 		cm.expect(upper+"_SIZE", cUint(a.size), a.path+".size")
 		cm.expect(upper+"_ALIGNMENT", cUint(a.alignment), a.path+".alignment")
 		if external(a) {
-			cm.expect(upper+"_EXTERNAL", "1", a.path+".provider bound")
+			cm.expect(upper+"_EXTERNAL", "1", a.path+".provider "+a.provider)
 		}
 		if k < len(rows) {
 			cm.row(cm.p+"_arenas", k, rows[k], []string{cm.P + "_" + upper + "_SIZE", cUint(a.alignment),

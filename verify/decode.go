@@ -87,16 +87,18 @@ type spill struct {
 
 // arenaRec is one arenas entry.
 type arenaRec struct {
-	path      string
-	id        int64
-	name      string
-	role      string
-	memory    string
-	source    *string // source_memory; nil for null
-	provider  string
-	size      int64
-	used      int64
-	alignment int64
+	path     string
+	id       int64
+	name     string
+	role     string
+	memory   string
+	source   *string // source_memory; nil for null
+	provider string
+	// sharedSize is a shared arena's buffer (shared_size); 0 otherwise.
+	sharedSize int64
+	size       int64
+	used       int64
+	alignment  int64
 }
 
 // binding is where an allocation lies: its arena and the offset in it.
@@ -265,6 +267,9 @@ func decode(data []byte) (*planDoc, []Violation) {
 		doc.arenas = append(doc.arenas, arenaRec{path: o.path, id: o.int("id"), name: o.str("name"), role: o.str("role"),
 			memory: o.str("memory"), source: o.strOrNull("source_memory"), provider: o.str("provider"),
 			size: o.int("size"), used: o.int("used"), alignment: o.int("alignment")})
+		if n := o.optInt("shared_size"); n != nil {
+			doc.arenas[len(doc.arenas)-1].sharedSize = *n
+		}
 	})
 	each("tensor_allocs", func(o *object) {
 		doc.allocs = append(doc.allocs, alloc{path: o.path, ref: o.ref(), name: o.name("name"), size: o.int("size"),

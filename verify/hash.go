@@ -94,6 +94,9 @@ func hashArena(w io.Writer, a arenaRec) {
 	if a.name != defaultArenaName(a.role, a.memory) || a.provider != "owned" {
 		fmt.Fprintf(w, " name=%s provider=%s", a.name, a.provider)
 	}
+	if a.provider == "shared" {
+		fmt.Fprintf(w, " shared_size=%d", a.sharedSize)
+	}
 	fmt.Fprintln(w)
 }
 
