@@ -368,3 +368,89 @@ func TestDispatcherSeesAScratchClobber(t *testing.T) {
 	assert.Contains(t, first, fmt.Sprintf("tensor %v ", victim.Ref))
 	t.Log(first)
 }
+
+// TestSharedScratchDispatcher compiles three bundled models as one set:
+// their scratch arenas become one buffer the size of the largest, every
+// plan verifies, and one program runs each model in turn on that buffer
+// (the first again after the others wrote over it), through the set's
+// shared module, with the checking dispatcher: every input of every
+// operator holds what its producer wrote.
+func TestSharedScratchDispatcher(t *testing.T) {
+	gcc := needGCC(t)
+	names := []string{"keyword_scrambled_8bit", "hello_world_int8", "micro_speech_quantized"}
+	var models []driver.Model
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "models", name+".tflite"))
+		require.NoError(t, err)
+		cfg := testConfig(name)
+		def := defaultConfig(t)
+		cfg.Liveness, cfg.Kernels, cfg.Target = def.Liveness, def.Kernels, def.Target
+		models = append(models, driver.Model{Data: data, Config: cfg})
+	}
+	set, err := driver.CompileSet(context.Background(), models)
+	require.NoError(t, err, "every plan verifies")
+	require.Len(t, set.Outputs, 3)
+	var largest int64
+	for _, o := range set.Outputs {
+		for _, a := range o.Plan.Arenas {
+			if a.Role == liveness.Scratch {
+				largest = max(largest, a.Size)
+			}
+		}
+	}
+	for _, o := range set.Outputs {
+		for _, a := range o.Plan.Arenas {
+			want := plan.Owned
+			if a.Role == liveness.Scratch {
+				want = plan.Shared
+				assert.Equal(t, largest, a.SharedSize, "%s %s", o.Prefix(), a.Name)
+			}
+			assert.Equal(t, want, a.Provider, "%s %s", o.Prefix(), a.Name)
+		}
+		assert.Contains(t, string(o.PlanJSON), fmt.Sprintf(`"shared_size": %d`, largest))
+	}
+	require.Len(t, set.Shared, 2)
+	assert.Contains(t, string(set.Shared[0].Data), fmt.Sprintf("#define HELIAC_SHARED_SCRATCH_SRAM_SIZE %du", largest))
+
+	dir := t.TempDir()
+	write := func(f emit.File) { require.NoError(t, os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644)) }
+	srcs := []string{"heliac_shared.c", "main.c"}
+	for _, f := range set.Shared {
+		write(f)
+	}
+	dispatch, err := filepath.Abs(dispatchSource)
+	require.NoError(t, err)
+	var decls, calls strings.Builder
+	for i, o := range set.Outputs {
+		for _, f := range o.CFiles {
+			write(f)
+		}
+		srcs = append(srcs, o.Prefix()+".c")
+		expect := fmt.Sprintf("expect_%d.bin", i)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, expect), expectations(t, o.Model, o.Plan), 0o644))
+		obj := fmt.Sprintf("dispatch_%d.o", i)
+		build := exec.Command(gcc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I.", "-c",
+			"-DPREFIX="+o.Prefix(), "-DUPREFIX="+strings.ToUpper(o.Prefix()), `-DMODULE_HEADER="`+o.Prefix()+`.h"`,
+			fmt.Sprintf("-Dmain=dispatch_%d", i), "-o", obj, dispatch)
+		build.Dir = dir
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		srcs = append(srcs, obj)
+		fmt.Fprintf(&decls, "int dispatch_%d(int argc, char **argv);\nstatic char *args_%d[] = {\"dispatch\", \"%s\", NULL};\n", i, i, expect)
+		fmt.Fprintf(&calls, "\tif (dispatch_%d(2, args_%d) != 0) {\n\t\treturn 1;\n\t}\n", i, i)
+	}
+	main := "#include <stddef.h>\n#include <stdio.h>\n#include \"heliac_shared.h\"\n" + decls.String() +
+		"int main(void)\n{\n\tint r = heliac_shared_bind();\n\tif (r != 0) {\n\t\tprintf(\"ERROR: heliac_shared_bind: %d\\n\", r);\n\t\treturn 2;\n\t}\n" +
+		calls.String() + "\tif (dispatch_0(2, args_0) != 0) {\n\t\treturn 1;\n\t}\n\treturn 0;\n}\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.c"), []byte(main), 0o644))
+	build := exec.Command(gcc, append([]string{"-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I.", "-o", "set"}, srcs...)...)
+	build.Dir = dir
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	run := exec.Command(filepath.Join(dir, "set"))
+	run.Dir = dir
+	out, err = run.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, 4, strings.Count(string(out), "ok: "), "each model ran, the first twice:\n%s", out)
+	t.Log(strings.TrimSpace(string(out)))
+}

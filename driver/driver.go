@@ -122,6 +122,25 @@ func (e *VerifyError) Error() string {
 
 // Compile runs the whole pipeline on one model.
 func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
+	s, err := planModel(ctx, data, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.finish()
+}
+
+// planned is a model planned and not yet emitted.
+type planned struct {
+	data []byte
+	cfg  Config
+	m    *graph.Model
+	lt   *liveness.Lifetimes
+	p    *plan.Plan
+	ord  *order.Result
+}
+
+// planModel loads, orders and plans a model.
+func planModel(ctx context.Context, data []byte, cfg Config) (*planned, error) {
 	m, err := tflite.Load(data)
 	if err != nil {
 		return nil, err
@@ -165,6 +184,13 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	return &planned{data: data, cfg: cfg, m: m, lt: lt, p: p, ord: ord}, nil
+}
+
+// finish emits a planned model, verifies what it emitted and adds the
+// report and the rewritten model when asked.
+func (s *planned) finish() (*Output, error) {
+	data, cfg, m, lt, p, ord := s.data, s.cfg, s.m, s.lt, s.p, s.ord
 	meta := emit.Meta{
 		ModelName:   cfg.ModelName,
 		ModelSHA256: sha256Hex(data),
@@ -193,6 +219,7 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 		out.Report = emit.Report(m, p, meta)
 	}
 	if cfg.EmitTFLite {
+		var err error
 		if out.TFLite, err = withOfflinePlan(data, m, p); err != nil {
 			return nil, err
 		}

@@ -24,6 +24,7 @@ import (
 
 type compileOptions struct {
 	model        string
+	models       []string // every model given; model is the first
 	outDir       string
 	prefix       string
 	planner      string
@@ -83,6 +84,9 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 func runCompile(ctx context.Context, opts *compileOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if len(opts.models) > 1 {
+		return runCompileSet(ctx, opts)
 	}
 	data, err := inputfile.Read(opts.model, inputfile.Model)
 	if err != nil {

@@ -266,3 +266,25 @@ func TestCompileExternalArenas(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, `plan: external arena "scratch_psram" names no arena of the plan`)
 }
+
+// TestCompileSet: several models at once are one firmware: each model's
+// set, the shared module, a summary line per shared arena, and heliac
+// verify accepts every plan with its C.
+func TestCompileSet(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "set")
+	models := []string{"../../testdata/models/keyword_scrambled_8bit.tflite", "../../testdata/models/micro_speech_quantized.tflite", helloWorld}
+	code, stdout, stderr := runHeliac(append(models, "-o", out)...)
+	require.Equal(t, exitOK, code, stderr)
+	for _, name := range []string{"keyword_scrambled_8bit", "micro_speech_quantized", "hello_world_int8"} {
+		assert.FileExists(t, filepath.Join(out, name+".plan.json"))
+		assert.Contains(t, stdout, name+".tflite: 1 subgraph(s)")
+	}
+	for _, name := range []string{"heliac_shared.h", "heliac_shared.c"} {
+		assert.FileExists(t, filepath.Join(out, name))
+	}
+	assert.Regexp(t, `shared: scratch_sram in SRAM is one buffer of \d+ B for 3 model\(s\), instead of \d+ B apart\n`, stdout)
+	for i, name := range []string{"keyword_scrambled_8bit", "micro_speech_quantized", "hello_world_int8"} {
+		code, stdout, stderr = runHeliac("verify", models[i], filepath.Join(out, name+".plan.json"))
+		assert.Equal(t, exitOK, code, stderr+stdout)
+	}
+}

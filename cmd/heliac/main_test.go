@@ -47,6 +47,8 @@ func TestCompileFlags(t *testing.T) {
 			require.NoError(t, cmd.Execute())
 			require.NotNil(t, got)
 			got.stdout, got.stderr = nil, nil
+			assert.Equal(t, []string{tt.want.model}, got.models)
+			got.models = nil
 			assert.Equal(t, tt.want, *got)
 		})
 	}
@@ -62,9 +64,11 @@ func TestExitCodes(t *testing.T) {
 		code    int
 		errPart string
 	}{
-		{"no model", nil, exitUsage, "expected one model file"},
+		{"no model", nil, exitUsage, "expected one or more model files"},
 		{"constants in no known form", []string{helloWorld, "-o", dir, "--constants", "hex"}, exitUsage, `--constants must be c, incbin or embed, got "hex"`},
-		{"two models", []string{"a", "b"}, exitUsage, "expected one model file"},
+		{"two models, one missing", []string{helloWorld, filepath.Join(dir, "b.tflite"), "-o", filepath.Join(dir, "two")}, exitFailure, "b.tflite: no such file"},
+		{"two models and a prefix", []string{helloWorld, helloWorld, "--prefix", "x"}, exitUsage, "--prefix names one model's C symbols"},
+		{"one model twice", []string{helloWorld, helloWorld, "-o", filepath.Join(dir, "twice")}, exitFailure, "would both be named hello_world_int8 in C"},
 		{"unknown flag", []string{"--nope", helloWorld}, exitUsage, "unknown flag"},
 		{"inspect without model", []string{"inspect"}, exitUsage, "inspect: expected one model file"},
 		{"missing file", []string{filepath.Join(dir, "missing.tflite"), "-o", dir}, exitFailure, "missing.tflite: no such file"},

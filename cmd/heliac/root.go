@@ -99,20 +99,26 @@ func exitCode(err error) int {
 func newRootCmd(runF func(*compileOptions) error, stdout, stderr io.Writer) *cobra.Command {
 	opts := &compileOptions{stdout: stdout, stderr: stderr}
 	cmd := &cobra.Command{
-		Use:   "heliac MODEL.tflite [-o DIR]",
+		Use:   "heliac MODEL.tflite... [-o DIR]",
 		Short: "Plan a TFLite model's memory ahead of time and emit C for microcontrollers",
 		Long: `heliac reads a TensorFlow Lite model, computes every tensor's lifetime,
 places tensors in arenas so that tensors live at the same time never share
 bytes, and writes <prefix>.plan.json plus C sources (<prefix>.h, <prefix>.c)
 that a firmware build compiles with no allocator and no interpreter. Several
-models' files share a directory; a failed run leaves the previous files.`,
+models' files share a directory; a failed run leaves the previous files.
+Several models given at once are one firmware that runs one at a time: their
+scratch arenas share one buffer, sized to the largest, which the extra
+heliac_shared.c defines and heliac_shared_bind() binds to every model.`,
 		Example:       "  heliac testdata/models/hello_world_int8.tflite -o out/\n  heliac inspect model.tflite --json",
 		Version:       heliacVersion(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          argCount(1, 1, "expected one model file, got %d argument(s); see 'heliac --help'"),
+		Args:          argCount(1, 1<<16, "expected one or more model files, got %d argument(s); see 'heliac --help'"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.model = args[0]
+			opts.model, opts.models = args[0], args
+			if len(args) > 1 && opts.prefix != "" {
+				return &usageError{errors.New("--prefix names one model's C symbols; with several models each takes its file's name")}
+			}
 			if opts.outDir == "" {
 				return &usageError{errors.New("-o is empty; give the directory to write the plan and C files into")}
 			}

@@ -1,0 +1,77 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/plan"
+)
+
+// Model is one model of a set: its bytes and how to compile it.
+type Model struct {
+	Data   []byte
+	Config Config
+}
+
+// SetOutput is a set of models compiled for one firmware that runs one at
+// a time: each model's Output, whose scratch arenas are shared
+// (plan.Share), and the shared module that defines the buffers and binds
+// them to every model (emit.SharedC; nil when nothing is shared).
+type SetOutput struct {
+	Outputs []*Output
+	Shared  emit.Files
+}
+
+// CompileSet compiles several models for one firmware: each is planned on
+// its own, then their scratch arenas of one name become one buffer sized
+// to the largest (their persistent and constant arenas stay their own),
+// and each is emitted and verified. Models' C prefixes must differ, and
+// none may be emit.SharedName. An error names the model it is about.
+func CompileSet(ctx context.Context, models []Model) (*SetOutput, error) {
+	if len(models) == 0 {
+		return nil, fmt.Errorf("driver: a set of no models")
+	}
+	states := make([]*planned, len(models))
+	plans := make([]*plan.Plan, len(models))
+	prefixes := map[string]string{}
+	for i, mdl := range models {
+		prefix := emit.CPrefix(mdl.Config.ModelName)
+		if mdl.Config.Prefix != "" {
+			prefix = mdl.Config.Prefix
+		}
+		switch other, dup := prefixes[prefix]; {
+		case dup:
+			return nil, fmt.Errorf("models %s and %s would both be named %s in C; rename one", other, mdl.Config.ModelName, prefix)
+		case prefix == emit.SharedName:
+			return nil, fmt.Errorf("model %s: %s names the set's shared module; rename the model", mdl.Config.ModelName, prefix)
+		}
+		prefixes[prefix] = mdl.Config.ModelName
+		s, err := planModel(ctx, mdl.Data, mdl.Config)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", mdl.Config.ModelName, err)
+		}
+		states[i], plans[i] = s, s.p
+	}
+	shared, err := plan.Share(plans)
+	if err != nil {
+		return nil, err
+	}
+	out := &SetOutput{}
+	var sm []emit.SharedModel
+	for i, s := range states {
+		s.p = shared[i]
+		o, err := s.finish()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.cfg.ModelName, err)
+		}
+		out.Outputs = append(out.Outputs, o)
+		sm = append(sm, emit.SharedModel{Prefix: o.Prefix(), Plan: o.Plan})
+	}
+	if len(models) > 1 {
+		if out.Shared, err = emit.SharedC(sm, models[0].Config.Version); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
