@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +14,7 @@ import (
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
@@ -235,4 +237,38 @@ func TestControlFlowScratch(t *testing.T) {
 		assert.Equal(t, sc.Span(a.Op), a.Live)
 		assert.Less(t, a.Live.Last-a.Live.First, span.Last-span.First, "a body operator's scratch lives only while it runs")
 	}
+}
+
+// TestCompileSetCorpus compiles every corpus model as one set: every plan
+// verifies with its scratch arena shared, the buffer the largest of them,
+// and the shared module binds each model.
+func TestCompileSetCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the whole corpus as one set; skipped with -short")
+	}
+	var models []driver.Model
+	for _, e := range corpus.Manifest(t) {
+		data, err := os.ReadFile(e.Path)
+		require.NoError(t, err)
+		cfg := defaultConfig(t)
+		cfg.ModelName = emit.ModelName(e.File)
+		cfg.Version = "test"
+		models = append(models, driver.Model{Data: data, Config: cfg})
+	}
+	set, err := driver.CompileSet(context.Background(), models)
+	require.NoError(t, err, "every plan verifies")
+	require.Len(t, set.Outputs, len(models))
+	var largest, apart int64
+	for _, o := range set.Outputs {
+		s := soleScratch(t, o.Plan)
+		largest, apart = max(largest, s.Size), apart+s.Size
+	}
+	for _, o := range set.Outputs {
+		s := soleScratch(t, o.Plan)
+		assert.Equal(t, plan.Shared, s.Provider, o.Prefix())
+		assert.Equal(t, largest, s.SharedSize, o.Prefix())
+	}
+	require.Len(t, set.Shared, 2)
+	assert.Equal(t, len(models), strings.Count(string(set.Shared[1].Data), "_bind_arena("), "one binding per model")
+	t.Logf("%d models share one scratch buffer of %d B instead of %d B apart", len(models), largest, apart)
 }
