@@ -251,6 +251,21 @@ func loadConfig(opts *compileOptions, po *plan.Options) (config.File, error) {
 	return f, nil
 }
 
+// checkCompileFlags checks the compile flags that need no file: the
+// planner, the time limit and the constants' form.
+func checkCompileFlags(opts *compileOptions) error {
+	if _, err := lookupStrategy("unknown planner", opts.planner); err != nil {
+		return err
+	}
+	if err := checkTimeLimit(opts.timeLimit); err != nil {
+		return &usageError{err}
+	}
+	if err := checkConstants(opts.constants); err != nil {
+		return &usageError{err}
+	}
+	return nil
+}
+
 // constantsHelp lists the values of --constants.
 func constantsHelp() string {
 	return "c (a hex initializer in <prefix>.c, the default), incbin (binary files and an assembler stub, " +

@@ -122,14 +122,8 @@ heliac_shared.c defines and heliac_shared_bind() binds to every model.`,
 			if opts.outDir == "" {
 				return &usageError{errors.New("-o is empty; give the directory to write the plan and C files into")}
 			}
-			if _, err := lookupStrategy("unknown planner", opts.planner); err != nil {
+			if err := checkCompileFlags(opts); err != nil {
 				return err
-			}
-			if err := checkTimeLimit(opts.timeLimit); err != nil {
-				return &usageError{err}
-			}
-			if err := checkConstants(opts.constants); err != nil {
-				return &usageError{err}
 			}
 			if runF != nil {
 				return runF(opts)

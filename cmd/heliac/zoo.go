@@ -67,14 +67,8 @@ on stdout instead. The exit status is 1 when any model failed.`,
 			case opts.jobs < 1:
 				return &usageError{fmt.Errorf("-j must be 1 or more, got %d", opts.jobs)}
 			}
-			if _, err := lookupStrategy("unknown planner", opts.planner); err != nil {
+			if err := checkCompileFlags(&opts.compileOptions); err != nil {
 				return err
-			}
-			if err := checkTimeLimit(opts.timeLimit); err != nil {
-				return &usageError{err}
-			}
-			if err := checkConstants(opts.constants); err != nil {
-				return &usageError{err}
 			}
 			if runF != nil {
 				return runF(opts)
