@@ -164,7 +164,7 @@ func planModel(ctx context.Context, data []byte, cfg Config) (*planned, error) {
 			if ord, err = memoryOrder(ctx, m, lopts, cfg.ScheduleWork); err != nil {
 				return nil, err
 			}
-			lopts.Order, lopts.Ordering = ord.Order, liveness.Ordering{Strategy: liveness.OrderMemory, Proven: ord.Proven}
+			lopts.Order, lopts.Ordering = ord.Order, liveness.Ordering{Strategy: liveness.OrderMemory, Proven: ord.Proven, TimedOut: ord.TimedOut}
 		case ScheduleModel:
 		default:
 			return nil, fmt.Errorf("unknown schedule %q (known: %s)", cfg.Schedule, strings.Join(Schedules(), ", "))

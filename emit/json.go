@@ -68,6 +68,9 @@ type jsonSource struct {
 type jsonOrdering struct {
 	Strategy      string `json:"strategy"`
 	ProvenOptimal bool   `json:"proven_optimal"`
+	// TimedOut is present (true) when the search stopped on its wall-clock
+	// safety net rather than its work budget.
+	TimedOut bool `json:"timed_out,omitempty"`
 }
 
 // jsonOpName names an operator: its subgraph, index and TFLite name.
@@ -273,10 +276,11 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 		KernelScratch:    []jsonKernel{},
 		Skipped:          []jsonSkipped{},
 		Spills:           []jsonSpill{},
-		Ordering:         jsonOrdering{Strategy: p.Schedule.Ordering.Strategy, ProvenOptimal: p.Schedule.Ordering.Proven},
-		Schedule:         []jsonRun{},
-		Platform:         jsonPlatform{Name: p.Platform.Name, ConstantBank: constBank(p.Platform), Banks: []plan.Bank{}},
-		Rules:            []plan.Rule{},
+		Ordering: jsonOrdering{Strategy: p.Schedule.Ordering.Strategy, ProvenOptimal: p.Schedule.Ordering.Proven,
+			TimedOut: p.Schedule.Ordering.TimedOut},
+		Schedule: []jsonRun{},
+		Platform: jsonPlatform{Name: p.Platform.Name, ConstantBank: constBank(p.Platform), Banks: []plan.Bank{}},
+		Rules:    []plan.Rule{},
 	}
 	out.Rules = append(out.Rules, p.Rules...)
 	out.Platform.Banks = append(out.Platform.Banks, p.Platform.Banks...)

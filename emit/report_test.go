@@ -2,6 +2,7 @@ package emit_test
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -67,3 +69,26 @@ func TestReportKinds(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestScheduleTimedOut: an order whose search stopped on its wall clock
+// says so in the summary and plan.json; a proven one does not.
+func TestScheduleTimedOut(t *testing.T) {
+	m := readModel(t, filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
+	for _, tt := range []struct {
+		ordering liveness.Ordering
+		summary  string
+		json     bool
+	}{
+		{liveness.Ordering{Strategy: liveness.OrderMemory, TimedOut: true}, "the search stopped on its wall-clock safety net", true},
+		{liveness.Ordering{Strategy: liveness.OrderMemory, Proven: true}, "memory order, proven optimal", false},
+	} {
+		lt, err := liveness.Analyze(m, liveness.Options{Order: liveness.ModelOrder(m), Ordering: tt.ordering})
+		require.NoError(t, err)
+		p, err := plan.Build(context.Background(), m, lt, plan.Options{})
+		require.NoError(t, err)
+		assert.Contains(t, string(emit.Summary(m, p)), tt.summary)
+		js, err := emit.JSON(m, p, emit.Meta{ModelName: "hello"})
+		require.NoError(t, err)
+		assert.Equal(t, tt.json, strings.Contains(string(js), `"timed_out": true`))
+	}
+}

@@ -217,9 +217,12 @@ func scheduleText(sc liveness.Schedule) string {
 	case liveness.OrderModel:
 		return text + " (operators run as the model lists them)"
 	case liveness.OrderMemory:
-		if o.Proven {
+		switch {
+		case o.Proven:
 			text += ", proven optimal"
-		} else {
+		case o.TimedOut:
+			text += ", not proven optimal (the search stopped on its wall-clock safety net, as on a loaded machine: another run may choose another order)"
+		default:
 			text += ", not proven optimal (the search stopped on its budget)"
 		}
 	}

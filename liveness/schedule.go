@@ -52,6 +52,10 @@ type Ordering struct {
 	// Proven says the order is proven to have the lowest peak of any legal
 	// order, as its maker counts it (OrderMemory only).
 	Proven bool
+	// TimedOut says the search stopped on its wall-clock safety net rather
+	// than its work budget (OrderMemory only, as on a heavily loaded
+	// machine): another run may choose another order.
+	TimedOut bool
 }
 
 // The strategies an Ordering names.

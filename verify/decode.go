@@ -42,6 +42,8 @@ type planDoc struct {
 	// order was chosen and whether it is proven optimal.
 	strategy string
 	proven   bool
+	// timedOut is ordering.timed_out: the search stopped on its wall clock.
+	timedOut bool
 }
 
 // platform is the platform object: the banks the plan was made for.
@@ -246,6 +248,9 @@ func decode(data []byte) (*planDoc, []Violation) {
 	ordering := top.object("ordering")
 	doc.strategy = ordering.str("strategy")
 	doc.proven = ordering.bool("proven_optimal")
+	if b := ordering.optBool("timed_out"); b != nil {
+		doc.timedOut = *b
+	}
 	lists := map[string][]any{}
 	for _, k := range []string{"arenas", "tensor_allocs", "arena_usages", "persistent_arenas", "constant_arenas",
 		"tensor_lifetimes", "resource_variables", "kernel_scratch", "skipped_tensors", "rules", "spills", "schedule"} {

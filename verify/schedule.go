@@ -497,6 +497,10 @@ func (c *checker) checkOrdering() {
 	default:
 		c.r.add(Malformed, "ordering: strategy is %q, not one of model, memory, given", c.doc.strategy)
 	}
+	if c.doc.timedOut && (c.doc.strategy != "memory" || c.doc.proven) {
+		c.r.add(Malformed, "ordering: a %q order (proven optimal %t) cannot have stopped on the wall clock; only an unproven memory order can",
+			c.doc.strategy, c.doc.proven)
+	}
 	if c.doc.proven && c.doc.strategy != "memory" {
 		c.r.add(Malformed, "ordering: a %q order cannot be proven optimal", c.doc.strategy)
 	}

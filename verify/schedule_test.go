@@ -204,7 +204,8 @@ func TestScheduleRules(t *testing.T) {
 }
 
 // TestOrderingRules checks the ordering object against the schedule: a
-// "model" order must be the model's, only a "memory" order can be proven.
+// "model" order must be the model's, only a "memory" order can be proven,
+// and only an unproven "memory" order can have stopped on the wall clock.
 func TestOrderingRules(t *testing.T) {
 	swapped := inOrder(independentModel(), map[graph.SubgraphIndex][]graph.OpIndex{0: order(1, 0)})
 	straight := inOrder(independentModel(), nil)
@@ -212,6 +213,7 @@ func TestOrderingRules(t *testing.T) {
 		name     string
 		strategy string
 		proven   bool
+		timedOut bool
 		runs     []run
 		want     []Violation
 	}{
@@ -225,6 +227,11 @@ func TestOrderingRules(t *testing.T) {
 			want: []Violation{{Malformed, `ordering: strategy is "fastest", not one of model, memory, given`}}},
 		{name: "a proven given order", strategy: "given", proven: true, runs: swapped,
 			want: []Violation{{Malformed, `ordering: a "given" order cannot be proven optimal`}}},
+		{name: "a memory order the wall clock stopped", strategy: "memory", timedOut: true, runs: swapped},
+		{name: "a model order the wall clock stopped", strategy: "model", timedOut: true, runs: straight,
+			want: []Violation{{Malformed, `ordering: a "model" order (proven optimal false) cannot have stopped on the wall clock; only an unproven memory order can`}}},
+		{name: "a proven order the wall clock stopped", strategy: "memory", proven: true, timedOut: true, runs: swapped,
+			want: []Violation{{Malformed, `ordering: a "memory" order (proven optimal true) cannot have stopped on the wall clock; only an unproven memory order can`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,7 +239,7 @@ func TestOrderingRules(t *testing.T) {
 			tl, bad := walk(m, tt.runs)
 			require.Empty(t, bad)
 			r := report(nil)
-			c := &checker{m: m, tl: tl, r: &r, doc: &planDoc{strategy: tt.strategy, proven: tt.proven}}
+			c := &checker{m: m, tl: tl, r: &r, doc: &planDoc{strategy: tt.strategy, proven: tt.proven, timedOut: tt.timedOut}}
 			c.checkOrdering()
 			if len(tt.want) == 0 {
 				assert.Empty(t, r)
