@@ -36,10 +36,7 @@ func CompileSet(ctx context.Context, models []Model) (*SetOutput, error) {
 	plans := make([]*plan.Plan, len(models))
 	prefixes := map[string]string{}
 	for i, mdl := range models {
-		prefix := emit.CPrefix(mdl.Config.ModelName)
-		if mdl.Config.Prefix != "" {
-			prefix = mdl.Config.Prefix
-		}
+		prefix := emit.Prefix(mdl.Config.Prefix, mdl.Config.ModelName)
 		switch other, dup := prefixes[prefix]; {
 		case dup:
 			return nil, fmt.Errorf("models %s and %s would both be named %s in C; rename one", other, mdl.Config.ModelName, prefix)

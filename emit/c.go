@@ -141,11 +141,11 @@ type cRow struct {
 }
 
 func newCGen(m *graph.Model, p *plan.Plan, opts COptions) (*cgen, error) {
-	prefix := opts.Prefix
-	if prefix == "" {
-		prefix = CPrefix(opts.Meta.ModelName)
-	} else if err := checkPrefix(prefix); err != nil {
-		return nil, err
+	prefix := Prefix(opts.Prefix, opts.Meta.ModelName)
+	if opts.Prefix != "" {
+		if err := checkPrefix(prefix); err != nil {
+			return nil, err
+		}
 	}
 	if err := opts.Constants.check(); err != nil {
 		return nil, err

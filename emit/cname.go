@@ -28,6 +28,15 @@ func CPrefix(modelName string) string {
 	return s
 }
 
+// Prefix returns the C prefix emit.C gives a model: prefix when it is not
+// "", else CPrefix(modelName).
+func Prefix(prefix, modelName string) string {
+	if prefix != "" {
+		return prefix
+	}
+	return CPrefix(modelName)
+}
+
 // checkPrefix reports why an explicit prefix cannot start generated names.
 func checkPrefix(p string) error {
 	for i := 0; i < len(p); i++ {

@@ -134,16 +134,7 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 // what it costs each scratch arena: its lower bound for tensors alone and
 // with kernel scratch, and any bytes added to lie where TFLM places it.
 func kernelScratchText(buf *bytes.Buffer, p *plan.Plan) {
-	ops := map[graph.OpRef]bool{}
-	var n int
-	var bytes int64
-	for _, a := range p.Allocs {
-		if a.Kind == plan.KernelScratchAlloc {
-			n++
-			bytes += a.Size
-			ops[a.Op] = true
-		}
-	}
+	n, ops, bytes := p.KernelScratch()
 	if n == 0 {
 		return
 	}
@@ -155,7 +146,7 @@ func kernelScratchText(buf *bytes.Buffer, p *plan.Plan) {
 		}
 		source += ")"
 	}
-	fmt.Fprintf(buf, "  kernel scratch: %d buffer(s) for %d operator(s), %d B in all%s\n", n, len(ops), bytes, source)
+	fmt.Fprintf(buf, "  kernel scratch: %d buffer(s) for %d operator(s), %d B in all%s\n", n, ops, bytes, source)
 	for _, a := range p.Arenas {
 		if a.Role != liveness.Scratch || a.TensorLowerBound == a.LowerBound && a.TFLMGrowth == 0 {
 			continue

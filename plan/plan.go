@@ -310,6 +310,20 @@ func (p *Plan) ScratchTotals() (size, lowerBound int64) {
 	return size, lowerBound
 }
 
+// KernelScratch returns how many kernel scratch buffers the plan holds,
+// for how many operators, and their bytes (before alignment).
+func (p *Plan) KernelScratch() (buffers, operators int, bytes int64) {
+	ops := map[graph.OpRef]bool{}
+	for _, a := range p.Allocs {
+		if a.Kind == KernelScratchAlloc {
+			buffers++
+			bytes += a.Size
+			ops[a.Op] = true
+		}
+	}
+	return buffers, len(ops), bytes
+}
+
 // Arena returns the arena with the given ID, or nil when there is none.
 func (p *Plan) Arena(id ArenaID) *Arena {
 	for i := range p.Arenas {

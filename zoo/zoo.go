@@ -5,9 +5,8 @@
 //
 // Input: folders and files; a compile function (the CLI's, with its flags).
 // Output: Results in the order Find gave the models, and Rows. It imports
-// driver (for the compiled output), liveness and plan (to read the plan);
-// it writes no model's files itself: the caller does, as it would for one
-// model.
+// driver, for the compiled output; it writes no model's files itself: the
+// caller does, as it would for one model.
 package zoo
 
 import (
@@ -27,8 +26,6 @@ import (
 	"time"
 
 	"github.com/heliac/heliac/driver"
-	"github.com/heliac/heliac/liveness"
-	"github.com/heliac/heliac/plan"
 )
 
 // Model is a model file Find found: its path, and its name, which names its
@@ -236,18 +233,11 @@ func Summarize(results []Result) []Row {
 		}
 		p := r.Output.Plan
 		row.Steps, row.Arenas = p.Schedule.Steps, len(p.Arenas)
-		row.TimedOut = r.Output.Order != nil && r.Output.Order.TimedOut
+		row.Arena, row.Bound = p.ScratchTotals()
+		_, _, row.KernelScratch = p.KernelScratch()
+		row.TimedOut = p.Schedule.Ordering.TimedOut
 		for _, a := range p.Arenas {
-			if a.Role == liveness.Scratch {
-				row.Bound += a.LowerBound
-				row.Arena += a.Size
-				row.TimedOut = row.TimedOut || a.TimedOut > 0
-			}
-		}
-		for _, a := range p.Allocs {
-			if a.Kind == plan.KernelScratchAlloc {
-				row.KernelScratch += a.Size
-			}
+			row.TimedOut = row.TimedOut || a.TimedOut > 0
 		}
 		if row.Bound > 0 {
 			row.OverBound = float64(row.Arena-row.Bound) / float64(row.Bound) * 100

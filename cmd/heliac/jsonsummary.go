@@ -54,13 +54,11 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 		Arenas: []jsonArena{}, Unknown: len(p.UnknownScratch), Spills: len(p.Spills), Files: []string{},
 		Schedule: jsonSchedule{Strategy: p.Schedule.Ordering.Strategy, Proven: p.Schedule.Ordering.Proven, Moved: p.Schedule.Moved()}}
 	for _, a := range p.Allocs {
-		switch a.Kind {
-		case plan.TensorAlloc:
+		if a.Kind == plan.TensorAlloc {
 			s.Tensors++
-		case plan.KernelScratchAlloc:
-			s.KernelScratch += a.Size
 		}
 	}
+	_, _, s.KernelScratch = p.KernelScratch()
 	for _, a := range p.Arenas {
 		ja := jsonArena{Name: a.Name, Role: a.Role.String(), Memory: a.Memory, Size: a.Size, Capacity: a.Capacity}
 		if a.Role == liveness.Scratch {

@@ -41,11 +41,11 @@ func runCompileSet(ctx context.Context, opts *compileOptions) error {
 			return fmt.Errorf("compile %s: %w", one.model, err)
 		}
 	}
-	for _, f := range set.Shared {
-		if err := refuseInput(opts.model, "model", opts.outDir, emit.Files{f}, "choose another -o"); err != nil {
+	if len(set.Shared) > 0 {
+		if err := refuseInput(opts.model, "model", opts.outDir, set.Shared, "choose another -o"); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(filepath.Join(opts.outDir, f.Name), f.Data); err != nil {
+		if err := writeSet(opts.outDir, set.Shared, nil, opts.model); err != nil {
 			return err
 		}
 	}

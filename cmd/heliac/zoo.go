@@ -143,13 +143,9 @@ func runZoo(ctx context.Context, opts *zooOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{"summary.csv", zoo.CSV(rows)}, {"summary.json", js}} {
-		if err := writeFileAtomic(filepath.Join(opts.outDir, f.name), f.data); err != nil {
-			return err
-		}
+	summary := emit.Files{{Name: "summary.csv", Data: zoo.CSV(rows)}, {Name: "summary.json", Data: js}}
+	if err := writeSet(opts.outDir, summary, nil, ""); err != nil {
+		return err
 	}
 	if opts.json && !opts.quiet {
 		if _, err := opts.stdout.Write(js); err != nil {
@@ -203,31 +199,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// folder, so that a reader sees the old file or the new one.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
 }
