@@ -18,6 +18,37 @@ var viewOps = map[graph.Opcode]bool{
 	graph.Bitcast:    true,
 }
 
+// The sharing rule. An alias group's members share bytes, and a write to
+// any of them writes all of them. So a tensor may share bytes with
+// another (a view's output with its input, an in-place output with the
+// input it is written over) only while those bytes are written by nobody
+// else: from the step a member gets its value to its last read, no
+// operator but the one giving it that value may write a member of its
+// group over its bytes. A tensor the model writes more than once (by two
+// operators, or by one whose output is its own input, LOGISTIC(t) -> t)
+// changes value in its own bytes; a view of it made before the last
+// write would see the new value where the model reads the old.
+//
+// Liveness keeps the rule without looking at the order, so that every
+// legal order (order.Schedule's) keeps it too:
+//
+//   - a view joins its input's group only when every operator writing
+//     the group's root comes before the view in the model's order (the
+//     other members of a view group are views, each written once, by its
+//     view): the writes to the root and the view's read of its input keep
+//     their order in every legal order, so after the view nothing writes
+//     the group; a view output written by a second operator never joins;
+//   - an in-place write joins an output written once to a group every
+//     member of which is dead after the operator (inPlace), so nothing
+//     reads the old value after the write;
+//   - a called subgraph writes its tensors afresh on every run, and a
+//     group lies in one subgraph and holds none of its inputs or outputs,
+//     so each run keeps the rule on its own;
+//   - is_variable tensors are persistent, and only scratch tensors alias.
+//
+// The verifier checks the rule itself, on the plan's schedule
+// (verify/clobber.go).
+
 // alias joins the output of each view operator to its input's buffer when
 // that is safe:
 //
@@ -25,7 +56,8 @@ var viewOps = map[graph.Opcode]bool{
 //   - neither is an input or output of any subgraph: the caller owns model
 //     inputs and outputs, and control-flow kernels copy subgraph inputs and
 //     outputs, so those keep buffers of their own;
-//   - the output has no other writer.
+//   - the output has no other writer, and every writer of the input's
+//     group's root comes before the view (the sharing rule).
 //
 // Members of a group share the root's buffer; the root's Group becomes the
 // union of the members' lifetimes.
@@ -33,7 +65,15 @@ func (a *analyzer) alias() {
 	f := a.boundaryFacts()
 	for si, sg := range a.m.Subgraphs {
 		s := graph.SubgraphIndex(si)
-		for _, op := range sg.Ops {
+		lastWrite := map[graph.TensorID]int{} // the last operator writing each tensor, in model order
+		for oi, op := range sg.Ops {
+			for _, list := range [][]graph.TensorID{op.Outputs, op.Intermediates} {
+				for _, t := range list {
+					lastWrite[t] = oi
+				}
+			}
+		}
+		for oi, op := range sg.Ops {
 			if !viewOps[op.Code] || len(op.Inputs) == 0 || len(op.Outputs) != 1 || op.Inputs[0] == graph.NoTensor {
 				continue
 			}
@@ -45,7 +85,7 @@ func (a *analyzer) alias() {
 				continue
 			}
 			r := a.root(in)
-			if r == out {
+			if w, ok := lastWrite[r.Tensor]; r == out || (ok && w > oi) {
 				continue
 			}
 			a.join(out, r, ti.AliasOffset)

@@ -73,3 +73,68 @@ func TestAliasNeverJoinsSubgraphBoundaries(t *testing.T) {
 	assert.Nil(t, lt.Lookup(ref(0, 2)).AliasOf)
 	assert.Nil(t, lt.Lookup(ref(0, 3)).AliasOf, "c's input b is a boundary tensor, so c stays apart too")
 }
+
+// rewrittenViewModel is in -> ABS -> x -> RESHAPE -> v, then second writes
+// x again (LOGISTIC(x) -> x when ownInput, else NEG(in) -> x), then
+// ADD(v, x) -> out: ADD must see v as RESHAPE made it, before the second
+// write.
+func rewrittenViewModel(ownInput bool) *graph.Model {
+	second := op(14, ids(1), ids(1)) // LOGISTIC(x) -> x
+	if !ownInput {
+		second = op(59, ids(0), ids(1)) // NEG(in) -> x
+	}
+	return &graph.Model{Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{f32("in", 4), f32("x", 4), f32("v", 4), f32("out", 4)},
+		Inputs:  ids(0), Outputs: ids(3),
+		Ops: []graph.Op{
+			op(101, ids(0), ids(1)),
+			op(graph.Reshape, ids(1), ids(2)),
+			second,
+			op(0, ids(2, 1), ids(3)),
+		},
+	}}}
+}
+
+// TestViewOfRewrittenTensor checks the sharing rule: a view never shares
+// the bytes of a tensor written again after it, whether by a second
+// operator or by one whose output is its own input; a view made after
+// the last write still does.
+func TestViewOfRewrittenTensor(t *testing.T) {
+	for _, ownInput := range []bool{true, false} {
+		t.Run(map[bool]string{true: "op writes its own input", false: "second writer"}[ownInput], func(t *testing.T) {
+			m := rewrittenViewModel(ownInput)
+			lt, err := liveness.Analyze(m, liveness.Options{})
+			require.NoError(t, err)
+			assert.Nil(t, lt.Lookup(ref(0, 2)).AliasOf, "v is read after x is written again")
+
+			// The view after the second write may share x's bytes.
+			ops := m.Subgraphs[0].Ops
+			ops[1], ops[2] = ops[2], ops[1]
+			lt, err = liveness.Analyze(m, liveness.Options{})
+			require.NoError(t, err)
+			x := ref(0, 1)
+			assert.Equal(t, &x, lt.Lookup(ref(0, 2)).AliasOf, "nothing writes x after the view")
+		})
+	}
+}
+
+// TestRewrittenViewOutput: a view output that a second operator writes
+// keeps bytes of its own, and so do views of it.
+func TestRewrittenViewOutput(t *testing.T) {
+	m := &graph.Model{Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{f32("in", 4), f32("x", 4), f32("v", 4), f32("w", 4), f32("out", 4)},
+		Inputs:  ids(0), Outputs: ids(4),
+		Ops: []graph.Op{
+			op(101, ids(0), ids(1)),
+			op(graph.Reshape, ids(1), ids(2)),
+			op(14, ids(2), ids(2)), // LOGISTIC(v) -> v
+			op(graph.Reshape, ids(2), ids(3)),
+			op(0, ids(1, 3), ids(4)),
+		},
+	}}}
+	lt, err := liveness.Analyze(m, liveness.Options{})
+	require.NoError(t, err)
+	assert.Nil(t, lt.Lookup(ref(0, 2)).AliasOf, "v is written twice")
+	v := ref(0, 2)
+	assert.Equal(t, &v, lt.Lookup(ref(0, 3)).AliasOf, "w views v after v's last write")
+}

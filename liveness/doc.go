@@ -86,6 +86,13 @@
 // any subgraph (the caller, or a control-flow kernel, owns those bytes),
 // when the two sizes differ, or when either is not scratch.
 //
+// Sharing bytes is valid only while nobody else writes them (the sharing
+// rule, liveness/alias.go): a view never joins a group whose root some
+// operator writes after the view in the model's order (a tensor written
+// twice, or by an operator whose output is its own input), nor does a
+// view output that a second operator writes; an in-place write is taken
+// only where every member of its input's group is dead.
+//
 // With Options.Kernels, an operator's output joins the group of an input
 // that dies at the operator when a kernel contract lets the kernel write
 // it there (see inPlace). An exact contract puts the output exactly over

@@ -248,7 +248,9 @@ var viewOps = map[graph.Opcode]bool{graph.Reshape: true, graph.Squeeze: true, gr
 
 // alias joins view outputs to their input's buffer exactly as liveness
 // does (liveness/alias.go): both scratch of one size, neither a subgraph
-// input or output, the output written once; operators in model order.
+// input or output, the output written once, every writer of the input's
+// buffer before the view in the model's order (the sharing rule);
+// operators in model order.
 func (md *model) alias() {
 	m := md.m
 	boundary := make([]map[graph.TensorID]bool, len(m.Subgraphs))
@@ -262,14 +264,20 @@ func (md *model) alias() {
 	}
 	for si, sg := range m.Subgraphs {
 		writers := map[graph.TensorID]int{}
-		for _, op := range sg.Ops {
+		lastWrite := map[graph.TensorID]int{}
+		for oi, op := range sg.Ops {
 			for _, t := range op.Outputs {
 				writers[t]++
+			}
+			for _, list := range [][]graph.TensorID{op.Outputs, op.Intermediates} {
+				for _, t := range list {
+					lastWrite[t] = oi
+				}
 			}
 		}
 		buf := md.buf[si]
 		joined := make([]bool, len(buf)) // liveness's AliasOf != nil
-		for _, op := range sg.Ops {
+		for oi, op := range sg.Ops {
 			if !viewOps[op.Code] || len(op.Inputs) == 0 || len(op.Outputs) != 1 || op.Inputs[0] == graph.NoTensor {
 				continue
 			}
@@ -279,7 +287,7 @@ func (md *model) alias() {
 				continue
 			}
 			r := buf[in]
-			if r == out {
+			if w, ok := lastWrite[r]; r == out || (ok && w > oi) {
 				continue
 			}
 			joined[out] = true

@@ -32,6 +32,14 @@ func TestPlanAliases(t *testing.T) {
 			want: []Kind{BadAlias, Overlap},
 		},
 		{
+			// ADD(s, a) -> a writes a while it reads s, a view of a over
+			// a's bytes (the tensor it wrote before, t, is now written by
+			// nobody, read by FULLY_CONNECTED alone).
+			name: "a view's bytes written by another operator as it reads the view", model: "alias",
+			mod:  func(m *graph.Model) { m.Subgraphs[0].Ops[3].Outputs = ids(1) },
+			want: []Kind{BadAlias},
+		},
+		{
 			name: "alias at a different offset", model: "alias",
 			edits: []edit{set("tensor_allocs.2.binding.offset", 0)},
 			want:  []Kind{BadAlias},

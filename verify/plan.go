@@ -42,6 +42,7 @@ func Plan(m *graph.Model, planJSON []byte) []Violation {
 		c.checkUnplaced,
 		c.checkUses,
 		c.checkAliases,
+		c.checkSharing,
 		c.checkVariables,
 		c.checkKernelScratch,
 		c.checkArenas,
