@@ -2,6 +2,7 @@ package liveness_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -212,7 +213,53 @@ func checkProperties(t *testing.T, m *graph.Model, tl *propTimeline, lt *livenes
 	}
 	require.Len(t, lt.Tensors, n, "%s: one analysis per tensor", mode)
 	propCheckGroups(t, lt, mode)
+	propCheckSharing(t, m, lt, mode)
 	propCheckVariables(t, m, lt, mode)
+}
+
+// propCheckSharing checks the sharing rule naively, in the model's order:
+// between the last write of a group member before an operator reads it
+// and that read, no operator writes another member of its group, but a
+// view operator making a member out of a member (which writes nothing).
+func propCheckSharing(t *testing.T, m *graph.Model, lt *liveness.Lifetimes, mode string) {
+	t.Helper()
+	groups := map[graph.TensorRef][]graph.TensorRef{}
+	for _, a := range lt.Tensors {
+		if a.AliasOf != nil {
+			groups[*a.AliasOf] = append(groups[*a.AliasOf], a.Ref)
+		}
+	}
+	for root, ms := range groups {
+		ms = append(ms, root)
+		sg := &m.Subgraphs[root.Subgraph]
+		member := map[graph.TensorID]bool{}
+		for _, r := range ms {
+			member[r.Tensor] = true
+		}
+		writes := func(op *graph.Op, t graph.TensorID) bool {
+			return slices.Contains(op.Outputs, t) || slices.Contains(op.Intermediates, t)
+		}
+		for _, r := range ms {
+			last := -1
+			for oi := range sg.Ops {
+				op := &sg.Ops[oi]
+				if slices.Contains(op.Inputs, r.Tensor) && last >= 0 {
+					for k := last + 1; k <= oi; k++ {
+						w := &sg.Ops[k]
+						for _, q := range ms {
+							view := propViews[w.Code] && len(w.Outputs) == 1 && w.Outputs[0] == q.Tensor && len(w.Inputs) > 0 && member[w.Inputs[0]]
+							assert.False(t, q != r && writes(w, q.Tensor) && !view,
+								"%s: %v shares bytes with %v, which op %d:%d (%s) writes after op %d:%d gives it its value and before op %d:%d reads it",
+								mode, r, q, root.Subgraph, k, w.Name(), root.Subgraph, last, root.Subgraph, oi)
+						}
+					}
+				}
+				if writes(op, r.Tensor) {
+					last = oi
+				}
+			}
+		}
+	}
 }
 
 // propCheckGroups checks that each root's Group is exactly the hull of its own

@@ -23,6 +23,9 @@
 //   - view operators (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST) whose output
 //     has the same byte size as their first input, including views of
 //     views, views of subgraph inputs and views of constants;
+//   - values written again: by an operator whose output is its own input
+//     (LOGISTIC(t) -> t) or by a second operator, often with a view of the
+//     value made before the write and read after it;
 //   - WHILE (cond: n inputs, one BOOL output; body: n inputs, n outputs of
 //     the same types and shapes; the operator n operands and n results),
 //     IF (operand 0 a BOOL, then n values; both branches n inputs and n
@@ -601,6 +604,11 @@ func (g *gen) view(s *sub) {
 		g.ordinary(s, nil)
 		return
 	}
+	g.viewOf(s, src)
+}
+
+// viewOf adds a view operator over src and returns its output.
+func (g *gen) viewOf(s *sub, src graph.TensorID) graph.TensorID {
 	in := s.sg.Tensors[src]
 	out := spec{typ: in.Type}
 	op := graph.Op{Inputs: []graph.TensorID{src}}
@@ -639,6 +647,52 @@ func (g *gen) view(s *sub) {
 	g.addOp(s, op)
 	s.values = append(s.values, id)
 	s.views = append(s.views, id)
+	return id
+}
+
+// rewrite writes an earlier value t of s again, which TFLite allows: by
+// an operator whose output is its own input (LOGISTIC(t) -> t) or by a
+// second operator writing it. Often a view of t (or t a view's output) is
+// made before the write and read after it, which must then read the value
+// from before the write: the pattern that makes an alias invalid.
+func (g *gen) rewrite(s *sub) {
+	var cands []graph.TensorID
+	for _, v := range s.values {
+		if tt := &s.sg.Tensors[v]; !slices.Contains(s.sg.Inputs, v) && tt.Type != graph.String && tt.Type != graph.Resource {
+			cands = append(cands, v)
+		}
+	}
+	if len(cands) == 0 {
+		g.ordinary(s, nil)
+		return
+	}
+	t := cands[len(cands)-1-g.r.IntN(min(len(cands), 4))]
+	var view graph.TensorID = graph.NoTensor
+	if g.chance(0.6) {
+		view = g.viewOf(s, t)
+	}
+	if g.chance(0.5) {
+		c := []struct {
+			code graph.Opcode
+			name string
+		}{{14, "LOGISTIC"}, {28, "TANH"}, {101, "ABS"}, {59, "NEG"}}[g.r.IntN(4)]
+		g.addOp(s, graph.Op{Code: c.code, CodeName: c.name, Inputs: []graph.TensorID{t}, Outputs: []graph.TensorID{t}})
+	} else {
+		c := ordinaryCodes[g.r.IntN(len(ordinaryCodes))]
+		op := graph.Op{Code: c.code, CodeName: c.name, Outputs: []graph.TensorID{t}}
+		if c.code == graph.Custom {
+			op.CustomName = "MyOp"
+		}
+		for range 1 + g.r.IntN(2) {
+			op.Inputs = append(op.Inputs, g.operand(s))
+		}
+		g.addOp(s, op)
+	}
+	if view != graph.NoTensor && g.chance(0.7) {
+		g.addOp(s, graph.Op{Code: 0, CodeName: "ADD", Inputs: []graph.TensorID{view, g.operand(s)},
+			Outputs: []graph.TensorID{g.addTensor(s, "x", g.spec(s, view))}})
+		s.values = append(s.values, s.sg.Ops[len(s.sg.Ops)-1].Outputs[0])
+	}
 }
 
 // reshape returns a random shape with as many elements as shape.
@@ -936,6 +990,8 @@ func (g *gen) fill(s *sub, n int) {
 			g.view(s)
 		case p < 0.55:
 			g.window(s)
+		case p < 0.61:
+			g.rewrite(s)
 		default:
 			g.ordinary(s, nil)
 		}
