@@ -9,12 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/randmodel"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/order"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/tflite"
+	"github.com/heliac/heliac/verify"
 )
 
 // Opcodes the hand-built models use besides graph's.
@@ -363,4 +365,89 @@ func TestDeterministic(t *testing.T) {
 // to them.
 func TestSharedFigures(t *testing.T) {
 	assert.Equal(t, int64(plan.DefaultAlignment), int64(order.DefaultAlignment))
+}
+
+// rewrites is in -> ABS -> x -> RESHAPE -> v, LOGISTIC(x) -> x (an
+// operator writing its own input), ABS(v) -> w, TANH(in) -> x (a second
+// writer), ADD(w, x) -> out: x is written three times, read between the
+// writes, and viewed before the second.
+func rewrites() *graph.Model {
+	return &graph.Model{Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{b("in", 16), b("x", 16), b("v", 16), b("w", 16), b("out", 16)},
+		Inputs:  ids(0), Outputs: ids(4),
+		Ops: []graph.Op{
+			op(101, ids(0), ids(1)),
+			op(graph.Reshape, ids(1), ids(2)),
+			op(14, ids(1), ids(1)),
+			op(101, ids(2), ids(3)),
+			op(28, ids(0), ids(1)),
+			op(add, ids(3, 1), ids(4)),
+		},
+	}}}
+}
+
+// TestRewrittenTensorOrders runs every permutation of a model that writes
+// a tensor several times: the orders that keep every write of a tensor in
+// the model's order with every other access to it (write after read,
+// after write, read after write), checked naively here, compile and
+// verify, views and all; every other order is refused (BadSchedule); and
+// Schedule returns a legal one, in every mode.
+func TestRewrittenTensorOrders(t *testing.T) {
+	data, m := roundTrip(t, rewrites())
+	ops := m.Subgraphs[0].Ops
+	touches := func(o graph.Op, x graph.TensorID) (reads, writes bool) {
+		return slices.Contains(o.Inputs, x), slices.Contains(o.Outputs, x)
+	}
+	legal := func(order []graph.OpIndex) bool {
+		for i, a := range order {
+			for _, b := range order[i+1:] {
+				if a < b {
+					continue
+				}
+				for x := range m.Subgraphs[0].Tensors {
+					ra, wa := touches(ops[a], graph.TensorID(x))
+					rb, wb := touches(ops[b], graph.TensorID(x))
+					if (wa && (rb || wb)) || (wb && ra) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	var perms [][]graph.OpIndex
+	var rec func(cur []graph.OpIndex, left []graph.OpIndex)
+	rec = func(cur, left []graph.OpIndex) {
+		if len(left) == 0 {
+			perms = append(perms, slices.Clone(cur))
+			return
+		}
+		for i, x := range left {
+			rec(append(cur, x), slices.Concat(left[:i], left[i+1:]))
+		}
+	}
+	rec(nil, []graph.OpIndex{0, 1, 2, 3, 4, 5})
+	nLegal := 0
+	for _, order := range perms {
+		_, err := driver.Compile(context.Background(), data, driver.Config{ModelName: "rewrites", Version: "test",
+			Liveness: liveness.Options{Order: [][]graph.OpIndex{order}}, Plan: plan.Options{Planner: plan.PlannerTFLM}})
+		if legal(order) {
+			nLegal++
+			assert.NoError(t, err, "order %v keeps every access to a written tensor in the model's order", order)
+			continue
+		}
+		var ve *driver.VerifyError
+		if assert.ErrorAs(t, err, &ve, "order %v", order) {
+			for _, v := range ve.Violations {
+				assert.Equal(t, verify.BadSchedule, v.Kind, "order %v: %v", order, v)
+			}
+		}
+	}
+	assert.Equal(t, 3, nLegal, "ABS(v) may run before LOGISTIC(x) -> x, between it and TANH(in) -> x, or after both; nothing else moves")
+	for _, mo := range modes(t) {
+		r, err := order.Schedule(context.Background(), m, mo.options(m))
+		require.NoError(t, err)
+		checkResult(t, "rewrites", data, m, mo, r)
+		assert.True(t, legal(r.Order[0]), "%s: %v", mo.name, r.Order[0])
+	}
 }

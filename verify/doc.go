@@ -59,6 +59,11 @@
 //     (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST), input 0 to output 0, each
 //     output over exactly its input's bytes, and in-place writes lead from
 //     the root to the member through members of the group (BadAlias);
+//   - shared bytes are written by nobody else: between the write that
+//     gives a member its value and each read of it, in the schedule's
+//     order, no operator writes another member over its bytes, but a view
+//     over exactly its input's bytes (which writes nothing) and an
+//     in-place write at its own operator (checkSharing; BadAlias);
 //   - every in_place entry names a contract of the plan's kernel library
 //     that lets its operator, which runs once and calls nothing, write the
 //     tensor over the input, a member of its group that lies where the
