@@ -23,8 +23,9 @@ import (
 // rewrittenViewModel is in -> ABS -> x -> RESHAPE -> v, then x written
 // again (by LOGISTIC(x) -> x when ownInput, else by NEG(in) -> x), then
 // ADD(v, x) -> out, which must read v as RESHAPE made it: x before the
-// second write.
-func rewrittenViewModel(t *testing.T, ownInput bool) []byte {
+// second write. With viewLast, RESHAPE runs after the second write
+// instead, and v may share x's bytes.
+func rewrittenViewModel(t *testing.T, ownInput, viewLast bool) []byte {
 	t.Helper()
 	f32 := func(name string, shape ...int32) graph.Tensor {
 		return graph.Tensor{Name: name, Type: graph.Float32, Shape: shape, Size: 4 * 16}
@@ -46,6 +47,9 @@ func rewrittenViewModel(t *testing.T, ownInput bool) []byte {
 			op("ADD", 0, []graph.TensorID{2, 1}, []graph.TensorID{3}),
 		},
 	}}}
+	if ops := m.Subgraphs[0].Ops; viewLast {
+		ops[1], ops[2] = ops[2], ops[1]
+	}
 	data, err := tflite.Encode(m, tflite.EncodeOptions{})
 	require.NoError(t, err)
 	return data
@@ -69,7 +73,7 @@ func TestViewOfRewrittenTensor(t *testing.T) {
 		{"second writer", false, "op 0:2 (NEG)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := rewrittenViewModel(t, tc.ownInput)
+			data := rewrittenViewModel(t, tc.ownInput, false)
 			cfg := defaultConfig(t)
 			cfg.ModelName, cfg.Version, cfg.EmitTFLite = "views", "test", true
 			out, err := driver.Compile(context.Background(), data, cfg)
@@ -77,6 +81,13 @@ func TestViewOfRewrittenTensor(t *testing.T) {
 			a := out.Plan.Lookup(plan.TensorKey(v))
 			require.NotNil(t, a)
 			assert.Nil(t, a.AliasOf, "v is read after x is written again")
+
+			// A view after the last write shares x's bytes, and verifies.
+			after, err := driver.Compile(context.Background(), rewrittenViewModel(t, tc.ownInput, true), cfg)
+			require.NoError(t, err)
+			a = after.Plan.Lookup(plan.TensorKey(v))
+			require.NotNil(t, a)
+			assert.Equal(t, &x, a.AliasOf, "nothing writes x after the view")
 
 			// The plan with v in x's group.
 			lt, err := liveness.Analyze(out.Model, liveness.Options{Order: out.Lifetimes.Schedule.Order})

@@ -138,3 +138,23 @@ func TestRewrittenViewOutput(t *testing.T) {
 	v := ref(0, 2)
 	assert.Equal(t, &v, lt.Lookup(ref(0, 3)).AliasOf, "w views v after v's last write")
 }
+
+// TestViewOfRewrittenTensorInBody: the rule holds in a called subgraph,
+// here the body of a WHILE that main runs twice (each run writes the
+// body's tensors afresh).
+func TestViewOfRewrittenTensorInBody(t *testing.T) {
+	body := rewrittenViewModel(true).Subgraphs[0]
+	cond := graph.Subgraph{
+		Tensors: []graph.Tensor{f32("arg", 4), {Name: "c", Type: graph.Bool, Shape: []int32{}, Size: 1}},
+		Inputs:  ids(0), Outputs: ids(1),
+		Ops: []graph.Op{op(58, ids(0, 0), ids(1))},
+	}
+	m := &graph.Model{Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{f32("in", 4), f32("mid", 4), f32("out", 4)},
+		Inputs:  ids(0), Outputs: ids(2),
+		Ops: []graph.Op{op(graph.While, ids(0), ids(1), 1, 2), op(graph.While, ids(1), ids(2), 1, 2)},
+	}, cond, body}}
+	lt, err := liveness.Analyze(m, liveness.Options{})
+	require.NoError(t, err)
+	assert.Nil(t, lt.Lookup(ref(2, 2)).AliasOf, "v is read after x is written again")
+}

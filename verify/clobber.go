@@ -100,7 +100,7 @@ func (c *checker) checkGroupSharing(ms []*member) {
 				continue
 			}
 			writes[t] = append(writes[t], at)
-			if k == 0 && isView(op.Code) && len(op.Inputs) > 0 && op.Inputs[0] != graph.NoTensor {
+			if k == 0 && len(op.Outputs) > 0 && isView(op.Code) && len(op.Inputs) > 0 && op.Inputs[0] != graph.NoTensor {
 				if src := in[op.Inputs[0]]; src != nil && src.sameBytes(q) {
 					continue // the view lies over its input's bytes: it writes nothing
 				}
