@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,9 +32,11 @@ const (
 )
 
 // The number of models of a run without HELIAC_DIFF_MODELS: enough that
-// each pattern of the generator comes up many times.
+// each pattern of the generator comes up many times (under the race
+// detector, which make test uses, compiling is about ten times slower).
 const (
 	diffModels      = 300
+	diffModelsRace  = 100
 	diffModelsShort = 15
 )
 
@@ -55,6 +58,7 @@ type diffTally struct {
 	moved     int // operators the memory order runs elsewhere than listed
 	reordered int // models emitted with their operators reordered
 	features  validmodel.Features
+	keep      string // where failing models are kept, once one fails
 }
 
 // TestDifferentialTFLM is heliac's differential test against stock TFLM:
@@ -70,8 +74,11 @@ type diffTally struct {
 func TestDifferentialTFLM(t *testing.T) {
 	tool := tflmrun.Require(t)
 	n := diffModels
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		n = diffModelsShort
+	case raceEnabled:
+		n = diffModelsRace
 	}
 	if s := os.Getenv(envDiffModels); s != "" {
 		v, err := strconv.Atoi(s)
@@ -94,17 +101,31 @@ func TestDifferentialTFLM(t *testing.T) {
 		first = v
 	}
 	tally := &diffTally{}
-	t.Run("models", func(t *testing.T) {
-		for i := 0; i < n; i++ {
-			if !deadline.IsZero() && time.Now().After(deadline) {
-				break
-			}
-			seed := first + int64(i)
-			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-				t.Parallel()
-				differential(t, tool, seed, tally)
-			})
+	// Workers take seeds in turn until n models ran or the time is up
+	// (parallel subtests would all be started before any ran).
+	var next sync.Mutex
+	i := 0
+	take := func() (int64, bool) {
+		next.Lock()
+		defer next.Unlock()
+		if i >= n || (!deadline.IsZero() && time.Now().After(deadline)) {
+			return 0, false
 		}
+		i++
+		return first + int64(i-1), true
+	}
+	t.Run("models", func(t *testing.T) {
+		var wg sync.WaitGroup
+		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for seed, ok := take(); ok; seed, ok = take() {
+					t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { differential(t, tool, seed, tally) })
+				}
+			}()
+		}
+		wg.Wait()
 	})
 	f := tally.features
 	sort.Slice(tally.failed, func(i, j int) bool { return tally.failed[i] < tally.failed[j] })
@@ -141,7 +162,7 @@ func differential(t *testing.T, tool string, seed int64, tally *diffTally) {
 	cfg.EmitTFLite = true
 	out, err := driver.Compile(context.Background(), data, cfg)
 	if err != nil {
-		dir := keepModels(t, seed, data, nil)
+		dir := tally.keepModels(t, seed, data, nil)
 		t.Fatalf("seed %d: heliac does not compile a valid model (kept in %s): %v", seed, dir, err)
 	}
 	tally.mu.Lock()
@@ -160,38 +181,91 @@ func differential(t *testing.T, tool string, seed int64, tally *diffTally) {
 	tally.mu.Unlock()
 
 	dir := t.TempDir()
-	orig, mine := filepath.Join(dir, "model.tflite"), filepath.Join(dir, "heliac.tflite")
+	orig := filepath.Join(dir, "model.tflite")
 	require.NoError(t, os.WriteFile(orig, data, 0o644))
-	require.NoError(t, os.WriteFile(mine, out.TFLite.Data, 0o644))
 	masked := resourceTensors(m)
+	diff, err := compareTFLM(tool, dir, orig, out.TFLite.Data, masked)
+	require.NoError(t, err, "seed %d", seed)
+	if strings.HasPrefix(diff, diffGenerator) {
+		kept := tally.keepModels(t, seed, data, nil)
+		t.Fatalf("seed %d: %s (kept in %s)", seed, diff, kept)
+	}
+	if diff != "" {
+		kept := tally.keepModels(t, seed, data, out.TFLite.Data)
+		t.Fatalf("seed %d: %s\n  models kept in %s (run %s --trace --invokes %d on seed%d.tflite and seed%d.heliac.tflite)\n  %s",
+			seed, diff, kept, tool, interopInvokes, seed, seed, diagnose(t, tool, dir, data, cfg, masked))
+	}
+	failed = false
+}
+
+// diffGenerator starts compareTFLM's report of an original model TFLM
+// does not run.
+const diffGenerator = "generator bug"
+
+// compareTFLM runs the original model and heliac's (written into dir) in
+// tflm_run over diffRunSeeds and returns the first difference, or "".
+func compareTFLM(tool, dir, orig string, heliac []byte, masked map[string]bool) (string, error) {
+	mine := filepath.Join(dir, "heliac.tflite")
+	if err := os.WriteFile(mine, heliac, 0o644); err != nil {
+		return "", err
+	}
 	for _, rs := range diffRunSeeds {
 		opts := tflmrun.Options{Seed: rs, Invokes: interopInvokes, ArenaBytes: diffArena, Trace: true, Timeout: 30 * time.Second}
 		want, err := tflmrun.Run(context.Background(), tool, orig, opts)
-		require.NoError(t, err, "seed %d", seed)
+		if err != nil {
+			return "", err
+		}
 		if !want.OK() {
-			kept := keepModels(t, seed, data, nil)
-			t.Fatalf("seed %d: generator bug: TFLM does not run the generated model (kept in %s): %s", seed, kept, want.Error())
+			return fmt.Sprintf("%s: TFLM does not run the generated model: %s", diffGenerator, want.Error()), nil
 		}
 		got, err := tflmrun.Run(context.Background(), tool, mine, opts)
 		if err == nil && !got.OK() {
 			err = fmt.Errorf("%s", got.Error())
 		}
 		if err != nil {
-			kept := keepModels(t, seed, data, out.TFLite.Data)
-			t.Fatalf("seed %d: TFLM does not run heliac's model (run seed %d; models kept in %s): %v", seed, rs, kept, err)
+			return fmt.Sprintf("TFLM does not run heliac's model (--seed %d): %v", rs, err), nil
 		}
-		if diff := diffLines(want.Outputs(), got.Outputs()); diff != "" {
-			kept := keepModels(t, seed, data, out.TFLite.Data)
-			t.Fatalf("seed %d: outputs differ with heliac's plan (run %s --trace --seed %d --invokes %d on both models in %s):\n%s",
-				seed, tool, rs, interopInvokes, kept, diff)
+		if d := diffLines(want.Outputs(), got.Outputs()); d != "" {
+			return fmt.Sprintf("outputs differ with heliac's plan (--seed %d):\n%s", rs, d), nil
 		}
-		if diff := diffLines(traceLines(want, masked), traceLines(got, masked)); diff != "" {
-			kept := keepModels(t, seed, data, out.TFLite.Data)
-			t.Fatalf("seed %d: the trace differs with heliac's plan (run %s --trace --seed %d --invokes %d on both models in %s):\n%s",
-				seed, tool, rs, interopInvokes, kept, diff)
+		if d := diffLines(traceLines(want, masked), traceLines(got, masked)); d != "" {
+			return fmt.Sprintf("the trace differs with heliac's plan (--seed %d):\n%s", rs, d), nil
 		}
 	}
-	failed = false
+	return "", nil
+}
+
+// diagnose compiles a failing model again without views sharing their
+// input's buffer, and in the model's own operator order, and says which
+// makes TFLM's runs agree: a hint at the cause for whoever reads the
+// failure.
+func diagnose(t *testing.T, tool, dir string, data []byte, cfg driver.Config, masked map[string]bool) string {
+	t.Helper()
+	orig := filepath.Join(dir, "model.tflite")
+	agrees := func(change func(*driver.Config)) bool {
+		c := cfg
+		change(&c)
+		out, err := driver.Compile(context.Background(), data, c)
+		if err != nil {
+			return false
+		}
+		d, err := compareTFLM(tool, dir, orig, out.TFLite.Data, masked)
+		return err == nil && d == ""
+	}
+	noAlias := agrees(func(c *driver.Config) { c.Liveness.NoAlias = true })
+	model := agrees(func(c *driver.Config) { c.Schedule = driver.ScheduleModel })
+	both := agrees(func(c *driver.Config) { c.Liveness.NoAlias = true; c.Schedule = driver.ScheduleModel })
+	switch {
+	case noAlias && model:
+		return "hint: the runs agree with views in buffers of their own (Liveness.NoAlias) and, apart, in the model's operator order"
+	case noAlias:
+		return "hint: the runs agree with views in buffers of their own (Liveness.NoAlias): a view shares bytes that change while it is read"
+	case model:
+		return "hint: the runs agree in the model's operator order (ScheduleModel): the memory order moved an operator it must not"
+	case both:
+		return "hint: the runs agree only with views in buffers of their own and in the model's operator order"
+	}
+	return "hint: the runs differ even with views in buffers of their own and in the model's order: not the plan's aliasing or order (the emitted model itself?)"
 }
 
 // resourceTensors returns the trace key prefixes ("<subgraph>.<tensor>.")
@@ -271,20 +345,28 @@ func diffLines(want, got []string) string {
 			fmt.Fprintf(&b, "  %s: TFLM's plan %s, heliac's %s\n", k, w, g)
 		}
 	}
-	return b.String()
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // keepModels writes a failing seed's model (and heliac's, when given) to
-// HELIAC_DIFF_KEEP or a new directory that outlives the test, and returns
-// the directory.
-func keepModels(t *testing.T, seed int64, orig, mine []byte) string {
+// HELIAC_DIFF_KEEP or a directory of the run that outlives the test, and
+// returns the directory.
+func (tally *diffTally) keepModels(t *testing.T, seed int64, orig, mine []byte) string {
 	t.Helper()
-	dir := os.Getenv(envDiffKeep)
-	if dir == "" {
-		var err error
-		dir, err = os.MkdirTemp("", "heliac-diff-")
-		require.NoError(t, err)
+	tally.mu.Lock()
+	if tally.keep == "" {
+		tally.keep = os.Getenv(envDiffKeep)
+		if tally.keep == "" {
+			dir, err := os.MkdirTemp("", "heliac-diff-")
+			if err != nil {
+				tally.mu.Unlock()
+				t.Fatal(err)
+			}
+			tally.keep = dir
+		}
 	}
+	dir := tally.keep
+	tally.mu.Unlock()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	base := filepath.Join(dir, fmt.Sprintf("seed%d", seed))
 	require.NoError(t, os.WriteFile(base+".tflite", orig, 0o644))

@@ -159,8 +159,6 @@ type sub struct {
 	// written marks tensors an operator of this subgraph wrote: they may
 	// be written again.
 	written map[graph.TensorID]bool
-	// others are tensors of other types that may become outputs.
-	others []graph.TensorID
 	// scalar is a FLOAT32 [1] input that drives control flow, or -1.
 	scalar graph.TensorID
 }
@@ -625,7 +623,7 @@ func (g *gen) main() {
 	if s.written[last] {
 		outs[last] = true
 	}
-	cands := append([]graph.TensorID{}, s.others...)
+	var cands []graph.TensorID
 	for _, v := range s.vals {
 		if s.written[v] && !s.sg.Tensors[v].IsVariable {
 			cands = append(cands, v)
