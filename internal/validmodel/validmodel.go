@@ -40,6 +40,7 @@ const (
 	opConcat         graph.Opcode = 2
 	opConv           graph.Opcode = 3
 	opDepthwise      graph.Opcode = 4
+	opDequantize     graph.Opcode = 6
 	opFullyConn      graph.Opcode = 9
 	opLogistic       graph.Opcode = 14
 	opMaxPool        graph.Opcode = 17
@@ -60,6 +61,7 @@ const (
 	opExpandDims     graph.Opcode = 70
 	opLeakyRelu      graph.Opcode = 98
 	opAbs            graph.Opcode = 101
+	opQuantize       graph.Opcode = 114
 	opHardSwish      graph.Opcode = 117
 	opIf             graph.Opcode = 118
 	opWhile          graph.Opcode = 119
@@ -71,7 +73,7 @@ const (
 
 var opNames = map[graph.Opcode]string{
 	opAdd: "ADD", opAvgPool: "AVERAGE_POOL_2D", opConcat: "CONCATENATION", opConv: "CONV_2D",
-	opDepthwise: "DEPTHWISE_CONV_2D", opFullyConn: "FULLY_CONNECTED", opLogistic: "LOGISTIC",
+	opDepthwise: "DEPTHWISE_CONV_2D", opDequantize: "DEQUANTIZE", opQuantize: "QUANTIZE", opFullyConn: "FULLY_CONNECTED", opLogistic: "LOGISTIC",
 	opMaxPool: "MAX_POOL_2D", opMul: "MUL", opRelu: "RELU", opRelu6: "RELU6", opReshape: "RESHAPE",
 	opTanh: "TANH", opPad: "PAD", opSub: "SUB", opSqueeze: "SQUEEZE", opMaximum: "MAXIMUM",
 	opMinimum: "MINIMUM", opLess: "LESS", opNeg: "NEG", opPadV2: "PADV2", opGreater: "GREATER",
@@ -102,6 +104,7 @@ type Features struct {
 	NoContainer   int // VAR_HANDLEs without a container
 	SharedNames   int // shared names reached by handles with and without a container
 	VarTensors    int // is_variable tensors
+	Int8          int // INT8 operators (QUANTIZE to INT8 and after it, up to DEQUANTIZE)
 	CallOnce      int
 	Ifs, Whiles   int
 }
@@ -120,6 +123,7 @@ func (f *Features) Add(o Features) {
 	f.NoContainer += o.NoContainer
 	f.SharedNames += o.SharedNames
 	f.VarTensors += o.VarTensors
+	f.Int8 += o.Int8
 	f.CallOnce += o.CallOnce
 	f.Ifs += o.Ifs
 	f.Whiles += o.Whiles
@@ -521,6 +525,85 @@ func (s *sub) concat(x graph.TensorID) graph.TensorID {
 	return s.add(out)
 }
 
+// quant returns a tensor's quantization: scale and zero point.
+func quant(scale float32, zero int64) *graph.Quantization {
+	return &graph.Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zero}}
+}
+
+// int8Tensor adds an INT8 tensor of the given quantization.
+func (s *sub) int8Tensor(shape []int32, q *graph.Quantization) graph.TensorID {
+	id := s.tensor(graph.Int8, shape)
+	s.sg.Tensors[id].Quantization = q
+	return id
+}
+
+func (s *sub) randQuant() *graph.Quantization {
+	return quant(float32(1+s.g.r.Intn(8))/64, int64(s.g.r.Intn(41)-20))
+}
+
+// int8Segment quantizes x to INT8, runs a few INT8 operators on it (each
+// with the quantization TFLM's kernel accepts: LOGISTIC and TANH have
+// fixed output scales, pools keep their input's) and dequantizes the
+// result back to FLOAT32.
+func (s *sub) int8Segment(x graph.TensorID) graph.TensorID {
+	r := s.g.r
+	q := s.int8Tensor(s.shape(x), s.randQuant())
+	s.op(opQuantize, []graph.TensorID{x}, []graph.TensorID{q})
+	vals := []graph.TensorID{q}
+	n := 1 + r.Intn(4)
+	s.g.f.Int8 += n + 2
+	for ; n > 0; n-- {
+		v := vals[r.Intn(len(vals))]
+		sv, qv := s.shape(v), s.sg.Tensors[v].Quantization
+		var out graph.TensorID
+		switch k := r.Intn(8); {
+		case k == 0:
+			out = s.int8Tensor(sv, s.randQuant())
+			s.op([]graph.Opcode{opRelu, opRelu6}[r.Intn(2)], []graph.TensorID{v}, []graph.TensorID{out})
+		case k == 1:
+			out = s.int8Tensor(sv, quant(1.0/256, -128))
+			s.op(opLogistic, []graph.TensorID{v}, []graph.TensorID{out})
+		case k == 2:
+			out = s.int8Tensor(sv, quant(1.0/128, 0))
+			s.op(opTanh, []graph.TensorID{v}, []graph.TensorID{out})
+		case k == 3:
+			// Requantization, which heliac may write in place.
+			out = s.int8Tensor(sv, s.randQuant())
+			s.op(opQuantize, []graph.TensorID{v}, []graph.TensorID{out})
+		case k == 4 && len(sv) == 4:
+			win := &graph.Window{Padding: graph.PaddingSame, StrideH: int32(1 + r.Intn(2)), StrideW: int32(1 + r.Intn(2)),
+				DilationH: 1, DilationW: 1, FilterH: int32(1 + r.Intn(2)), FilterW: int32(1 + r.Intn(2))}
+			oh, ow := (sv[1]+win.StrideH-1)/win.StrideH, (sv[2]+win.StrideW-1)/win.StrideW
+			out = s.int8Tensor([]int32{sv[0], oh, ow, sv[3]}, qv)
+			s.op([]graph.Opcode{opMaxPool, opAvgPool}[r.Intn(2)], []graph.TensorID{v}, []graph.TensorID{out}).Window = win
+			s.g.f.Windows++
+		case k == 5:
+			shape := s.reshape(sv)
+			out = s.int8Tensor(shape, qv)
+			s.op(opReshape, []graph.TensorID{v, s.constI32([]int32{int32(len(shape))}, shape...)}, []graph.TensorID{out})
+			s.g.f.Views++
+		case k == 6 && v != q:
+			// Written over itself.
+			s.op(opRelu, []graph.TensorID{v}, []graph.TensorID{v})
+			continue
+		default:
+			var w graph.TensorID = v
+			for _, c := range vals {
+				if sameShape(s.shape(c), sv) && r.Intn(2) == 0 {
+					w = c
+				}
+			}
+			out = s.int8Tensor(sv, s.randQuant())
+			s.op([]graph.Opcode{opAdd, opSub, opMul}[r.Intn(3)], []graph.TensorID{v, w}, []graph.TensorID{out})
+		}
+		vals = append(vals, out)
+	}
+	last := vals[len(vals)-1]
+	out := s.tensor(graph.Float32, s.shape(last))
+	s.op(opDequantize, []graph.TensorID{last}, []graph.TensorID{out})
+	return s.add(out)
+}
+
 // step adds one random operator (or a short pattern of them) reading the
 // subgraph's values. shapeKeeping keeps to operators whose output has as
 // many elements as their input, for control-flow bodies.
@@ -562,6 +645,8 @@ func (s *sub) step(shapeKeeping bool) {
 		s.fullyConnected(x)
 	case k < 92:
 		s.concat(x)
+	case k < 97:
+		s.int8Segment(x)
 	default:
 		s.binary(x, true)
 	}
