@@ -133,11 +133,11 @@ func TestDifferentialTFLM(t *testing.T) {
 		"  heliac: %d tensors written in place, %d views sharing their input's buffer, %d operators moved by the memory order (%d models reordered)\n"+
 		"  models: %d operators, %d writing their own input, %d second writers, %d views (%d read after their input is written again), "+
 		"%d convolutions/pools, %d pads, %d broadcasts, %d VAR_HANDLEs (%d without a container; %d shared names with and without one), "+
-		"%d is_variable tensors, %d CALL_ONCE, %d IF, %d WHILE",
+		"%d is_variable tensors, %d CALL_ONCE, %d IF, %d WHILE, %d INT8 operators",
 		tally.models, first, len(tally.failed), tally.failed,
 		tally.inPlace, tally.views, tally.moved, tally.reordered,
 		f.Ops, f.SelfWrites, f.SecondWriters, f.Views, f.StaleViews, f.Windows, f.Pads, f.Broadcasts,
-		f.VarHandles, f.NoContainer, f.SharedNames, f.VarTensors, f.CallOnce, f.Ifs, f.Whiles)
+		f.VarHandles, f.NoContainer, f.SharedNames, f.VarTensors, f.CallOnce, f.Ifs, f.Whiles, f.Int8)
 }
 
 // differential checks the model of one seed.
