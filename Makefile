@@ -73,6 +73,19 @@ schema: ## regenerate tflite/schema from schema.fbs (needs flatc)
 interop: ## run stock TFLM (../shared/tools/tflm_run) on heliac's plans for every corpus model and print the report
 	$(GO) test -count=1 -run 'TestTFLM' -v ./driver/ | grep -v -e '^=== ' -e '^    --- PASS'
 
+# The long differential test: DIFF_TIME of random models (or DIFF_MODELS of
+# them), from seed DIFF_SEED; failing models are kept (HELIAC_DIFF_KEEP).
+DIFF_TIME   ?= 10m
+DIFF_MODELS ?=
+DIFF_SEED   ?= 1
+
+.PHONY: difftest
+difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tflite of them for DIFF_TIME (default 10m), or DIFF_MODELS models, from DIFF_SEED; prints the coverage
+	@out=$$(mktemp); status=0; \
+	HELIAC_DIFF_TIME=$(DIFF_TIME) HELIAC_DIFF_MODELS=$(DIFF_MODELS) HELIAC_DIFF_SEED=$(DIFF_SEED) \
+		$(GO) test -count=1 -timeout 0 -run '^TestDifferentialTFLM$$' -v ./driver/ >$$out 2>&1 || status=$$?; \
+	grep -v -e '^=== ' -e '^        --- PASS' -e '^    --- PASS' $$out; rm -f $$out; exit $$status
+
 .PHONY: bench
 bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model
 	$(GO) run ./internal/cmd/bench

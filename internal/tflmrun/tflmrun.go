@@ -57,6 +57,7 @@ func Require(tb testing.TB) string {
 // Options are the runner's flags.
 type Options struct {
 	Seed       int           // --seed: input values (and the arena's fill)
+	FillSeed   int           // --fill-seed: the arena's fill; 0 means Seed's
 	Invokes    int           // --invokes; 0 means the tool's default (3)
 	ArenaBytes int64         // --arena-bytes; 0 means the tool's default (512 MiB)
 	Trace      bool          // --trace: a digest of every operator's outputs
@@ -113,6 +114,9 @@ func Run(ctx context.Context, tool, model string, opts Options) (*Result, error)
 		timeout = 60 * time.Second
 	}
 	args := []string{"--quiet", "--seed", strconv.Itoa(opts.Seed), "--timeout", strconv.Itoa(int(timeout.Seconds()))}
+	if opts.FillSeed != 0 {
+		args = append(args, "--fill-seed", strconv.Itoa(opts.FillSeed))
+	}
 	if opts.Invokes > 0 {
 		args = append(args, "--invokes", strconv.Itoa(opts.Invokes))
 	}
