@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -362,4 +363,26 @@ func TestCompileSetKeepsOtherModelsFiles(t *testing.T) {
 	code, _, stderr = runHeliac(named, "-o", dir, "-q")
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "heliac_shared.h is the shared module of a set of models")
+}
+
+// TestVerifySetDir: heliac verify DIR checks a set's shared module against
+// the plans too: a buffer shrunk to 16 B is refused.
+func TestVerifySetDir(t *testing.T) {
+	models := copyModels(t)
+	out := filepath.Join(models, "set")
+	code, _, stderr := runHeliac(filepath.Join(models, "keyword_scrambled_8bit.tflite"), filepath.Join(models, "hello_world_int8.tflite"), "-o", out, "-q")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr := runHeliac("verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, filepath.Join(out, "heliac_shared.c")+": ok\n")
+
+	h := filepath.Join(out, "heliac_shared.h")
+	data, err := os.ReadFile(h)
+	require.NoError(t, err)
+	shrunk := regexp.MustCompile(`(#define HELIAC_SHARED_\w+_SIZE )\d+u`).ReplaceAll(data, []byte("${1}16u"))
+	require.NotEqual(t, data, shrunk)
+	require.NoError(t, os.WriteFile(h, shrunk, 0o644))
+	code, _, stderr = runHeliac("verify", out)
+	assert.NotEqual(t, exitOK, code)
+	assert.Contains(t, stderr, "_SIZE is 16u, but shared arena")
 }
