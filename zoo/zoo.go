@@ -65,8 +65,8 @@ func Find(roots []string, exclude ...string) ([]Model, error) {
 	byName := map[string]string{}
 	skipDirs := map[string]bool{}
 	for _, e := range exclude {
-		if real, ok := realPath(e); ok {
-			skipDirs[real] = true
+		if resolved, ok := realPath(e); ok {
+			skipDirs[resolved] = true
 		}
 	}
 	for _, root := range roots {
@@ -95,18 +95,18 @@ func Find(roots []string, exclude ...string) ([]Model, error) {
 		}
 		// Walk the folder's real path, so that a root given as a link is
 		// searched; paths are reported under root as given.
-		real, ok := realPath(root)
+		resolved, ok := realPath(root)
 		if !ok {
 			return nil, fmt.Errorf("zoo: cannot resolve the folder %s", root)
 		}
-		err = filepath.WalkDir(real, func(path string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(resolved, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if d.IsDir() && skipDirs[path] {
 				return filepath.SkipDir
 			}
-			rel, err := filepath.Rel(real, path)
+			rel, err := filepath.Rel(resolved, path)
 			if err != nil {
 				return err
 			}
@@ -144,12 +144,12 @@ func Find(roots []string, exclude ...string) ([]Model, error) {
 // realPath is path made absolute with every symbolic link resolved, and
 // whether it exists.
 func realPath(path string) (string, bool) {
-	real, err := filepath.EvalSymlinks(path)
+	resolved, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return "", false
 	}
-	real, err = filepath.Abs(real)
-	return real, err == nil
+	resolved, err = filepath.Abs(resolved)
+	return resolved, err == nil
 }
 
 // classify looks at an entry that is neither a regular file nor a folder:
