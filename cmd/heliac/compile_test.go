@@ -356,9 +356,14 @@ func TestCompileSetKeepsOtherModelsFiles(t *testing.T) {
 		})
 	}
 
+	// A model of the set whose prefix is heliac_shared is refused.
+	code, _, stderr := runHeliac(set[0], named, "-o", filepath.Join(t.TempDir(), "out"), "-q")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "heliac_shared names the set's shared module; rename the model")
+
 	// A model alone does not replace a set's shared module.
 	dir := filepath.Join(t.TempDir(), "out")
-	code, _, stderr := runHeliac(append(set, "-o", dir, "-q")...)
+	code, _, stderr = runHeliac(append(set, "-o", dir, "-q")...)
 	require.Equal(t, exitOK, code, stderr)
 	code, _, stderr = runHeliac(named, "-o", dir, "-q")
 	assert.Equal(t, exitFailure, code)
