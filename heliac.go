@@ -131,7 +131,7 @@ func (o Options) Config() (driver.Config, error) {
 		return bad("--kernels: %w", err)
 	}
 	if len(o.KernelScratch) > 0 {
-		if lib, err = lib.WithScratch(o.KernelScratch); err != nil {
+		if lib, err = driver.WithScratch(lib, o.KernelScratch); err != nil {
 			return driver.Config{}, err
 		}
 	}

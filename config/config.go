@@ -91,6 +91,9 @@ func Parse(data []byte) (File, error) {
 		return File{}, err
 	}
 	f := File{Rules: doc.Rules, External: doc.External, KernelScratch: doc.KernelScratch}
+	if err := scratchLines(root, f.KernelScratch); err != nil {
+		return File{}, err
+	}
 	if pn := resolve(&doc.Platform); pn.Kind == 0 || isNull(pn) {
 		if err := plan.ValidateRuleForms(f.Rules); err != nil {
 			return File{}, err
@@ -107,6 +110,24 @@ func Parse(data []byte) (File, error) {
 		return File{}, err
 	}
 	return f, nil
+}
+
+// scratchLines records the line of each kernel_scratch entry of the
+// config's root mapping in its entry, for messages, and checks the
+// entries on their own (kernels.CheckScratchOverrides): a mistake there
+// is an error at once, naming the entry and its line.
+func scratchLines(root *yaml.Node, entries []kernels.ScratchOverride) error {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "kernel_scratch" {
+			continue
+		}
+		if list := resolve(root.Content[i+1]); list.Kind == yaml.SequenceNode && len(list.Content) == len(entries) {
+			for k, n := range list.Content {
+				entries[k].Line = resolve(n).Line
+			}
+		}
+	}
+	return kernels.CheckScratchOverrides(entries)
 }
 
 // ParsePlatform reads a platform from YAML or JSON: a built-in name, or a

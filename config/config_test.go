@@ -411,17 +411,35 @@ func TestRead(t *testing.T) {
 }
 
 // TestParseKernelScratch reads kernel_scratch entries as
-// kernels.ScratchOverride values, and refuses a malformed one by line.
+// kernels.ScratchOverride values with their lines, and refuses a
+// malformed one by line.
 func TestParseKernelScratch(t *testing.T) {
 	f, err := config.Parse([]byte("kernel_scratch:\n  - custom: MyOp\n    buffers:\n      - bytes: 64\n      - per_input_element: 2\n        input: 1\n  - builtin: CONV_2D\n    buffers: []\n"))
 	require.NoError(t, err)
 	assert.Equal(t, []kernels.ScratchOverride{
-		{Custom: "MyOp", Buffers: []kernels.ScratchBuffer{{Bytes: 64}, {PerInputElement: 2, Input: 1}}},
-		{Builtin: "CONV_2D", Buffers: []kernels.ScratchBuffer{}},
+		{Custom: "MyOp", Buffers: []kernels.ScratchBuffer{{Bytes: 64}, {PerInputElement: 2, Input: 1}}, Line: 2},
+		{Builtin: "CONV_2D", Buffers: []kernels.ScratchBuffer{}, Line: 7},
 	}, f.KernelScratch)
 
 	_, err = config.Parse([]byte("kernel_scratch:\n  - custom: MyOp\n    buffers:\n      - bytes: many\n"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "config: line 4:")
 	assert.Contains(t, err.Error(), "kernel_scratch[0].buffers[0].bytes")
+
+	// Values that cannot apply are refused at once, naming the entry and
+	// its line.
+	tests := []struct{ name, yaml, want string }{
+		{"bytes that would overflow", "kernel_scratch:\n  - custom: A\n  - custom: MyOp\n    buffers:\n      - bytes: 9223372036854775807\n",
+			"kernel_scratch entry 2 (CUSTOM:MyOp, line 3): buffer 1: bytes 9223372036854775807 is more than 4294967295"},
+		{"a factor that would overflow", "kernel_scratch:\n  - builtin: ADD\n    buffers:\n      - per_output_element: 4294967296\n",
+			"kernel_scratch entry 1 (ADD, line 2): buffer 1: per_output_element 4294967296 is more than 4294967295"},
+		{"neither name", "kernel_scratch:\n  - buffers: []\n", "kernel_scratch entry 1 (line 2): give either builtin or custom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Parse([]byte(tt.yaml))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
 }

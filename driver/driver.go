@@ -145,6 +145,12 @@ func planModel(ctx context.Context, data []byte, cfg Config) (*planned, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The config's kernel_scratch entries against the model's operators,
+	// before any work: one naming an operand its operator lacks fails.
+	unusedOverrides, err := cfg.Kernels.CheckOverrides(m)
+	if err != nil {
+		return nil, err
+	}
 	lopts := cfg.Liveness
 	if lopts.Alignment == 0 {
 		// In-place outputs that lie elsewhere than exactly over their
@@ -179,6 +185,9 @@ func planModel(ctx context.Context, data []byte, cfg Config) (*planned, error) {
 	if cfg.Kernels != nil && popts.KernelScratch == nil {
 		popts.KernelScratch, popts.UnknownScratch = scratchRequests(m, cfg.Kernels, cfg.Target)
 		popts.ScratchSource = plan.ScratchSource{Library: cfg.Kernels.Name, CPU: cfg.Target.CPU}
+	}
+	for _, u := range unusedOverrides {
+		popts.UnusedOverrides = append(popts.UnusedOverrides, plan.UnusedOverride{Entry: u.Entry, Operator: u.Operator, Line: u.Line, Reason: u.Reason})
 	}
 	p, err := plan.Build(ctx, m, lt, popts)
 	if err != nil {

@@ -200,6 +200,9 @@ func CheckReplace(dir, modelName string, files emit.Files) error {
 				return err
 			}
 			if _, ok := CPlanHash(head); !ok {
+				if IsSharedModule(head) {
+					return fmt.Errorf("%s is the shared module of a set of models, not a model's C file", path)
+				}
 				return fmt.Errorf("%s is not a C file heliac wrote", path)
 			}
 		case ".bin":
@@ -210,6 +213,46 @@ func CheckReplace(dir, modelName string, files emit.Files) error {
 			if !slices.Contains(refs, f.Name) {
 				return fmt.Errorf("%s is not a file of constants that heliac's C files beside it include", path)
 			}
+		}
+	}
+	return nil
+}
+
+// IsSharedModule reports whether a C file's first bytes are those of a
+// set's shared module (emit.SharedC): heliac's generated line, then the
+// banner that names the module.
+func IsSharedModule(head []byte) bool {
+	rest, ok := strings.CutPrefix(string(head), generatedLine+"\n")
+	return ok && strings.HasPrefix(rest, "/* "+emit.SharedName+": ")
+}
+
+// CheckReplaceShared returns an error when writing a set's shared module,
+// files (emit.SharedC), into dir would replace a file that is not an
+// earlier shared module. A model's set of the prefix emit.SharedName
+// (its plan file, or a C file with a plan hash) is never replaced: it
+// cannot share a directory with a set of models. A file heliac did not
+// write is replaced only when force is set.
+func CheckReplaceShared(dir string, files emit.Files, force bool) error {
+	planFile := filepath.Join(dir, emit.SharedName+".plan.json")
+	if _, err := os.Lstat(planFile); err == nil {
+		return fmt.Errorf("%s is the set of a model of prefix %s, whose C files have the names of the set's shared module; "+
+			"write the set into another -o, or give that model another --prefix", planFile, emit.SharedName)
+	}
+	for _, f := range files {
+		path := filepath.Join(dir, f.Name)
+		if _, err := os.Lstat(path); err != nil {
+			continue
+		}
+		head, err := inputfile.Head(path, inputfile.Kind{Name: "C file"}, cHeadBytes)
+		if err != nil {
+			return err
+		}
+		if _, ok := CPlanHash(head); ok {
+			return fmt.Errorf("%s is a C file of the set of a model of prefix %s, not a set's shared module; "+
+				"write the set into another -o, or give that model another --prefix", path, emit.SharedName)
+		}
+		if !IsSharedModule(head) && !force {
+			return fmt.Errorf("%s is not a shared module heliac wrote; write the set into another -o, or replace the file with --force", path)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/verify"
 )
 
 // Model is one model of a set: its bytes and how to compile it.
@@ -68,6 +69,19 @@ func CompileSet(ctx context.Context, models []Model) (*SetOutput, error) {
 	if len(models) > 1 {
 		if out.Shared, err = emit.SharedC(sm, models[0].Config.Version); err != nil {
 			return nil, err
+		}
+		// The shared module is read back against the plans, as heliac
+		// verify DIR reads it.
+		set := make([]verify.SetPlan, len(out.Outputs))
+		for i, o := range out.Outputs {
+			set[i] = verify.SetPlan{Prefix: o.Prefix(), JSON: o.PlanJSON}
+		}
+		var h, c []byte
+		if len(out.Shared) == 2 {
+			h, c = out.Shared[0].Data, out.Shared[1].Data
+		}
+		if v := verify.Shared(set, h, c); len(v) > 0 {
+			return nil, fmt.Errorf("%s.c: %w", emit.SharedName, &VerifyError{Violations: v})
 		}
 	}
 	return out, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -64,4 +65,38 @@ func TestUnusedExternalInPlanJSON(t *testing.T) {
 	cfg.Plan.Strict = true
 	_, err = driver.Compile(context.Background(), data, cfg)
 	require.ErrorContains(t, err, `external arena glob "nope_*" binds no arena`)
+}
+
+// TestUnusedOverridesInPlanJSON checks that kernel_scratch entries that
+// apply to no operator reach plan.json's unused_kernel_scratch (which the
+// schema accepts, and the verifier ignores) and the summary, that --strict
+// refuses them, and that a builtin TFLite does not have is refused at
+// once with the name meant.
+func TestUnusedOverridesInPlanJSON(t *testing.T) {
+	data, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
+	require.NoError(t, err)
+	cfg := testConfig("hello_world_int8")
+	cfg.Kernels, err = driver.WithScratch(defaultConfig(t).Kernels, []kernels.ScratchOverride{
+		{Builtin: "FULLY_CONNECTED", Buffers: []kernels.ScratchBuffer{{Bytes: 16}}},
+		{Builtin: "CONV_2D", Line: 5},
+	})
+	require.NoError(t, err)
+	out, err := driver.Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(out.PlanJSON, &v))
+	assert.Equal(t, []any{map[string]any{"entry": 1.0, "operator": "CONV_2D", "reason": "no operator of the model is CONV_2D"}},
+		v["unused_kernel_scratch"])
+	c := loadSchema(t)
+	c.check("$", any(v), c.root)
+	assert.Empty(t, c.errs)
+	assert.Contains(t, string(emit.Summary(out.Model, out.Plan)),
+		"warning: kernel_scratch entry 2 (CONV_2D, line 5) applies to no operator: no operator of the model is CONV_2D")
+
+	cfg.Plan.Strict = true
+	_, err = driver.Compile(context.Background(), data, cfg)
+	require.EqualError(t, err, "plan: kernel_scratch entry 2 (CONV_2D, line 5) applies to no operator: no operator of the model is CONV_2D (rules are strict)")
+
+	_, err = driver.WithScratch(cfg.Kernels, []kernels.ScratchOverride{{Builtin: "DEPTHWISE_CONV2D", Line: 3}})
+	require.EqualError(t, err, "kernels: kernel_scratch entry 1 (DEPTHWISE_CONV2D, line 3): no TFLite builtin operator is named DEPTHWISE_CONV2D; did you mean DEPTHWISE_CONV_2D?")
 }

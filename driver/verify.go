@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/tflite"
 	"github.com/heliac/heliac/verify"
@@ -169,4 +170,48 @@ func findModel(planPath, name, sum string) (string, error) {
 func sha256Hex(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// VerifyShared checks the shared module of a set in dir
+// (heliac_shared.h and .c, emit.SharedC) against the plan files in dir,
+// independently of the emitter (verify.Shared): each buffer's size,
+// alignment and section, and that it is bound to exactly the arenas of its
+// name the plans share. It returns the path of the module's source, or ""
+// when dir holds no module and no plan shares an arena; violations come
+// as a *VerifyError wrapped with that path.
+func VerifyShared(dir string) (string, error) {
+	plans, err := PlanFiles(dir)
+	if err != nil {
+		return "", err
+	}
+	var set []verify.SetPlan
+	for _, p := range plans {
+		prefix, ok := strings.CutSuffix(filepath.Base(p), PlanSuffix)
+		if !ok {
+			continue // the legacy plan.json: a model alone
+		}
+		js, err := inputfile.Read(p, inputfile.Plan)
+		if err != nil {
+			return "", err
+		}
+		set = append(set, verify.SetPlan{Prefix: prefix, JSON: js})
+	}
+	var mod [2][]byte
+	paths := [2]string{filepath.Join(dir, emit.SharedName+".h"), filepath.Join(dir, emit.SharedName+".c")}
+	for i, p := range paths {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if mod[i], err = inputfile.Read(p, inputfile.CSource); err != nil {
+			return "", err
+		}
+	}
+	v := verify.Shared(set, mod[0], mod[1])
+	if len(v) == 0 && mod[0] == nil && mod[1] == nil {
+		return "", nil
+	}
+	if len(v) > 0 {
+		return paths[1], fmt.Errorf("%s: %w", paths[1], &VerifyError{Violations: v})
+	}
+	return paths[1], nil
 }

@@ -53,6 +53,7 @@ type jsonPlan struct {
 	UnusedRules      []jsonUnused     `json:"unused_rules,omitempty"`
 	UnusedExternal   []string         `json:"unused_external_arenas,omitempty"`
 	UnknownScratch   []jsonOpName     `json:"unknown_kernel_scratch,omitempty"`
+	UnusedOverrides  []jsonOverride   `json:"unused_kernel_scratch,omitempty"`
 	ScratchSource    *jsonSource      `json:"kernel_scratch_source,omitempty"`
 	Ordering         jsonOrdering     `json:"ordering"`
 	Schedule         []jsonRun        `json:"schedule"`
@@ -84,6 +85,13 @@ type jsonOpName struct {
 type jsonUnused struct {
 	Rule   int    `json:"rule"`
 	Reason string `json:"reason"`
+}
+
+// jsonOverride is an entry of unused_kernel_scratch.
+type jsonOverride struct {
+	Entry    int    `json:"entry"`
+	Operator string `json:"operator"`
+	Reason   string `json:"reason"`
 }
 
 type jsonPlatform struct {
@@ -296,6 +304,10 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	for _, o := range p.UnknownScratch {
 		out.UnknownScratch = append(out.UnknownScratch, jsonOpName{Subgraph: int(o.Subgraph), Operator: int(o.Op),
 			Name: escapeName(m.Subgraphs[o.Subgraph].Ops[o.Op].Name())})
+	}
+	for _, u := range p.UnusedOverrides {
+		out.UnusedOverrides = append(out.UnusedOverrides, jsonOverride{Entry: u.Entry, Operator: escapeName(u.Operator),
+			Reason: escapeName(u.Reason)})
 	}
 	if src := p.ScratchSource; src.Library != "" {
 		out.ScratchSource = &jsonSource{Library: src.Library, CPU: src.CPU}

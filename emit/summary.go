@@ -95,6 +95,9 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 	for _, pat := range p.UnusedExternal {
 		fmt.Fprintf(&buf, "  warning: %s\n", escapeName(p.DescribeUnusedExternal(pat)))
 	}
+	for _, u := range p.UnusedOverrides {
+		fmt.Fprintf(&buf, "  warning: %s (--strict makes this an error)\n", escapeName(u.Describe()))
+	}
 	for _, o := range p.UnknownScratch {
 		fmt.Fprintf(&buf, "  warning: op %v %s may ask for kernel scratch its kernel library has no rule for; the plan leaves it out (--strict makes this an error)\n",
 			o, escapeName(m.Subgraphs[o.Subgraph].Ops[o.Op].Name()))

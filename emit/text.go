@@ -19,8 +19,11 @@ const hexDigits = "0123456789abcdef"
 //   - a byte that does not start a valid UTF-8 sequence (an overlong form, a
 //     surrogate, a stray continuation byte, a truncated sequence) becomes
 //     `\xNN`, and the next byte is read afresh;
-//   - a control character (U+0000–U+001F, U+007F, U+0080–U+009F) becomes
-//     `\xNN` for each byte of its UTF-8 encoding;
+//   - a control character (U+0000–U+001F, U+007F, U+0080–U+009F) or an
+//     invisible format character (isFormat: the bidirectional controls
+//     that can make a name read backwards, zero-width characters, line and
+//     paragraph separators, tags) becomes `\xNN` for each byte of its UTF-8
+//     encoding;
 //   - every other character is copied.
 //
 // A name that needs none of this comes back unchanged.
@@ -61,9 +64,30 @@ func plainName(s string) bool {
 	return true
 }
 
-// isControl reports whether r is a C0 or C1 control character or DEL.
+// isControl reports whether r is a C0 or C1 control character, DEL or an
+// invisible format character (isFormat).
 func isControl(r rune) bool {
-	return r < 0x20 || r >= 0x7f && r <= 0x9f
+	return r < 0x20 || r >= 0x7f && r <= 0x9f || isFormat(r)
+}
+
+// isFormat reports whether r is one of the invisible characters that
+// change how the text around them reads or breaks: the bidirectional
+// controls (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069, which can
+// show a name backwards), zero-width characters and word joiners
+// (U+200B–U+200D, U+2060–U+2064, U+FEFF), the other format characters of
+// U+206A–U+206F and U+FFF9–U+FFFB, the line and paragraph separators
+// (U+2028, U+2029) and the tag characters (U+E0000–U+E007F). The list is
+// fixed (docs/plan-format.md, Names), not Unicode's Cf category, so that
+// it does not change with the Go release.
+func isFormat(r rune) bool {
+	switch {
+	case r < 0x061c:
+		return false
+	case r == 0x061c, r >= 0x200b && r <= 0x200f, r >= 0x2028 && r <= 0x202e, r >= 0x2060 && r <= 0x206f,
+		r == 0xfeff, r >= 0xfff9 && r <= 0xfffb, r >= 0xe0000 && r <= 0xe007f:
+		return true
+	}
+	return false
 }
 
 // commentText makes s safe inside a /* */ comment on one line: s escaped

@@ -23,6 +23,12 @@ func TestEscapeName(t *testing.T) {
 		{"line breaks and NUL", "a\r\n\t\x00", `a\x0d\x0a\x09\x00`},
 		{"DEL", "\x7f", `\x7f`},
 		{"C1 CSI", "\u009b2J", `\xc2\x9b2J`},
+		{"right-to-left override", "in\u202egpj.exe", `in\xe2\x80\xaegpj.exe`},
+		{"bidi isolates and marks", "\u2066\u2069\u200e\u200f\u061c", `\xe2\x81\xa6\xe2\x81\xa9\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c`},
+		{"zero width and BOM", "a\u200bb\ufeff", `a\xe2\x80\x8bb\xef\xbb\xbf`},
+		{"line separator", "a\u2028b", `a\xe2\x80\xa8b`},
+		{"tag character", "a\U000e0041", `a\xf3\xa0\x81\x81`},
+		{"visible neighbours kept", "\u061b\u2027\u2030\u2070", "\u061b\u2027\u2030\u2070"},
 		{"empty", "", ""},
 	}
 	for _, tt := range tests {

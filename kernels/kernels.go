@@ -104,6 +104,8 @@ type Library struct {
 	scratch        map[graph.Opcode]scratchRule
 	customScratch  map[string]scratchRule
 	builtinScratch map[string]scratchRule
+	// overrides are the entries WithScratch added, for CheckOverrides.
+	overrides []ScratchOverride
 }
 
 // TFLMReference is the name of TensorFlow Lite Micro's reference kernels.
@@ -147,7 +149,7 @@ func (l *Library) ExactOnly() *Library {
 		return nil
 	}
 	out := &Library{Name: l.Name, contracts: map[graph.Opcode][]Contract{}, scratch: l.scratch, customScratch: l.customScratch,
-		builtinScratch: l.builtinScratch}
+		builtinScratch: l.builtinScratch, overrides: l.overrides}
 	for code, cs := range l.contracts {
 		for _, c := range cs {
 			if c.Overlap == Exact {

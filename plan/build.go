@@ -53,6 +53,10 @@ type Options struct {
 	// for): the plan leaves it out and says so (Plan.UnknownScratch), or,
 	// with Strict, fails.
 	UnknownScratch []graph.OpRef
+	// UnusedOverrides lists the config's kernel_scratch entries that
+	// apply to no operator of the model: the plan says so
+	// (Plan.UnusedOverrides), or, with Strict, fails.
+	UnusedOverrides []UnusedOverride
 	// TFLMKernelScratch places kernel scratch where TFLM's planner will put
 	// it around the plan's tensors even when that needs a larger arena than
 	// heliac's own placement (Arena.TFLMGrowth); set it when TFLM runs the
@@ -60,9 +64,10 @@ type Options struct {
 	// it costs nothing (see placeKernelScratchAsTFLM).
 	TFLMKernelScratch bool
 	// Strict makes a tensor or name rule that selects nothing, an
-	// External glob that binds nothing, and an operator in
-	// UnknownScratch an error; otherwise Plan.UnusedRules,
-	// Plan.UnusedExternal and Plan.UnknownScratch list them.
+	// External glob that binds nothing, an operator in UnknownScratch and
+	// an entry of UnusedOverrides an error; otherwise Plan.UnusedRules,
+	// Plan.UnusedExternal, Plan.UnknownScratch and Plan.UnusedOverrides
+	// list them.
 	Strict bool
 	// External lists the arenas the application provides: arena names as
 	// plan.json gives them ("scratch_sram"), or path.Match globs ("*" for
@@ -224,6 +229,12 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 				o, m.Subgraphs[o.Subgraph].Ops[o.Op].Name())
 		}
 		p.UnknownScratch = append(p.UnknownScratch, o)
+	}
+	for _, u := range opts.UnusedOverrides {
+		if opts.Strict {
+			return nil, fmt.Errorf("plan: %s (rules are strict)", u.Describe())
+		}
+		p.UnusedOverrides = append(p.UnusedOverrides, u)
 	}
 	// An operator's requests are numbered in the order given and listed
 	// together, operators in (subgraph, operator) order.

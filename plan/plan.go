@@ -280,6 +280,9 @@ type Plan struct {
 	// the plan because their library has no rule for them
 	// (Options.UnknownScratch).
 	UnknownScratch []graph.OpRef
+	// UnusedOverrides lists the config's kernel_scratch entries that apply
+	// to no operator (Options.UnusedOverrides).
+	UnusedOverrides []UnusedOverride
 	// ScratchSource says which library and CPU sized the kernel scratch
 	// (Options.ScratchSource); zero when no library was asked.
 	ScratchSource ScratchSource

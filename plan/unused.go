@@ -32,6 +32,28 @@ func (u UnusedRule) Describe(rules []Rule) string {
 	return fmt.Sprintf("rule %d%s selects nothing: %s", u.Rule, sel, u.Reason)
 }
 
+// UnusedOverride is an entry of the config's kernel_scratch that applies
+// to no operator of the model: no operator has its name, or a later entry
+// for the same operator replaces it (kernels.Library.CheckOverrides). Like
+// an unused rule, Build reports it, and with Options.Strict refuses it.
+type UnusedOverride struct {
+	Entry    int    // index into the config's kernel_scratch
+	Operator string // the operator it names: "CONV_2D", "CUSTOM:MyOp"
+	Line     int    // its line in the config file; 0 when unknown
+	Reason   string // "no operator of the model is CONV_2D"
+}
+
+// Describe spells the entry out for messages:
+// `kernel_scratch entry 2 (CONV_2D, line 7) applies to no operator: no
+// operator of the model is CONV_2D`.
+func (u UnusedOverride) Describe() string {
+	where := ""
+	if u.Line > 0 {
+		where = fmt.Sprintf(", line %d", u.Line)
+	}
+	return fmt.Sprintf("kernel_scratch entry %d (%s%s) applies to no operator: %s", u.Entry+1, u.Operator, where, u.Reason)
+}
+
 // unusedRules returns the tensor and name rules that matched no
 // allocation (matched[i] is false) and why; with Options.Strict, an error
 // naming each of them, one a line.

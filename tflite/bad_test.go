@@ -133,6 +133,11 @@ var badCases = []badCase{
 		putU32(d, from, uint32(to-from))
 		return d
 	}},
+	{"op_output_has_constant_data", func(t *testing.T) []byte {
+		d := model(t, "hello_world_int8")
+		putU32(d, fieldPos(t, tensor(t, d, 0, 8).Table(), 8), 3) // op 1's output over dense_2's 16-byte weights
+		return d
+	}},
 	{"shared_vector_bomb", func(t *testing.T) []byte { return sharedVectorBomb(1024) }},
 	// Fields heliac does not read are checked too (walk.go).
 	{"unread_options_outside", func(t *testing.T) []byte {

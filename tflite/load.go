@@ -119,6 +119,11 @@ func (l *loader) model() (*graph.Model, error) {
 	if err := checkCalls(l.m); err != nil {
 		return nil, err
 	}
+	for si := range l.m.Subgraphs {
+		if err := l.checkOutputs(fmt.Sprintf("subgraphs[%d]", si), &l.m.Subgraphs[si]); err != nil {
+			return nil, err
+		}
+	}
 	return l.m, nil
 }
 
@@ -206,6 +211,26 @@ func (l *loader) subgraph(si int, sg *schema.SubGraph) error {
 		sg.Operators(&op, i)
 		if err := l.operator(fmt.Sprintf("%s.operators[%d]", path, i), &op, nt, &out.Ops[i]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkOutputs rejects an operator output that has constant data: the
+// planner would place it with the constants, in read-only memory, where
+// the kernel cannot write it. A variable tensor's data is its initial
+// value, and its bytes are writable state, so it may be written.
+func (l *loader) checkOutputs(path string, sg *graph.Subgraph) error {
+	for oi := range sg.Ops {
+		op := &sg.Ops[oi]
+		for k, id := range op.Outputs {
+			t := &sg.Tensors[id]
+			if t.IsVariable || !l.m.HasData(t) {
+				continue
+			}
+			return corrupt(fmt.Sprintf("%s.operators[%d].outputs[%d]", path, oi, k), -1,
+				"operator %d (%s) writes tensor %d %q, which has constant data (buffers[%d], %d bytes): an output cannot be read-only",
+				oi, op.Name(), id, t.Name, t.Buffer, len(l.m.Buffers[t.Buffer].Data))
 		}
 	}
 	return nil

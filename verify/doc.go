@@ -97,6 +97,11 @@
 // It reads the tables heliac writes with a line reader of their few shapes
 // (cparse.go), not a C parser.
 //
+// Shared checks a set's shared module (heliac_shared.h and .c) against the
+// plans of a directory: every shared arena a buffer of its shared_size,
+// aligned to a multiple of each arena's alignment, in its memory's section,
+// and bound to exactly the arenas of its name (CMismatch).
+//
 // A plan that does not describe the model is Malformed: two arenas with one
 // id or name, an arena name C cannot use, an unknown provider, an
 // allocation or heliaAOT arena entry in an arena that arenas does not list

@@ -9,8 +9,8 @@ import (
 // (docs/plan-format.md, "Names"), which this file implements on its own,
 // sharing nothing with the emitter: `\` is written `\\`; a byte that does
 // not start a valid UTF-8 sequence, and each byte of a control character
-// (U+0000–U+001F, U+007F–U+009F), is written `\xNN` (lower-case hex);
-// everything else is copied. The verifier reads every name back to the
+// (U+0000–U+001F, U+007F–U+009F) or of an invisible format character
+// (hidden), is written `\xNN` (lower-case hex); everything else is copied. The verifier reads every name back to the
 // model's bytes with unescapeName and compares bytes.
 
 // escapeName writes the model's bytes s as plan.json does.
@@ -21,7 +21,7 @@ func escapeName(s string) string {
 		switch {
 		case r == '\\':
 			b.WriteString(`\\`)
-		case r == utf8.RuneError && n == 1 || r < 0x20 || r >= 0x7f && r < 0xa0:
+		case r == utf8.RuneError && n == 1 || r < 0x20 || r >= 0x7f && r < 0xa0 || hidden(r):
 			for i := range n {
 				b.WriteString(`\x`)
 				b.WriteByte("0123456789abcdef"[s[i]>>4])
@@ -61,6 +61,19 @@ func unescapeName(text string) (string, bool) {
 	}
 	raw := b.String()
 	return raw, escapeName(raw) == text
+}
+
+// hidden reports whether r is one of the invisible format characters the
+// Names rule escapes: U+061C, U+200B–U+200F, U+2028–U+202E,
+// U+2060–U+206F, U+FEFF, U+FFF9–U+FFFB and U+E0000–U+E007F.
+func hidden(r rune) bool {
+	for _, span := range [...][2]rune{{0x061c, 0x061c}, {0x200b, 0x200f}, {0x2028, 0x202e}, {0x2060, 0x206f},
+		{0xfeff, 0xfeff}, {0xfff9, 0xfffb}, {0xe0000, 0xe007f}} {
+		if span[0] <= r && r <= span[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // lowerHex is the value of a lower-case hex digit, or -1.

@@ -20,6 +20,10 @@ func TestUnescapeName(t *testing.T) {
 		{"invalid byte", `a\xffb`, "a\xffb", true},
 		{"control", `\x1b[2J\x0a`, "\x1b[2J\n", true},
 		{"C1 control", `\xc2\x9b`, "\u009b", true},
+		{"right-to-left override", `in\xe2\x80\xaegpj`, "in\u202egpj", true},
+		{"zero width space", `a\xe2\x80\x8bb`, "a\u200bb", true},
+		{"raw right-to-left override", "in\u202egpj", "", false},
+		{"raw isolate", "\u2066", "", false},
 		{"lone backslash", `a\b`, "", false},
 		{"backslash at the end", `a\`, "", false},
 		{"short escape", `\xf`, "", false},
@@ -43,7 +47,7 @@ func TestUnescapeName(t *testing.T) {
 // FuzzNames checks that every byte string is written as valid UTF-8
 // without control characters, and read back to the same bytes.
 func FuzzNames(f *testing.F) {
-	for _, s := range []string{"", "a", `\`, `\xff`, "\xff", "\x1b[31m", "\u009b", "\xed\xa0\x80", "ÿ\ufffd"} {
+	for _, s := range []string{"", "a", `\`, `\xff`, "\xff", "\x1b[31m", "\u009b", "\xed\xa0\x80", "ÿ\ufffd", "\u202e", "\U000e0041"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -52,7 +56,7 @@ func FuzzNames(f *testing.F) {
 			t.Fatalf("escapeName(%q) = %q is not UTF-8", s, text)
 		}
 		for _, r := range text {
-			if r < 0x20 || r >= 0x7f && r < 0xa0 {
+			if r < 0x20 || r >= 0x7f && r < 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
 				t.Fatalf("escapeName(%q) = %q holds control character %U", s, text, r)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/heliac/heliac/driver"
@@ -37,6 +39,12 @@ type Model struct {
 	Name string
 	// Size is the file's bytes: Run starts larger models first.
 	Size int64
+	// Skip, when not empty, says why the entry is not compiled: it is
+	// named like a model but is no regular file the main command would
+	// read (a FIFO, a socket, a device, a broken symbolic link, a link
+	// loop), or it is a link to a folder, which Find does not follow. Run
+	// passes it over and Summarize lists it as Skipped.
+	Skip string
 }
 
 // tflite is the file identifier of a TFLite flatbuffer, at byte 4.
@@ -45,11 +53,22 @@ const tflite = "TFL3"
 // Find returns the model files under each of roots (a folder, searched
 // recursively, or a file given itself), sorted by name: files named
 // *.tflite, and any other regular file that carries TFLite's file
-// identifier ("TFL3" at byte 4). Two models of one name, or a root that
-// cannot be read, are an error naming them.
-func Find(roots []string) ([]Model, error) {
+// identifier ("TFL3" at byte 4). A symbolic link to a regular file is
+// found as that file is (the main command compiles it); an entry named
+// *.tflite that is no regular file, and a link to a folder, are returned
+// with Skip saying why. Folders whose real path is one of exclude (the
+// zoo's output folder, so that a rerun does not compile the models an
+// earlier run wrote there) are not searched. Two models of one name, or a
+// root that cannot be read, are an error naming them.
+func Find(roots []string, exclude ...string) ([]Model, error) {
 	var out []Model
 	byName := map[string]string{}
+	skipDirs := map[string]bool{}
+	for _, e := range exclude {
+		if resolved, ok := realPath(e); ok {
+			skipDirs[resolved] = true
+		}
+	}
 	for _, root := range roots {
 		st, err := os.Stat(root)
 		if err != nil {
@@ -59,37 +78,60 @@ func Find(roots []string) ([]Model, error) {
 		if len(roots) > 1 && st.IsDir() {
 			prefix = filepath.Base(filepath.Clean(root)) + "/"
 		}
-		add := func(path, rel string) error {
+		add := func(path, rel string, size int64, skip string) error {
 			name := prefix + filepath.ToSlash(strings.TrimSuffix(rel, filepath.Ext(rel)))
 			if other, dup := byName[name]; dup {
 				return fmt.Errorf("zoo: %s and %s would both write the folder %s; give them in separate runs", other, path, name)
 			}
-			st, err := os.Stat(path)
-			if err != nil {
-				return err
-			}
 			byName[name] = path
-			out = append(out, Model{Path: path, Name: name, Size: st.Size()})
+			out = append(out, Model{Path: path, Name: name, Size: size, Skip: skip})
 			return nil
 		}
 		if !st.IsDir() {
-			if err := add(root, filepath.Base(root)); err != nil {
+			if err := add(root, filepath.Base(root), st.Size(), ""); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		// Walk the folder's real path, so that a root given as a link is
+		// searched; paths are reported under root as given.
+		resolved, ok := realPath(root)
+		if !ok {
+			return nil, fmt.Errorf("zoo: cannot resolve the folder %s", root)
+		}
+		err = filepath.WalkDir(resolved, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if !d.Type().IsRegular() || !isModel(path) {
+			if d.IsDir() && skipDirs[path] {
+				return filepath.SkipDir
+			}
+			rel, err := filepath.Rel(resolved, path)
+			if err != nil {
+				return err
+			}
+			given := filepath.Join(root, rel)
+			if d.Type().IsRegular() {
+				if !isModel(path) {
+					return nil
+				}
+				info, err := d.Info()
+				if err != nil {
+					return err
+				}
+				return add(given, rel, info.Size(), "")
+			}
+			if d.IsDir() {
 				return nil
 			}
-			rel, err := filepath.Rel(root, path)
-			if err != nil {
-				return err
+			size, skip := classify(path, d)
+			switch {
+			case skip == "" && !isModel(path):
+				return nil
+			case skip != "" && skip != dirLink && !named(path):
+				return nil
 			}
-			return add(path, rel)
+			return add(given, rel, size, skip)
 		})
 		if err != nil {
 			return nil, err
@@ -99,10 +141,64 @@ func Find(roots []string) ([]Model, error) {
 	return out, nil
 }
 
+// realPath is path made absolute with every symbolic link resolved, and
+// whether it exists.
+func realPath(path string) (string, bool) {
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false
+	}
+	resolved, err = filepath.Abs(resolved)
+	return resolved, err == nil
+}
+
+// classify looks at an entry that is neither a regular file nor a folder:
+// for a symbolic link to a regular file, the file's size and ""; otherwise
+// why it is not compiled.
+func classify(path string, d fs.DirEntry) (size int64, skip string) {
+	if d.Type()&fs.ModeSymlink == 0 {
+		return 0, "not a regular file but " + kind(d.Type())
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 0, "a broken symbolic link"
+	case errors.Is(err, syscall.ELOOP):
+		return 0, "a symbolic link loop"
+	case err != nil:
+		return 0, "a symbolic link that cannot be followed: " + err.Error()
+	case st.IsDir():
+		return 0, dirLink
+	case !st.Mode().IsRegular():
+		return 0, "a symbolic link to " + kind(st.Mode().Type()) + ", not a regular file"
+	}
+	return st.Size(), ""
+}
+
+// dirLink is why a symbolic link to a folder is skipped: following links
+// to folders could search a folder twice, or forever around a loop.
+const dirLink = "a symbolic link to a folder, which zoo does not follow (give the folder itself)"
+
+// kind names a file mode's type for a skipped entry's reason.
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// named reports whether path is named like a model (*.tflite).
+func named(path string) bool { return strings.EqualFold(filepath.Ext(path), ".tflite") }
+
 // isModel reports whether path names a model: *.tflite, or a file whose
 // bytes 4 to 8 are TFLite's identifier.
 func isModel(path string) bool {
-	if strings.EqualFold(filepath.Ext(path), ".tflite") {
+	if named(path) {
 		return true
 	}
 	f, err := os.Open(path)
@@ -129,7 +225,8 @@ type Result struct {
 
 // Run compiles models with jobs goroutines (at least 1), calling done with
 // each result as it finishes (one call at a time, in the order they
-// finish), and returns the results in the order of models. Larger models
+// finish), and returns the results in the order of models. A model with
+// Skip set is not compiled: its result has no output and no error. Larger models
 // start first (Model.Size, a proxy for the compile's time), so that no
 // long compile starts last while the other goroutines idle. A failed
 // model does not stop the others; a canceled ctx stops handing out models,
@@ -144,11 +241,14 @@ func Run(ctx context.Context, models []Model, jobs int, compile Compile, done fu
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				start := time.Now()
-				out, err := compile(ctx, models[i])
-				r := Result{Model: models[i], Output: out, Err: err, Elapsed: time.Since(start)}
-				if err != nil {
-					r.Output = nil
+				r := Result{Model: models[i]}
+				if models[i].Skip == "" {
+					start := time.Now()
+					out, err := compile(ctx, models[i])
+					r.Output, r.Err, r.Elapsed = out, err, time.Since(start)
+					if err != nil {
+						r.Output = nil
+					}
 				}
 				results[i] = r
 				if done != nil {
@@ -181,14 +281,18 @@ feed:
 	wg.Wait()
 	for i, ok := range started {
 		if !ok {
-			results[i] = Result{Model: models[i], Err: ctx.Err()}
+			results[i] = Result{Model: models[i]}
+			if models[i].Skip == "" {
+				results[i].Err = ctx.Err()
+			}
 		}
 	}
 	return results
 }
 
 // Row is a result's figures, as summary.csv and summary.json give them:
-// the model's name and path, ok or failed with the error, the plan's steps
+// the model's name and path, ok, failed with the error or skipped with
+// the reason (Model.Skip), the plan's steps
 // and arenas, and over its scratch arenas the lower bound, the bytes
 // planned (tensors and kernel scratch), how far above the bound in
 // percent, the kernel scratch bytes, the compile's milliseconds, and
@@ -215,6 +319,9 @@ type Row struct {
 const (
 	OK     = "ok"
 	Failed = "failed"
+	// Skipped is an entry Find found but did not take for a model the
+	// main command would compile (Model.Skip); Error says why.
+	Skipped = "skipped"
 )
 
 // Summarize turns results into rows, in their order.
@@ -223,6 +330,11 @@ func Summarize(results []Result) []Row {
 	for i, r := range results {
 		row := Row{Model: r.Model.Name, Path: filepath.ToSlash(r.Model.Path), Status: OK,
 			Milliseconds: float64(r.Elapsed.Microseconds()) / 1000}
+		if r.Model.Skip != "" && r.Err == nil {
+			row.Status, row.Error = Skipped, r.Model.Skip
+			rows[i] = row
+			continue
+		}
 		if r.Err != nil || r.Output == nil {
 			row.Status = Failed
 			if r.Err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -287,4 +288,106 @@ func TestCompileSet(t *testing.T) {
 		code, stdout, stderr = runHeliac("verify", models[i], filepath.Join(out, name+".plan.json"))
 		assert.Equal(t, exitOK, code, stderr+stdout)
 	}
+}
+
+// TestCompileSetKeepsOtherModelsFiles: a set's shared module is named
+// heliac_shared; it never replaces the set of a model of that prefix (not
+// even with --force), nor a file heliac did not write (unless --force), and
+// a model compiled alone never replaces a set's shared module (unless
+// --force). A refused run writes nothing.
+func TestCompileSetKeepsOtherModelsFiles(t *testing.T) {
+	set := []string{"../../testdata/models/keyword_scrambled_8bit.tflite", "../../testdata/models/micro_speech_quantized.tflite"}
+	model, err := os.ReadFile(helloWorld)
+	require.NoError(t, err)
+	named := filepath.Join(t.TempDir(), "heliac_shared.tflite")
+	require.NoError(t, os.WriteFile(named, model, 0o644))
+	tests := []struct {
+		name   string
+		before func(t *testing.T, dir string) // what dir holds before the set
+		force  bool
+		want   string // "" when the set is written
+	}{
+		{"a model named heliac_shared", func(t *testing.T, dir string) {
+			code, _, stderr := runHeliac(named, "-o", dir, "-q")
+			require.Equal(t, exitOK, code, stderr)
+		}, false, "heliac_shared.plan.json is the set of a model of prefix heliac_shared"},
+		{"a model named heliac_shared, forced", func(t *testing.T, dir string) {
+			code, _, stderr := runHeliac(named, "-o", dir, "-q")
+			require.Equal(t, exitOK, code, stderr)
+		}, true, "heliac_shared.plan.json is the set of a model of prefix heliac_shared"},
+		{"its C files without its plan", func(t *testing.T, dir string) {
+			code, _, stderr := runHeliac(named, "-o", dir, "-q")
+			require.Equal(t, exitOK, code, stderr)
+			require.NoError(t, os.Remove(filepath.Join(dir, "heliac_shared.plan.json")))
+		}, true, "heliac_shared.h is a C file of the set of a model of prefix heliac_shared"},
+		{"a hand-written file", func(t *testing.T, dir string) {
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "heliac_shared.c"), []byte("int mine;\n"), 0o644))
+		}, false, "heliac_shared.c is not a shared module heliac wrote"},
+		{"a hand-written file, forced", func(t *testing.T, dir string) {
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "heliac_shared.c"), []byte("int mine;\n"), 0o644))
+		}, true, ""},
+		{"an earlier set", func(t *testing.T, dir string) {
+			code, _, stderr := runHeliac(append(set, "-o", dir, "-q")...)
+			require.Equal(t, exitOK, code, stderr)
+		}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out")
+			tt.before(t, dir)
+			before := readDir(t, dir)
+			args := append(set, "-o", dir, "-q")
+			if tt.force {
+				args = append(args, "--force")
+			}
+			code, _, stderr := runHeliac(args...)
+			if tt.want == "" {
+				require.Equal(t, exitOK, code, stderr)
+				shared, err := os.ReadFile(filepath.Join(dir, "heliac_shared.c"))
+				require.NoError(t, err)
+				assert.Contains(t, string(shared), "heliac_shared_bind")
+				return
+			}
+			assert.Equal(t, exitFailure, code)
+			assert.Contains(t, stderr, tt.want)
+			assert.Equal(t, before, readDir(t, dir), "a refused run writes nothing")
+		})
+	}
+
+	// A model of the set whose prefix is heliac_shared is refused.
+	code, _, stderr := runHeliac(set[0], named, "-o", filepath.Join(t.TempDir(), "out"), "-q")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "heliac_shared names the set's shared module; rename the model")
+
+	// A model alone does not replace a set's shared module.
+	dir := filepath.Join(t.TempDir(), "out")
+	code, _, stderr = runHeliac(append(set, "-o", dir, "-q")...)
+	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr = runHeliac(named, "-o", dir, "-q")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "heliac_shared.h is the shared module of a set of models")
+}
+
+// TestVerifySetDir: heliac verify DIR checks a set's shared module against
+// the plans too: a buffer shrunk to 16 B is refused.
+func TestVerifySetDir(t *testing.T) {
+	models := copyModels(t)
+	out := filepath.Join(models, "set")
+	code, _, stderr := runHeliac(filepath.Join(models, "keyword_scrambled_8bit.tflite"), filepath.Join(models, "hello_world_int8.tflite"), "-o", out, "-q")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr := runHeliac("verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, filepath.Join(out, "heliac_shared.c")+": ok\n")
+
+	h := filepath.Join(out, "heliac_shared.h")
+	data, err := os.ReadFile(h)
+	require.NoError(t, err)
+	shrunk := regexp.MustCompile(`(#define HELIAC_SHARED_\w+_SIZE )\d+u`).ReplaceAll(data, []byte("${1}16u"))
+	require.NotEqual(t, data, shrunk)
+	require.NoError(t, os.WriteFile(h, shrunk, 0o644))
+	code, _, stderr = runHeliac("verify", out)
+	assert.NotEqual(t, exitOK, code)
+	assert.Contains(t, stderr, "_SIZE is 16u, but shared arena")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -66,12 +67,79 @@ func TestKernelScratchConfig(t *testing.T) {
 	require.NoError(t, os.WriteFile(cfg, []byte("kernel_scratch:\n  - builtin: conv_2d\n"), 0o644))
 	code, _, stderr = runHeliac(model, "-o", filepath.Join(dir, "bad"), "--config", cfg)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, stderr, cfg+`: kernels: kernel_scratch entry 1: builtin "conv_2d" is not a builtin operator's name`)
+	assert.Contains(t, stderr, cfg+`: kernels: kernel_scratch entry 1 (conv_2d, line 2): builtin "conv_2d" is not a builtin operator's name`)
 
 	require.NoError(t, os.WriteFile(cfg, []byte("kernel_scratch:\n  - custom: MyOp\n    buffers:\n      - byte: 100\n"), 0o644))
 	code, _, stderr = runHeliac(model, "-o", filepath.Join(dir, "typo"), "--config", cfg)
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "byte")
+}
+
+// TestKernelScratchMistakes: a kernel_scratch entry that can never apply
+// is an error naming the entry and its line: a builtin TFLite does not
+// have (with the name meant), an operand its operator lacks, a size that
+// would overflow. One that matches no operator of this model is a warning
+// in the summary and plan.json, and with --strict an error.
+func TestKernelScratchMistakes(t *testing.T) {
+	dir := t.TempDir()
+	model := customOpModel(t, dir) // CUSTOM:MyOp, one input, one output
+	tests := []struct {
+		name   string
+		config string
+		strict bool
+		want   string // on stderr, or on stdout when the compile succeeds
+		ok     bool
+	}{
+		{"a misspelt builtin", "kernel_scratch:\n  - custom: MyOp\n  - builtin: FULLY_CONECTED\n    buffers: [{bytes: 4}]\n", false,
+			"kernel_scratch entry 2 (FULLY_CONECTED, line 3): no TFLite builtin operator is named FULLY_CONECTED; did you mean FULLY_CONNECTED?", false},
+		{"a name far from any builtin", "kernel_scratch:\n  - builtin: MY_VERY_OWN_OPERATOR\n", false,
+			"kernel_scratch entry 1 (MY_VERY_OWN_OPERATOR, line 2): no TFLite builtin operator is named MY_VERY_OWN_OPERATOR\n", false},
+		{"an input the operator lacks", "kernel_scratch:\n  - custom: MyOp\n    buffers:\n      - bytes: 4\n      - per_input_element: 2\n        input: 3\n", false,
+			"kernel_scratch entry 1 (CUSTOM:MyOp, line 2): buffer 2: input 3, but operator 0:0 (CUSTOM:MyOp) has 1 input(s)", false},
+		{"an output the operator lacks", "kernel_scratch:\n  - custom: MyOp\n    buffers:\n      - per_output_element: 1\n        output: 1\n", false,
+			"kernel_scratch entry 1 (CUSTOM:MyOp, line 2): buffer 1: output 1, but operator 0:0 (CUSTOM:MyOp) has 1 output(s)", false},
+		{"bytes that would overflow", "kernel_scratch:\n  - custom: MyOp\n    buffers:\n      - bytes: 9223372036854775807\n", false,
+			"kernel_scratch entry 1 (CUSTOM:MyOp, line 2): buffer 1: bytes 9223372036854775807 is more than 4294967295", false},
+		{"no operator of this model", "kernel_scratch:\n  - custom: MyOp\n  - builtin: CONV_2D\n    buffers: [{bytes: 4}]\n", false,
+			"warning: kernel_scratch entry 2 (CONV_2D, line 3) applies to no operator: no operator of the model is CONV_2D", true},
+		{"no operator of this model, strict", "kernel_scratch:\n  - custom: MyOp\n  - builtin: CONV_2D\n", true,
+			"kernel_scratch entry 2 (CONV_2D, line 3) applies to no operator: no operator of the model is CONV_2D (rules are strict)", false},
+		{"replaced by a later entry, strict", "kernel_scratch:\n  - custom: MyOp\n  - custom: MyOp\n    buffers: [{bytes: 8}]\n", true,
+			"kernel_scratch entry 1 (CUSTOM:MyOp, line 2) applies to no operator: kernel_scratch entry 2 (CUSTOM:MyOp, line 3) replaces it", false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := filepath.Join(dir, fmt.Sprintf("k%d.yaml", i))
+			require.NoError(t, os.WriteFile(cfg, []byte(tt.config), 0o644))
+			out := filepath.Join(dir, fmt.Sprintf("out%d", i))
+			args := []string{model, "-o", out, "--config", cfg}
+			if tt.strict {
+				args = append(args, "--strict")
+			}
+			code, stdout, stderr := runHeliac(args...)
+			if !tt.ok {
+				assert.Equal(t, exitFailure, code, stdout)
+				assert.Contains(t, stderr, tt.want)
+				assert.NotContains(t, stderr, "negative")
+				return
+			}
+			require.Equal(t, exitOK, code, stderr)
+			assert.Contains(t, stdout, tt.want)
+			var doc struct {
+				Unused []struct {
+					Entry            int
+					Operator, Reason string
+				} `json:"unused_kernel_scratch"`
+			}
+			data, err := os.ReadFile(filepath.Join(out, "custom.plan.json"))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(data, &doc))
+			require.Len(t, doc.Unused, 1)
+			assert.Equal(t, 1, doc.Unused[0].Entry)
+			assert.Equal(t, "CONV_2D", doc.Unused[0].Operator)
+			assert.Equal(t, "no operator of the model is CONV_2D", doc.Unused[0].Reason)
+		})
+	}
 }
 
 // TestCPUFlag: --kernels cmsis-nn needs --cpu, an unknown CPU is a usage

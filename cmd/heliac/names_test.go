@@ -18,14 +18,15 @@ import (
 // hostileModel writes call_once_mul with names no text channel carries as
 // they are: a tensor with invalid UTF-8 and a terminal escape, its MUL as
 // a custom operator with a line break in its code, and its resource
-// variable's shared_name with invalid UTF-8 and NUL.
+// variable's shared_name with invalid UTF-8 and NUL. The tensor's name
+// also holds U+202E, which would show the rest of the line backwards.
 func hostileModel(t *testing.T) string {
 	t.Helper()
 	data, err := os.ReadFile("../../testdata/models/call_once_mul.tflite")
 	require.NoError(t, err)
 	m, err := tflite.Load(data)
 	require.NoError(t, err)
-	m.Subgraphs[0].Tensors[0].Name = "in\xff\x1b[2J\x1b[31m"
+	m.Subgraphs[0].Tensors[0].Name = "in\xff\x1b[2J\x1b[31m\u202egpj.exe"
 	for si := range m.Subgraphs {
 		for oi := range m.Subgraphs[si].Ops {
 			op := &m.Subgraphs[si].Ops[oi]
@@ -45,12 +46,13 @@ func hostileModel(t *testing.T) string {
 }
 
 // assertPlainText fails when out is not UTF-8 or holds a control character
-// other than a line break or a tab.
+// other than a line break or a tab, or a bidirectional control.
 func assertPlainText(t *testing.T, what, out string) {
 	t.Helper()
 	assert.True(t, utf8.ValidString(out), "%s is not UTF-8:\n%s", what, out)
 	for _, r := range out {
-		if r != '\n' && r != '\t' && (r < 0x20 || r >= 0x7f && r < 0xa0) {
+		bidi := r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+		if r != '\n' && r != '\t' && (r < 0x20 || r >= 0x7f && r < 0xa0 || bidi) {
 			t.Errorf("%s holds control character %U:\n%q", what, r, out)
 			return
 		}
@@ -79,14 +81,14 @@ func TestHostileNames(t *testing.T) {
 		Skipped  []struct{ Name, Reason string } `json:"skipped_tensors"`
 	}
 	require.NoError(t, json.Unmarshal(js, &plan))
-	assert.Equal(t, `in\xff\x1b[2J\x1b[31m`, plan.Tensors[0].Name)
+	assert.Equal(t, `in\xff\x1b[2J\x1b[31m\xe2\x80\xaegpj.exe`, plan.Tensors[0].Name)
 	assert.Equal(t, `Var\xfe\x00iable`, plan.Variables[0].SharedName)
 	assert.Contains(t, string(js), `"name": "CUSTOM:Mul\\xc0\\x0d\\x0a*/"`)
 	for _, f := range []string{"hostile.h", "hostile.c"} {
 		c, err := os.ReadFile(filepath.Join(dir, f))
 		require.NoError(t, err)
 		assertPlainText(t, f, string(c))
-		assert.Contains(t, string(c), `in\xff\x1b[2J\x1b[31m`, f)
+		assert.Contains(t, string(c), `in\xff\x1b[2J\x1b[31m\xe2\x80\xaegpj.exe`, f)
 	}
 
 	code, stdout, stderr = runHeliac("verify", model, dir)
@@ -96,12 +98,12 @@ func TestHostileNames(t *testing.T) {
 	code, stdout, stderr = runHeliac("inspect", model)
 	require.Equal(t, exitOK, code, stderr)
 	assertPlainText(t, "inspect", stdout)
-	assert.Contains(t, stdout, `in\xff\x1b[2J\x1b[31m`)
+	assert.Contains(t, stdout, `in\xff\x1b[2J\x1b[31m\xe2\x80\xaegpj.exe`)
 	assert.Contains(t, stdout, `CUSTOM:Mul\xc0\x0d\x0a*/`)
 
 	code, stdout, stderr = runHeliac("inspect", "--json", model)
 	require.Equal(t, exitOK, code, stderr)
 	require.True(t, utf8.ValidString(stdout), "inspect --json is not UTF-8")
 	assert.False(t, strings.Contains(stdout, `\u001b`), "inspect --json carries a terminal escape")
-	assert.Contains(t, stdout, `"name": "in\\xff\\x1b[2J\\x1b[31m"`)
+	assert.Contains(t, stdout, `"name": "in\\xff\\x1b[2J\\x1b[31m\\xe2\\x80\\xaegpj.exe"`)
 }

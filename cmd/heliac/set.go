@@ -34,6 +34,12 @@ func runCompileSet(ctx context.Context, opts *compileOptions) error {
 	if err != nil {
 		return fmt.Errorf("compile: %w", err)
 	}
+	if len(set.Shared) > 0 {
+		// Before any model's files, so that a refused run writes nothing.
+		if err := driver.CheckReplaceShared(opts.outDir, set.Shared, opts.force); err != nil {
+			return err
+		}
+	}
 	for i, out := range set.Outputs {
 		one := *opts
 		one.model = opts.models[i]

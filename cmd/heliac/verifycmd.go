@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -67,6 +68,15 @@ func runVerify(opts *verifyOptions) error {
 			continue
 		}
 		fmt.Fprintf(opts.stdout, "%s: ok\n", r.Plan)
+	}
+	if st, err := os.Stat(opts.plan); err == nil && st.IsDir() {
+		// A set's shared module, against every plan in the directory.
+		switch path, err := driver.VerifyShared(opts.plan); {
+		case err != nil:
+			errs = append(errs, err)
+		case path != "":
+			fmt.Fprintf(opts.stdout, "%s: ok\n", path)
+		}
 	}
 	return errors.Join(errs...)
 }

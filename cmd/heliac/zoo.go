@@ -42,7 +42,10 @@ func newZooCmd(runF func(*zooOptions) error, stdout, stderr io.Writer) *cobra.Co
 		Long: `zoo compiles every model under the given folders (files named *.tflite, and
 any other file that is a TFLite flatbuffer) with the compile flags, as many
 at once as -j says. Each model's files go to OUT/<its path below its folder>/;
-a model that fails leaves its folder as it was and the others go on.
+a model that fails leaves its folder as it was and the others go on. OUT
+itself is not searched. A symbolic link to a model is compiled as the file
+it names; an entry named *.tflite that is no regular file (a FIFO, a broken
+link, a link loop) and a link to a folder are listed as skipped, with why.
 OUT/summary.csv and OUT/summary.json give every model's status, error, steps,
 arenas, scratch lower bound, scratch arena, how far above the bound, kernel
 scratch bytes and compile milliseconds. On a terminal a progress bar shows
@@ -89,7 +92,9 @@ func runZoo(ctx context.Context, opts *zooOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	models, err := zoo.Find(opts.roots)
+	// The output folder is left out of the search: a rerun must not
+	// compile the models an earlier run wrote there (--emit-tflite).
+	models, err := zoo.Find(opts.roots, opts.outDir)
 	if err != nil {
 		return err
 	}
@@ -119,12 +124,15 @@ func runZoo(ctx context.Context, opts *zooOptions) error {
 		return out, nil
 	}
 	bar := isTerminal(opts.stderr) && !opts.quiet
-	finished, failed := 0, 0
+	finished, failed, skipped := 0, 0, 0
 	start := time.Now()
 	results := zoo.Run(ctx, models, opts.jobs, compile, func(r zoo.Result) {
 		finished++
-		if r.Err != nil {
+		switch {
+		case r.Err != nil:
 			failed++
+		case r.Model.Skip != "":
+			skipped++
 		}
 		switch {
 		case opts.quiet, opts.json:
@@ -157,12 +165,16 @@ func runZoo(ctx context.Context, opts *zooOptions) error {
 		for _, r := range results {
 			sum += r.Elapsed
 		}
-		fmt.Fprintf(opts.stdout, "zoo: %d model(s), %d failed, in %.1f s with %d job(s); the compiles took %.1f s in all (wall/sum %.2f); wrote %s, %s\n",
-			len(models), failed, wall.Seconds(), opts.jobs, sum.Seconds(), wall.Seconds()/max(sum.Seconds(), 1e-9),
+		skips := ""
+		if skipped > 0 {
+			skips = fmt.Sprintf(", %d skipped", skipped)
+		}
+		fmt.Fprintf(opts.stdout, "zoo: %d model(s), %d failed%s, in %.1f s with %d job(s); the compiles took %.1f s in all (wall/sum %.2f); wrote %s, %s\n",
+			len(models)-skipped, failed, skips, wall.Seconds(), opts.jobs, sum.Seconds(), wall.Seconds()/max(sum.Seconds(), 1e-9),
 			filepath.Join(opts.outDir, "summary.csv"), filepath.Join(opts.outDir, "summary.json"))
 	}
 	if failed > 0 {
-		return &zooFailedError{failed, len(models)}
+		return &zooFailedError{failed, len(models) - skipped}
 	}
 	return nil
 }
@@ -170,6 +182,9 @@ func runZoo(ctx context.Context, opts *zooOptions) error {
 // zooLine is the plain line of one finished model.
 func zooLine(done, total int, r zoo.Result) string {
 	row := zoo.Summarize([]zoo.Result{r})[0]
+	if row.Status == zoo.Skipped {
+		return fmt.Sprintf("[%d/%d] skipped %s: %s", done, total, row.Model, row.Error)
+	}
 	if row.Status != zoo.OK {
 		return fmt.Sprintf("[%d/%d] failed %s: %s", done, total, row.Model, row.Error)
 	}
