@@ -160,7 +160,9 @@ func (c *checker) vtable(pos int64, path string) (vtable, vtSize int64, err erro
 	if vtSize < 4 || vtSize%2 != 0 || !c.inside(vtable, vtSize) {
 		return 0, 0, corrupt(path, vtable, "bad vtable size %d", vtSize)
 	}
-	c.saw(pos, 4)
+	// The table's inline bytes, as its vtable gives them (padding
+	// included), and the vtable.
+	c.saw(pos, min(max(4, int64(c.u16(vtable+2))), int64(len(c.buf))-pos))
 	c.saw(vtable, vtSize)
 	return vtable, vtSize, nil
 }
