@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,6 +59,15 @@ func TestAliasBomb(t *testing.T) {
 			assert.LessOrEqual(t, c.visits, c.written, "each node visited at most once")
 		})
 	}
+}
+
+// TestReadAliasBomb: the error names the file too.
+func TestReadAliasBomb(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bomb.yaml")
+	require.NoError(t, os.WriteFile(path, aliasBomb(24<<10), 0o644))
+	_, err := Read(path)
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), path+": config: line 1: alias *o: "), err.Error())
 }
 
 // TestAliasCount counts the values of documents whose aliases are few:
