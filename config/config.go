@@ -8,7 +8,9 @@
 //
 // Decoding is strict: an unknown key, a key given twice, a merge key or a
 // value of the wrong type is an error that names the key's path and line,
-// and for an unknown key the keys that are known. Such errors start
+// and for an unknown key the keys that are known. Aliases may add at most
+// maxAliasValues values to those a file writes out (checkAliases), so that
+// no alias bomb reaches the decoding. Such errors start
 // "config: line N:". What the values mean (bank names, capacities, where a
 // rule may place what) is checked by plan, with Platform.Validate and
 // ValidateRules; their errors are returned as plan made them ("plan: ...").

@@ -220,6 +220,23 @@ rules:
 			},
 		},
 		{
+			name: "aliases of a value and of a list",
+			in: `rules:
+  - {class: scratch, memory: &ram SRAM}
+  - {class: persistent, memory: *ram}
+kernel_scratch:
+  - {custom: MyOp, buffers: &two [{bytes: 64}, {bytes: 128}]}
+  - {custom: OtherOp, buffers: *two}
+`,
+			want: func() config.File {
+				two := []kernels.ScratchBuffer{{Bytes: 64}, {Bytes: 128}}
+				return config.File{
+					Rules:         []plan.Rule{{Class: "scratch", Memory: "SRAM"}, {Class: "persistent", Memory: "SRAM"}},
+					KernelScratch: []kernels.ScratchOverride{{Custom: "MyOp", Buffers: two}, {Custom: "OtherOp", Buffers: two}},
+				}
+			},
+		},
+		{
 			name: "a constant rule may name RAM that is initialised at boot",
 			in: `platform:
   base: apollo510

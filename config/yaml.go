@@ -31,10 +31,93 @@ func document(data []byte) (*yaml.Node, error) {
 	default:
 		return nil, errorf(extra.Line, "a second document; give one")
 	}
+	if err := checkAliases(&doc); err != nil {
+		return nil, err
+	}
 	if len(doc.Content) == 0 || isNull(resolve(doc.Content[0])) {
 		return nil, nil
 	}
 	return resolve(doc.Content[0]), nil
+}
+
+// maxAliasValues bounds the values (scalars, lists, mappings, and keys)
+// that aliases add to a document, each alias counted with the values of
+// the node it names, as checkShape and Decode visit them. Aliases of
+// aliases multiply: a few KB can stand for billions of values (a "billion
+// laughs"), which yaml.v3 refuses only once it has decoded millions, and
+// never when few aliases name large nodes.
+const maxAliasValues = 1 << 16
+
+// checkAliases refuses a document whose aliases add more than
+// maxAliasValues values to those it writes out, naming the alias at which
+// the count passes the limit, and one with an alias inside the node it
+// names. It visits each node of the document once.
+func checkAliases(doc *yaml.Node) error {
+	return newAliasCounter(doc).count(doc)
+}
+
+// newAliasCounter returns a counter for doc, whose limit is the nodes
+// doc writes out and maxAliasValues.
+func newAliasCounter(doc *yaml.Node) *aliasCounter {
+	c := &aliasCounter{sizes: map[*yaml.Node]int{}, open: map[*yaml.Node]bool{}}
+	c.written = countWritten(doc)
+	c.limit = c.written + maxAliasValues
+	return c
+}
+
+// countWritten returns the number of nodes n writes out: an alias counts
+// as one.
+func countWritten(n *yaml.Node) int {
+	count := 1
+	for _, child := range n.Content {
+		count += countWritten(child)
+	}
+	return count
+}
+
+// aliasCounter counts a document's values with its aliases expanded.
+type aliasCounter struct {
+	written, limit int
+	n              int                 // the values counted so far
+	sizes          map[*yaml.Node]int  // the values of each anchored node counted
+	open           map[*yaml.Node]bool // anchored nodes being counted
+	visits         int                 // the nodes count visited: the work it did
+}
+
+// count adds the values of n, its aliases expanded, to c.n. Each
+// anchored node is counted once, where the document writes it; an alias
+// of it adds the number.
+func (c *aliasCounter) count(n *yaml.Node) error {
+	c.visits++
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		size, done := c.sizes[n.Alias]
+		switch {
+		case c.open[n.Alias]:
+			return errorf(n.Line, "alias *%s is inside the node it names", n.Value)
+		case !done:
+			return errorf(n.Line, "alias *%s names a node the document has not finished", n.Value)
+		case c.n+1+size > c.limit:
+			return errorf(n.Line, "alias *%s: the aliases add more than %d values to the %d the file writes out; write them out instead",
+				n.Value, maxAliasValues, c.written)
+		}
+		c.n += 1 + size
+		return nil
+	}
+	c.n++
+	if n.Anchor != "" {
+		c.open[n] = true
+		defer delete(c.open, n)
+	}
+	before := c.n
+	for _, child := range n.Content {
+		if err := c.count(child); err != nil {
+			return err
+		}
+	}
+	if n.Anchor != "" {
+		c.sizes[n] = c.n - before
+	}
+	return nil
 }
 
 // decodeStrict decodes n into v, a pointer to a struct, and rejects what a

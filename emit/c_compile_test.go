@@ -236,6 +236,9 @@ func TestCCompilesInline(t *testing.T) {
 		{"empty", func(t *testing.T) emit.Files {
 			return pipelineC(t, emptyModel(), plan.Options{}, emit.COptions{Meta: emit.Meta{ModelName: "empty"}})
 		}},
+		{"no tensors, no operators", func(t *testing.T) emit.Files {
+			return pipelineC(t, &graph.Model{Subgraphs: []graph.Subgraph{{}, {}}}, plan.Options{}, emit.COptions{Meta: emit.Meta{ModelName: "nothing"}})
+		}},
 		{"empty with external arenas", func(t *testing.T) emit.Files {
 			return pipelineC(t, emptyModel(), plan.Options{External: []string{"*"}}, emit.COptions{Meta: emit.Meta{ModelName: "empty_ext"}})
 		}},

@@ -218,7 +218,7 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 			passCost += int64(t.Live.Last-t.Live.First) + 1
 		}
 	}
-	passes := int(max(1, inPlaceWork/passCost))
+	passes := int(max(1, inPlaceWork/max(1, passCost))) // an empty model costs nothing
 	var results []result
 	for i, pol := range policies {
 		if i == passes {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/liveness"
 )
 
@@ -69,4 +70,22 @@ func TestEdgeCases(t *testing.T) {
 		})
 	}
 	assert.Equal(t, int64(6), lt.Lookup(ref(0, 3)).Size)
+}
+
+// TestEmptyModel analyzes a model with no tensors and no operators, with
+// and without a kernel library's in-place writes: one step per subgraph's
+// inputs, no lifetimes, no panic.
+func TestEmptyModel(t *testing.T) {
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	for _, k := range []*kernels.Library{nil, lib} {
+		for _, subgraphs := range []int{1, 2} {
+			m := &graph.Model{Subgraphs: make([]graph.Subgraph, subgraphs)}
+			lt, err := liveness.Analyze(m, liveness.Options{Kernels: k})
+			require.NoError(t, err)
+			assert.Empty(t, lt.Schedule.Runs)
+			assert.Len(t, lt.Schedule.Order, subgraphs)
+			assert.Equal(t, subgraphs, lt.Schedule.Steps, "each subgraph's inputs take a step")
+		}
+	}
 }

@@ -45,9 +45,13 @@ type fieldSpec struct {
 // charged against budget, which starts at a small multiple of the file
 // size; a well-formed file, where nothing is shared, spends about one
 // file size.
+//
+// It records, in end, where the last byte it checked ends: with a walk of
+// the whole model (walkModel), the end of the flatbuffer's content.
 type checker struct {
 	buf    []byte
 	budget int64
+	end    int64
 }
 
 // Work budget: budgetPerByte units per file byte plus budgetBase, where a
@@ -60,6 +64,12 @@ const (
 
 func newChecker(buf []byte) checker {
 	return checker{buf: buf, budget: budgetPerByte*int64(len(buf)) + budgetBase}
+}
+
+// saw records that bytes [pos, pos+n), inside the buffer, belong to the
+// flatbuffer.
+func (c *checker) saw(pos, n int64) {
+	c.end = max(c.end, pos+n)
 }
 
 // charge spends n units of the work budget, failing once it is exhausted.
@@ -150,6 +160,10 @@ func (c *checker) vtable(pos int64, path string) (vtable, vtSize int64, err erro
 	if vtSize < 4 || vtSize%2 != 0 || !c.inside(vtable, vtSize) {
 		return 0, 0, corrupt(path, vtable, "bad vtable size %d", vtSize)
 	}
+	// The table's inline bytes, as its vtable gives them (padding
+	// included), and the vtable.
+	c.saw(pos, min(max(4, int64(c.u16(vtable+2))), int64(len(c.buf))-pos))
+	c.saw(vtable, vtSize)
 	return vtable, vtSize, nil
 }
 
@@ -159,11 +173,13 @@ func (c *checker) field(pos int64, path string, f fieldSpec) error {
 		if !c.inside(pos, f.size) {
 			return corrupt(path, pos, "%d-byte field runs past the end of the file (size %d)", f.size, len(c.buf))
 		}
+		c.saw(pos, f.size)
 		return nil
 	}
 	if !c.inside(pos, 4) {
 		return corrupt(path, pos, "offset field runs past the end of the file (size %d)", len(c.buf))
 	}
+	c.saw(pos, 4)
 	target := pos + int64(c.u32(pos))
 	if !c.reachable(target) {
 		return corrupt(path, pos, "offset to %d outside the file (size %d)", target, len(c.buf))
@@ -209,6 +225,7 @@ func (c *checker) vector(pos int64, path string, elem, extra int64) error {
 		}
 		return corrupt(path, pos, "vector of %d elements runs past the end of the file (size %d)", n, len(c.buf))
 	}
+	c.saw(pos, 4+n*elem+extra)
 	return c.charge(path, pos, n*elem+extra)
 }
 

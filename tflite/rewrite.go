@@ -119,7 +119,13 @@ func (o *objectModel) reorder(order [][]int) error {
 // the offset/size form of models over 2 GiB (Buffer.offset,
 // Operator.large_custom_options_offset) is written after the new
 // flatbuffer in its original order, aligned as in the input (up to 4096
-// bytes) and to 16 bytes at least, with the offsets rewritten.
+// bytes) and to 16 bytes at least, with the offsets rewritten. Bytes
+// appended to the file after all that (TFLite Metadata's ZIP of associated
+// files) are kept as they are and written last, 16-byte aligned; zero
+// bytes right after the model, up to a multiple of 16, are taken as its
+// padding. A ZIP's offsets then count from a new start: ZIP readers
+// (Python's zipfile, minizip, Go's archive/zip) find it as they find one
+// after a self-extractor's code.
 //
 // The bytes differ from the input's: tables are laid out anew, a table
 // or vector that several fields share is written once for each, a string
@@ -154,6 +160,10 @@ func repack(model []byte) ([]byte, error) {
 type objectModel struct {
 	m        *schema.ModelT
 	external []externalData
+	// trailing holds the bytes after the model's flatbuffer and external
+	// data, which pack writes last, as they are: TFLite Metadata puts a
+	// ZIP of associated files (labels, vocabularies) there.
+	trailing []byte
 	hint     int // a guess of the flatbuffer's size, for the builder
 }
 
@@ -177,7 +187,8 @@ func unpack(model []byte) (*objectModel, error) {
 	if _, err := load(model); err != nil {
 		return nil, err
 	}
-	if err := walkModel(model, true); err != nil {
+	end, err := walkModelEnd(model, true)
+	if err != nil {
 		return nil, err
 	}
 	o := &objectModel{m: schema.GetRootAsModel(model, 0).UnPack()}
@@ -201,12 +212,36 @@ func unpack(model []byte) (*objectModel, error) {
 		}
 	}
 	sort.SliceStable(o.external, func(i, j int) bool { return o.external[i].offset < o.external[j].offset })
-	o.hint = len(model)
+	for _, e := range o.external {
+		end = max(end, int64(e.offset)+int64(len(e.data)))
+	}
+	o.trailing = model[trailingStart(model, end):]
+	o.hint = len(model) - len(o.trailing)
 	for _, e := range o.external {
 		o.hint -= len(e.data)
 	}
 	return o, nil
 }
+
+// trailingStart returns where the bytes appended to model start, given
+// the end of what the model itself reaches (its flatbuffer and its data
+// in the offset/size form): after the zero bytes up to the next multiple
+// of 16, which a flatbuffers builder leaves as padding for the alignment
+// of what it wrote first (buffer data is 16-byte aligned) and which pack
+// writes before the appended bytes. Bytes of a ZIP appended by TFLite
+// Metadata's MetadataPopulator (tflite-support,
+// tensorflow_lite_support/metadata/python/metadata.py,
+// _populate_associated_files) start with "PK" right after the flatbuffer.
+func trailingStart(model []byte, end int64) int64 {
+	limit := min(alignUp(end, trailingAlign), int64(len(model)))
+	for end < limit && model[end] == 0 {
+		end++
+	}
+	return end
+}
+
+// trailingAlign is the alignment pack gives the appended bytes.
+const trailingAlign = 16
 
 // setMetadata points every metadata entry called name at a buffer holding
 // data (see SetMetadata) and reports whether there was one.
@@ -298,9 +333,19 @@ func (o *objectModel) pack() (out []byte, err error) {
 	}
 	b := flatbuffers.NewBuilder(min(max(o.hint, 0), maxInline) + 1024)
 	b.FinishWithFileIdentifier(packModel(o.m, b), []byte(Identifier))
-	fb := b.FinishedBytes()
+	out = o.appendExternal(b.FinishedBytes())
+	if len(o.trailing) > 0 {
+		out = append(out, make([]byte, alignUp(int64(len(out)), trailingAlign)-int64(len(out)))...)
+		out = append(out, o.trailing...)
+	}
+	return out, nil
+}
+
+// appendExternal returns fb followed by the external data, with their
+// offsets patched into fb's tables; fb itself when there is none.
+func (o *objectModel) appendExternal(fb []byte) []byte {
 	if len(o.external) == 0 {
-		return fb, nil
+		return fb
 	}
 	offsets := make([]uint64, len(o.external))
 	size := uint64(len(fb))
@@ -309,7 +354,7 @@ func (o *objectModel) pack() (out []byte, err error) {
 		offsets[i] = uint64(alignUp(int64(size), int64(max(align, externalAlign))))
 		size = offsets[i] + uint64(len(e.data))
 	}
-	out = make([]byte, size)
+	out := make([]byte, size)
 	copy(out, fb)
 	root := schema.GetRootAsModel(out, 0)
 	var buf schema.Buffer
@@ -326,7 +371,7 @@ func (o *objectModel) pack() (out []byte, err error) {
 		sg.Operators(&op, e.op)
 		mustPatch(op.MutateLargeCustomOptionsOffset(offsets[i]), "subgraphs[%d].operators[%d].large_custom_options_offset", e.sg, e.op)
 	}
-	return out, nil
+	return out
 }
 
 func mustPatch(ok bool, format string, args ...any) {

@@ -20,10 +20,24 @@ import (
 // walkModel checks the whole flatbuffer in data from its root table.
 // The file identifier and root offset have been checked by load.
 func walkModel(data []byte, strict bool) error {
+	_, err := walkModelEnd(data, strict)
+	return err
+}
+
+// walkModelEnd is walkModel that also returns where the flatbuffer's
+// content ends: the end of the last byte of a table, vtable, vector or
+// string the model reaches from its root, or of the file identifier. What
+// follows is padding, data in the offset/size form, or bytes appended to
+// the file.
+func walkModelEnd(data []byte, strict bool) (int64, error) {
 	s := tfliteSchema()
 	w := &walker{c: newChecker(data), s: s, strict: strict}
+	w.c.saw(0, 8) // the root offset and the file identifier
 	root := int64(uint32(w.c.u32(0)))
-	return w.table(root, rootPath, s.tables[s.root])
+	if err := w.table(root, rootPath, s.tables[s.root]); err != nil {
+		return 0, err
+	}
+	return w.c.end, nil
 }
 
 type walker struct {
@@ -59,6 +73,7 @@ func (w *walker) table(pos int64, path string, t *fbsTableDef) error {
 			if !c.inside(pos+rel, 1) {
 				return corrupt(fieldPath(path, t.bySlot[slot+1].name+"_type"), pos+rel, "1-byte field runs past the end of the file (size %d)", len(c.buf))
 			}
+			c.saw(pos+rel, 1)
 			continue
 		}
 		if w.visit != nil {
@@ -78,6 +93,7 @@ func (w *walker) field(tab, pos int64, path string, f *fbsField) error {
 		if !c.inside(pos, f.typ.size) {
 			return corrupt(path, pos, "%d-byte field runs past the end of the file (size %d)", f.typ.size, len(c.buf))
 		}
+		c.saw(pos, f.typ.size)
 		return nil
 	}
 	target, err := w.offset(pos, path)
@@ -101,6 +117,7 @@ func (w *walker) offset(pos int64, path string) (int64, error) {
 	if !c.inside(pos, 4) {
 		return 0, corrupt(path, pos, "offset field runs past the end of the file (size %d)", len(c.buf))
 	}
+	c.saw(pos, 4)
 	target := pos + int64(c.u32(pos))
 	if !c.reachable(target) {
 		return 0, corrupt(path, pos, "offset to %d outside the file (size %d)", target, len(c.buf))

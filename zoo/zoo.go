@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,8 +230,9 @@ type Result struct {
 // Skip set is not compiled: its result has no output and no error. Larger models
 // start first (Model.Size, a proxy for the compile's time), so that no
 // long compile starts last while the other goroutines idle. A failed
-// model does not stop the others; a canceled ctx stops handing out models,
-// and those not started get ctx's error.
+// model does not stop the others, nor does one whose compile panics (its
+// error is a *PanicError); a canceled ctx stops handing out models, and
+// those not started get ctx's error.
 func Run(ctx context.Context, models []Model, jobs int, compile Compile, done func(Result)) []Result {
 	results := make([]Result, len(models))
 	next := make(chan int)
@@ -244,7 +246,7 @@ func Run(ctx context.Context, models []Model, jobs int, compile Compile, done fu
 				r := Result{Model: models[i]}
 				if models[i].Skip == "" {
 					start := time.Now()
-					out, err := compile(ctx, models[i])
+					out, err := call(ctx, compile, models[i])
 					r.Output, r.Err, r.Elapsed = out, err, time.Since(start)
 					if err != nil {
 						r.Output = nil
@@ -288,6 +290,28 @@ feed:
 		}
 	}
 	return results
+}
+
+// PanicError is a compile that panicked: a heliac bug, never a problem
+// with the model. Run recovers it as that model's error, so that the other
+// models go on and the summary is written.
+type PanicError struct {
+	Value any    // what the compile panicked with
+	Stack []byte // the stack of the goroutine that panicked, where it did
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("heliac bug: the compile panicked: %v (please report it with the model)", e.Value)
+}
+
+// call runs compile on m, and returns a panic as a *PanicError.
+func call(ctx context.Context, compile Compile, m Model) (out *driver.Output, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return compile(ctx, m)
 }
 
 // Row is a result's figures, as summary.csv and summary.json give them:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,4 +151,31 @@ func TestRunCanceled(t *testing.T) {
 	}, nil)
 	require.Len(t, results, 3)
 	assert.ErrorIs(t, results[2].Err, context.Canceled)
+}
+
+// TestRunRecoversPanic: a compile that panics is that model's failure, a
+// *PanicError with the value and the stack, and the others finish.
+func TestRunRecoversPanic(t *testing.T) {
+	data, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
+	require.NoError(t, err)
+	models := []zoo.Model{{Name: "a"}, {Name: "boom"}, {Name: "c"}}
+	for _, jobs := range []int{1, 2} {
+		results := zoo.Run(context.Background(), models, jobs, func(ctx context.Context, m zoo.Model) (*driver.Output, error) {
+			if m.Name == "boom" {
+				var zero int
+				_ = 1 / zero // a runtime error, as a heliac bug would raise
+			}
+			return driver.Compile(ctx, data, driver.Config{ModelName: m.Name})
+		}, nil)
+		require.Len(t, results, 3)
+		var pe *zoo.PanicError
+		require.ErrorAs(t, results[1].Err, &pe)
+		assert.Nil(t, results[1].Output)
+		assert.Contains(t, fmt.Sprint(pe.Value), "integer divide by zero")
+		assert.Contains(t, string(pe.Stack), "zoo_test.go", "the stack reaches the panic")
+		rows := zoo.Summarize(results)
+		assert.Equal(t, []string{zoo.OK, zoo.Failed, zoo.OK}, []string{rows[0].Status, rows[1].Status, rows[2].Status})
+		assert.Contains(t, rows[1].Error, "heliac bug")
+		assert.Contains(t, rows[1].Error, "integer divide by zero")
+	}
 }

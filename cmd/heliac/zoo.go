@@ -86,6 +86,10 @@ on stdout instead. The exit status is 1 when any model failed.`,
 	return cmd
 }
 
+// zooCompile compiles each model of a zoo; tests replace it to make one
+// panic.
+var zooCompile = driver.Compile
+
 // runZoo finds the models, compiles and writes each as the single-model
 // command would, then writes the summary.
 func runZoo(ctx context.Context, opts *zooOptions) error {
@@ -112,7 +116,7 @@ func runZoo(ctx context.Context, opts *zooOptions) error {
 		}
 		c := cfg
 		c.ModelName = emit.ModelName(m.Path)
-		out, err := driver.Compile(ctx, data, c)
+		out, err := zooCompile(ctx, data, c)
 		if err != nil {
 			return nil, fmt.Errorf("compile %s: %w", m.Path, err)
 		}
@@ -133,6 +137,10 @@ func runZoo(ctx context.Context, opts *zooOptions) error {
 			failed++
 		case r.Model.Skip != "":
 			skipped++
+		}
+		if pe := (*zoo.PanicError)(nil); errors.As(r.Err, &pe) {
+			// A heliac bug: the summary has its first line, stderr the stack.
+			fmt.Fprintf(opts.stderr, "heliac: zoo: %s: %v\n%s\n", r.Model.Path, pe, pe.Stack)
 		}
 		switch {
 		case opts.quiet, opts.json:
