@@ -37,9 +37,10 @@ func findEffects(md *model) *effects {
 	names := map[graph.ResourceName]int{}
 	contained := map[string][]int{} // shared_name → the variables with a container
 	type handle struct {
-		op   graph.OpRef
-		ref  graph.TensorRef
-		name graph.ResourceName
+		op     graph.OpRef
+		ref    graph.TensorRef
+		name   graph.ResourceName // "#subgraph:op" for an unnamed handle
+		shared string             // the shared_name the model gives
 	}
 	var handles []handle
 	for si, sg := range m.Subgraphs {
@@ -51,11 +52,12 @@ func findEffects(md *model) *effects {
 			if op.Resource != nil {
 				name = *op.Resource
 			}
+			shared := name.SharedName
 			if name == (graph.ResourceName{}) {
 				name.SharedName = fmt.Sprintf("#%d:%d", si, oi)
 			}
 			handles = append(handles, handle{graph.OpRef{Subgraph: graph.SubgraphIndex(si), Op: graph.OpIndex(oi)},
-				graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}, name})
+				graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}, name, shared})
 			if _, ok := names[name]; !ok && name.HasContainer {
 				names[name] = len(names)
 				contained[name.SharedName] = append(contained[name.SharedName], names[name])
@@ -83,12 +85,12 @@ func findEffects(md *model) *effects {
 	prepared := map[graph.OpRef]int{}
 	bare := map[string]int{}
 	for _, h := range handles {
-		if _, ok := bare[h.name.SharedName]; !h.name.HasContainer && !ok {
-			bare[h.name.SharedName] = len(names) + len(bare)
+		if _, ok := bare[h.shared]; !h.name.HasContainer && !ok {
+			bare[h.shared] = len(names) + len(bare)
 		}
 	}
 	for _, h := range handles {
-		if v, ok := bare[h.name.SharedName]; ok {
+		if v, ok := bare[h.shared]; ok {
 			prepared[h.op] = v
 		}
 	}

@@ -25,6 +25,10 @@ func TestHandleOrder(t *testing.T) {
 		{"two containers", []graph.ResourceName{in("c"), in("d")}, false},
 		{"two containers and a handle without one", []graph.ResourceName{in("c"), in("d"), {SharedName: "x"}}, true},
 		{"without a container first", []graph.ResourceName{{SharedName: "x"}, in("c")}, true},
+		// TFLM reads a shared_name left out as none, and "" as a name;
+		// verify cannot tell them apart, so unnamed handles keep their
+		// order too.
+		{"unnamed", []graph.ResourceName{{}, {}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
