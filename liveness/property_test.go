@@ -311,7 +311,7 @@ func propCheckVariables(t *testing.T, m *graph.Model, lt *liveness.Lifetimes, mo
 			}
 			name := key(si, oi, *op.Resource)
 			names := []graph.ResourceName{name}
-			if c := contained[name.SharedName]; !name.HasContainer && len(c) > 0 {
+			if c := contained[op.Resource.SharedName]; !name.HasContainer && len(c) > 0 {
 				names = c
 			}
 			varOf[graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}] = names

@@ -64,6 +64,12 @@ func resolveHandles(m *graph.Model) ([]Variable, map[graph.TensorRef][]int) {
 		}
 		return n
 	}
+	shared := func(op *graph.Op) string { // as the model gives it, "" for an unnamed handle
+		if op.Resource == nil {
+			return ""
+		}
+		return op.Resource.SharedName
+	}
 	for _, withContainer := range []bool{true, false} {
 		for si, sg := range m.Subgraphs {
 			for oi, op := range sg.Ops {
@@ -71,7 +77,7 @@ func resolveHandles(m *graph.Model) ([]Variable, map[graph.TensorRef][]int) {
 					continue
 				}
 				n := name(&op, si, oi)
-				if n.HasContainer != withContainer || !withContainer && len(contained[n.SharedName]) > 0 {
+				if n.HasContainer != withContainer || !withContainer && len(contained[shared(&op)]) > 0 {
 					continue
 				}
 				if _, ok := byName[n]; !ok {
@@ -96,7 +102,7 @@ func resolveHandles(m *graph.Model) ([]Variable, map[graph.TensorRef][]int) {
 				handle[h] = addVar(handle[h], v)
 			}
 			if !n.HasContainer {
-				for _, v := range contained[n.SharedName] {
+				for _, v := range contained[shared(&op)] {
 					handle[h] = addVar(handle[h], v)
 				}
 			}

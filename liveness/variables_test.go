@@ -63,6 +63,8 @@ func TestVariableIdentity(t *testing.T) {
 			[]variable{{in("c", "x"), 4, []int{0}}, {bare("y"), 8, []int{1}}}},
 		{"unnamed handles name their own", []graph.ResourceName{{}, {}},
 			[]variable{{bare("#0:0"), 4, []int{0}}, {bare("#0:1"), 8, []int{1}}}},
+		{"an unnamed handle refers to the variables named \"\" in a container", []graph.ResourceName{in("c", ""), {}},
+			[]variable{{in("c", ""), 8, []int{0, 1}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -65,8 +65,8 @@ func findEffects(md *model) *effects {
 		}
 	}
 	for _, h := range handles {
-		if !h.name.HasContainer && len(contained[h.name.SharedName]) > 0 {
-			for _, v := range contained[h.name.SharedName] {
+		if !h.name.HasContainer && len(contained[h.shared]) > 0 {
+			for _, v := range contained[h.shared] {
 				addCarrier(carry, h.ref, v)
 			}
 			continue

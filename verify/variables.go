@@ -80,7 +80,8 @@ func (c *checker) resolveVariables() []*resVar {
 	type handleOp struct {
 		out       graph.TensorRef
 		key       varKey
-		container bool // the options give a container
+		container bool   // the options give a container
+		shared    string // as the options give it ("" when unnamed, whose key is "#subgraph:op")
 	}
 	var ops []handleOp
 	withContainer := map[string][]varKey{} // shared_name → keys of handles with a container, in model order
@@ -91,7 +92,7 @@ func (c *checker) resolveVariables() []*resVar {
 			}
 			h := handleOp{out: tref(graph.SubgraphIndex(si), op.Outputs[0])}
 			if r := op.Resource; r != nil {
-				h.key, h.container = varKey{r.Container, r.SharedName}, r.HasContainer
+				h.key, h.container, h.shared = varKey{r.Container, r.SharedName}, r.HasContainer, r.SharedName
 			}
 			if h.key == (varKey{}) && !h.container {
 				h.key.shared = fmt.Sprintf("#%d:%d", si, oi)
@@ -107,7 +108,7 @@ func (c *checker) resolveVariables() []*resVar {
 	cs := carriers{}
 	for _, h := range ops {
 		keys := []varKey{h.key}
-		if others := withContainer[h.key.shared]; !h.container && len(others) > 0 {
+		if others := withContainer[h.shared]; !h.container && len(others) > 0 {
 			keys = others // any of them, whichever TFLM created first
 		}
 		for _, k := range keys {
