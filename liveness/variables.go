@@ -47,98 +47,63 @@ type Variable struct {
 	Handles []graph.TensorRef
 }
 
-// resolveHandles names the variables of the VAR_HANDLE operators of m, in
-// order of first VAR_HANDLE, by the rule of Variable, and returns for each
-// handle tensor the indices of the variables it refers to.
+// resolveHandles names the variables of the VAR_HANDLE operators of m, by
+// the rule of Variable, in the order of the first VAR_HANDLE that refers
+// to each, and returns for each handle tensor the indices of the variables
+// it refers to.
 func resolveHandles(m *graph.Model) ([]Variable, map[graph.TensorRef][]int) {
-	contained := map[string][]int{} // shared_name → the variables with a container
-	byName := map[graph.ResourceName]int{}
-	var vars []Variable
-	name := func(op *graph.Op, si, oi int) graph.ResourceName {
+	// names returns the name of the variable a VAR_HANDLE operator names,
+	// "#subgraph:op" when unnamed, and the shared_name the model gives.
+	names := func(op *graph.Op, si, oi int) (graph.ResourceName, string) {
 		var n graph.ResourceName
 		if op.Resource != nil {
 			n = *op.Resource
 		}
+		shared := n.SharedName
 		if n == (graph.ResourceName{}) {
-			n.SharedName = fmt.Sprintf("#%d:%d", si, oi) // an unnamed handle
+			n.SharedName = fmt.Sprintf("#%d:%d", si, oi)
 		}
-		return n
+		return n, shared
 	}
-	shared := func(op *graph.Op) string { // as the model gives it, "" for an unnamed handle
-		if op.Resource == nil {
-			return ""
-		}
-		return op.Resource.SharedName
-	}
-	for _, withContainer := range []bool{true, false} {
-		for si, sg := range m.Subgraphs {
-			for oi, op := range sg.Ops {
-				if op.Code != graph.VarHandle || len(op.Outputs) != 1 {
-					continue
-				}
-				n := name(&op, si, oi)
-				if n.HasContainer != withContainer || !withContainer && len(contained[shared(&op)]) > 0 {
-					continue
-				}
-				if _, ok := byName[n]; !ok {
-					byName[n] = len(vars)
-					vars = append(vars, Variable{Name: n})
-					if withContainer {
-						contained[n.SharedName] = append(contained[n.SharedName], byName[n])
-					}
-				}
-			}
-		}
-	}
-	handle := map[graph.TensorRef][]int{}
+	isHandle := func(op *graph.Op) bool { return op.Code == graph.VarHandle && len(op.Outputs) == 1 }
+	contained := map[string][]graph.ResourceName{} // shared_name → the names with a container, in model order
 	for si, sg := range m.Subgraphs {
-		for oi, op := range sg.Ops {
-			if op.Code != graph.VarHandle || len(op.Outputs) != 1 {
+		for oi := range sg.Ops {
+			if !isHandle(&sg.Ops[oi]) {
 				continue
 			}
-			n := name(&op, si, oi)
+			if n, shared := names(&sg.Ops[oi], si, oi); n.HasContainer && !slices.Contains(contained[shared], n) {
+				contained[shared] = append(contained[shared], n)
+			}
+		}
+	}
+	var vars []Variable
+	byName := map[graph.ResourceName]int{}
+	handle := map[graph.TensorRef][]int{}
+	for si, sg := range m.Subgraphs {
+		for oi := range sg.Ops {
+			op := &sg.Ops[oi]
+			if !isHandle(op) {
+				continue
+			}
+			n, shared := names(op, si, oi)
+			refers := []graph.ResourceName{n}
+			if c := contained[shared]; !n.HasContainer && len(c) > 0 {
+				refers = c
+			}
 			h := graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}
-			if v, ok := byName[n]; ok {
+			for _, r := range refers {
+				v, ok := byName[r]
+				if !ok {
+					v = len(vars)
+					byName[r] = v
+					vars = append(vars, Variable{Name: r})
+				}
 				handle[h] = addVar(handle[h], v)
 			}
-			if !n.HasContainer {
-				for _, v := range contained[shared(&op)] {
-					handle[h] = addVar(handle[h], v)
-				}
-			}
 		}
 	}
-	// Variables in order of their first VAR_HANDLE in the model.
-	first := make([]int, len(vars))
-	for i := range first {
-		first[i] = -1
-	}
-	pos := 0
-	for si, sg := range m.Subgraphs {
-		for _, op := range sg.Ops {
-			if op.Code == graph.VarHandle && len(op.Outputs) == 1 {
-				for _, v := range handle[graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}] {
-					if first[v] < 0 {
-						first[v] = pos
-						pos++
-					}
-				}
-			}
-		}
-	}
-	renum := make([]int, len(vars))
-	sorted := make([]Variable, len(vars))
-	for v, p := range first {
-		renum[v], sorted[p] = p, vars[v]
-	}
-	for h, vs := range handle {
-		for i, v := range vs {
-			vs[i] = renum[v]
-		}
-		slices.Sort(vs)
-		handle[h] = vs
-	}
-	return sorted, handle
+	return vars, handle
 }
 
 // addVar adds v to the set vs, kept as a slice.
