@@ -134,10 +134,17 @@ func (o *Op) Name() string {
 	return o.CodeName
 }
 
-// ResourceName identifies a resource variable, as VAR_HANDLE names it.
+// ResourceName is what a VAR_HANDLE's options name: a resource variable's
+// container and shared_name. A container the options leave out differs
+// from an empty one, so HasContainer says which: TFLM matches a handle
+// without a container to a variable of its shared_name in any container,
+// and one with container "" only to the container named "" (see
+// liveness.Variable for the rule heliac takes from it). A shared_name left
+// out reads as "".
 type ResourceName struct {
-	Container  string
-	SharedName string
+	Container    string
+	SharedName   string
+	HasContainer bool // the options give a container, perhaps ""
 }
 
 // Buffer is a model buffer. Data is nil for a buffer without contents; it

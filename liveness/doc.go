@@ -74,7 +74,9 @@
 // VAR_HANDLE operators with the same (container, shared_name) name one
 // Variable, whose size is the largest value ASSIGN_VARIABLE writes or
 // READ_VARIABLE returns through any of its handles (handles are followed
-// into and out of WHILE and IF subgraphs).
+// into and out of WHILE and IF subgraphs). A handle without a container
+// is, as in TFLM, a handle of the variables of its shared_name in any
+// container, and of each of them here (the rule: Variable).
 //
 // # Aliases
 //

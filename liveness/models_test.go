@@ -67,7 +67,7 @@ func TestCallOnceAndResourceVariable(t *testing.T) {
 	})
 	require.Len(t, lt.Variables, 1, "both VAR_HANDLEs name shared_name \"Variable\"")
 	v := lt.Variables[0]
-	assert.Equal(t, graph.ResourceName{SharedName: "Variable"}, v.Name)
+	assert.Equal(t, graph.ResourceName{SharedName: "Variable", HasContainer: true}, v.Name, "the converter writes container \"\"")
 	assert.Equal(t, int64(4), v.Size, "a float32 scalar")
 	assert.Equal(t, []graph.TensorRef{ref(0, 1), ref(1, 1)}, v.Handles)
 }

@@ -326,28 +326,49 @@ func propBoundary(m *graph.Model, r graph.TensorRef) bool {
 	return false
 }
 
-// propCheckVariables follows handles naively and checks each variable's size.
+// propCheckVariables follows handles naively and checks each variable's
+// size: a handle without a container refers to every variable of its
+// shared_name that handles with one name, or else to the one of its
+// shared_name without.
 func propCheckVariables(t *testing.T, m *graph.Model, lt *liveness.Lifetimes, mode string) {
 	t.Helper()
-	varOf := map[graph.TensorRef]graph.ResourceName{}
+	key := func(si, oi int, r graph.ResourceName) graph.ResourceName {
+		if r == (graph.ResourceName{}) {
+			r.SharedName = fmt.Sprintf("#%d:%d", si, oi)
+		}
+		return r
+	}
+	contained := map[string][]graph.ResourceName{}
 	for si, sg := range m.Subgraphs {
 		for oi, op := range sg.Ops {
 			if op.Code != graph.VarHandle {
 				continue
 			}
-			name := *op.Resource
-			if name == (graph.ResourceName{}) {
-				name.SharedName = fmt.Sprintf("#%d:%d", si, oi)
+			if r := key(si, oi, *op.Resource); r.HasContainer && !slices.Contains(contained[r.SharedName], r) {
+				contained[r.SharedName] = append(contained[r.SharedName], r)
 			}
-			varOf[graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}] = name
+		}
+	}
+	varOf := map[graph.TensorRef][]graph.ResourceName{}
+	for si, sg := range m.Subgraphs {
+		for oi, op := range sg.Ops {
+			if op.Code != graph.VarHandle {
+				continue
+			}
+			name := key(si, oi, *op.Resource)
+			names := []graph.ResourceName{name}
+			if c := contained[op.Resource.SharedName]; !name.HasContainer && len(c) > 0 {
+				names = c
+			}
+			varOf[graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}] = names
 		}
 	}
 	for changed := true; changed; {
 		changed = false
 		link := func(from, to graph.TensorRef) {
-			if v, ok := varOf[from]; ok {
-				if _, ok := varOf[to]; !ok {
-					varOf[to], changed = v, true
+			for _, v := range varOf[from] {
+				if !slices.Contains(varOf[to], v) {
+					varOf[to], changed = append(varOf[to], v), true
 				}
 			}
 		}
@@ -374,8 +395,10 @@ func propCheckVariables(t *testing.T, m *graph.Model, lt *liveness.Lifetimes, mo
 		}
 	}
 	size := map[graph.ResourceName]int64{}
-	for _, name := range varOf {
-		size[name] = max(size[name], 0)
+	for _, names := range varOf {
+		for _, name := range names {
+			size[name] = max(size[name], 0)
+		}
 	}
 	for si, sg := range m.Subgraphs {
 		for _, op := range sg.Ops {
@@ -388,16 +411,18 @@ func propCheckVariables(t *testing.T, m *graph.Model, lt *liveness.Lifetimes, mo
 			default:
 				continue
 			}
-			name, ok := varOf[graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Inputs[0]}]
+			names, ok := varOf[graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Inputs[0]}]
 			require.True(t, ok, "%s: %s in subgraph %d through a handle no VAR_HANDLE made", mode, op.Name(), si)
-			size[name] = max(size[name], sg.Tensors[value].Size)
+			for _, name := range names {
+				size[name] = max(size[name], sg.Tensors[value].Size)
+			}
 		}
 	}
 	got := map[graph.ResourceName]int64{}
 	for _, v := range lt.Variables {
 		got[v.Name] = v.Size
 		for _, h := range v.Handles {
-			assert.Equal(t, v.Name, varOf[h], "%s: handle %v of variable %v", mode, h, v.Name)
+			assert.Contains(t, varOf[h], v.Name, "%s: handle %v of variable %v", mode, h, v.Name)
 		}
 	}
 	assert.Equal(t, size, got, "%s: variables and their sizes", mode)

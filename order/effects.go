@@ -14,22 +14,35 @@ import (
 type effects struct {
 	// vars[s][op] lists, sorted, the variables operator op of subgraph s
 	// touches: one of its inputs may carry a handle of the variable, or a
-	// subgraph it runs holds an operator that touches it.
+	// subgraph it runs holds an operator that touches it. The VAR_HANDLE
+	// operators of a shared_name that one without a container has touch
+	// one more, so that they keep their order (see findEffects).
 	vars [][][]int
 	// calls[s][op] lists, sorted, the subgraphs the operator runs, itself
 	// or through its callees.
 	calls [][][]int
 }
 
-// findEffects resolves resource variables as verify does (VAR_HANDLE
-// operators with one container and shared_name name one variable; one with
-// neither names its own) and follows handles through control flow more
+// findEffects resolves resource variables by the rule liveness.Variable
+// states (TFLM's, made static: a handle with a container names the
+// variable of its (container, shared_name); one without is a handle of
+// every such variable of its shared_name, or, when there is none, names
+// the variable of its shared_name without a container, or its own when the
+// shared_name is empty too) and follows handles through control flow more
 // widely than verify does, so that every operator verify sees touching a
 // variable touches it here too.
 func findEffects(md *model) *effects {
 	m := md.m
 	carry := map[graph.TensorRef]map[int]bool{}
 	names := map[graph.ResourceName]int{}
+	contained := map[string][]int{} // shared_name → the variables with a container
+	type handle struct {
+		op     graph.OpRef
+		ref    graph.TensorRef
+		name   graph.ResourceName // "#subgraph:op" for an unnamed handle
+		shared string             // the shared_name the model gives
+	}
+	var handles []handle
 	for si, sg := range m.Subgraphs {
 		for oi, op := range sg.Ops {
 			if op.Code != graph.VarHandle || len(op.Outputs) == 0 || op.Outputs[0] == graph.NoTensor {
@@ -39,15 +52,46 @@ func findEffects(md *model) *effects {
 			if op.Resource != nil {
 				name = *op.Resource
 			}
+			shared := name.SharedName
 			if name == (graph.ResourceName{}) {
 				name.SharedName = fmt.Sprintf("#%d:%d", si, oi)
 			}
-			v, ok := names[name]
-			if !ok {
-				v = len(names)
-				names[name] = v
+			handles = append(handles, handle{graph.OpRef{Subgraph: graph.SubgraphIndex(si), Op: graph.OpIndex(oi)},
+				graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}, name, shared})
+			if _, ok := names[name]; !ok && name.HasContainer {
+				names[name] = len(names)
+				contained[name.SharedName] = append(contained[name.SharedName], names[name])
 			}
-			addCarrier(carry, graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}, v)
+		}
+	}
+	for _, h := range handles {
+		if !h.name.HasContainer && len(contained[h.shared]) > 0 {
+			for _, v := range contained[h.shared] {
+				addCarrier(carry, h.ref, v)
+			}
+			continue
+		}
+		v, ok := names[h.name]
+		if !ok {
+			v = len(names)
+			names[h.name] = v
+		}
+		addCarrier(carry, h.ref, v)
+	}
+	// Which variable TFLM gives a handle without a container depends on
+	// the order the VAR_HANDLE operators are prepared, which is the order
+	// they run in: those of a shared_name that such a handle has keep the
+	// model's order, as if they touched one more variable.
+	prepared := map[graph.OpRef]int{}
+	bare := map[string]int{}
+	for _, h := range handles {
+		if _, ok := bare[h.shared]; !h.name.HasContainer && !ok {
+			bare[h.shared] = len(names) + len(bare)
+		}
+	}
+	for _, h := range handles {
+		if v, ok := bare[h.shared]; ok {
+			prepared[h.op] = v
 		}
 	}
 	if len(names) > 0 {
@@ -65,6 +109,9 @@ func findEffects(md *model) *effects {
 		for oi := range sg.Ops {
 			op := &sg.Ops[oi]
 			vars, calls := map[int]bool{}, map[int]bool{}
+			if v, ok := prepared[graph.OpRef{Subgraph: s, Op: graph.OpIndex(oi)}]; ok {
+				vars[v] = true
+			}
 			for _, t := range op.Inputs {
 				if t != graph.NoTensor {
 					maps.Copy(vars, carry[graph.TensorRef{Subgraph: s, Tensor: t}])

@@ -120,6 +120,21 @@ func variableModel() *graph.Model {
 	}}}
 }
 
+// twoHandleModel is variableModel with a second VAR_HANDLE (op1, tensor 8)
+// of the same shared_name: op2 and op6 read through the first handle,
+// named read, op5 assigns through the second, named assign.
+func twoHandleModel(read, assign graph.ResourceName) *graph.Model {
+	m := variableModel()
+	sg := &m.Subgraphs[0]
+	sg.Ops[0].Resource = &read
+	sg.Tensors = append(sg.Tensors, graph.Tensor{Name: "h2", Type: graph.Resource, Shape: []int32{}})
+	second := sg.Ops[0]
+	second.Outputs, second.Resource = ids(8), &assign
+	sg.Ops = slices.Insert(sg.Ops, 1, second)
+	sg.Ops[5].Inputs = ids(8, 4) // ASSIGN_VARIABLE
+	return m
+}
+
 // whileModel runs WHILE over in (16 bytes): cond is a LESS, body is the
 // diamond with a 16-byte result. Main holds in and out (32 bytes) over the
 // WHILE's span, so its peak is 32 plus the body's: 144 in model order, 120
@@ -166,6 +181,19 @@ func TestHandBuilt(t *testing.T) {
 		{
 			name:  "a resource variable is read, assigned and read in the model's order",
 			model: variableModel(), before: [][2]graph.OpIndex{{1, 4}, {4, 5}}, peak: 136, modelPeak: 144,
+		},
+		// TFLM takes a handle without a container for a variable of its
+		// shared_name in any container: one variable, whose reads and
+		// assignment keep their order.
+		{
+			name:   "reads through a handle with a container, assigned through one without",
+			model:  twoHandleModel(graph.ResourceName{Container: "c", SharedName: "state", HasContainer: true}, graph.ResourceName{SharedName: "state"}),
+			before: [][2]graph.OpIndex{{2, 5}, {5, 6}}, peak: 136, modelPeak: 144,
+		},
+		{
+			name:   "reads through a handle without a container, assigned through one with",
+			model:  twoHandleModel(graph.ResourceName{SharedName: "state"}, graph.ResourceName{Container: "c", SharedName: "state", HasContainer: true}),
+			before: [][2]graph.OpIndex{{2, 5}, {5, 6}}, peak: 136, modelPeak: 144,
 		},
 		{
 			name:  "two reads of a stateful tensor keep their order",

@@ -48,7 +48,9 @@ type EncodeOptions struct {
 //   - a Quantization with no Scale, ZeroPoint or HasCustomQuant is read back
 //     as nil, and an empty non-nil ShapeSignature as nil;
 //   - an empty Buffer is never External;
-//   - a VAR_HANDLE with a nil Resource is read back with an empty one;
+//   - a VAR_HANDLE with a nil Resource is read back with an empty one,
+//     and an empty SharedName is left out (a Container is written when
+//     HasContainer says so, even an empty one);
 //   - the nil slices that Load returns as empty ones (Shape, the tensor
 //     lists of subgraphs and operators, quantization parameters).
 //
@@ -471,7 +473,11 @@ func (e *encoder) options(op *graph.Op) (schema.BuiltinOptions, flatbuffers.UOff
 		if op.Resource != nil {
 			r = *op.Resource
 		}
-		container, shared := e.str(r.Container), e.str(r.SharedName)
+		var container flatbuffers.UOffsetT
+		if r.HasContainer {
+			container = e.b.CreateString(r.Container) // "" too: TFLM reads it as a name
+		}
+		shared := e.str(r.SharedName)
 		schema.VarHandleOptionsStart(b)
 		if container != 0 {
 			schema.VarHandleOptionsAddContainer(b, container)

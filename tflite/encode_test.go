@@ -90,6 +90,43 @@ func TestEncodeHandBuilt(t *testing.T) {
 	}
 }
 
+// Encode writes a VAR_HANDLE's container when HasContainer says so, even
+// an empty one, and leaves it out otherwise.
+func TestEncodeContainer(t *testing.T) {
+	data, err := Encode(handModel(), EncodeOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []varHandle{{"c", true, "state"}, {"", false, "state"}, {"", true, "state"}}, varHandles(t, data))
+}
+
+// varHandle is what the options of a VAR_HANDLE operator hold.
+type varHandle struct {
+	container      string
+	containerGiven bool
+	shared         string
+}
+
+// varHandles returns the options of the VAR_HANDLE operators of subgraph 0
+// of data, in order.
+func varHandles(t *testing.T, data []byte) []varHandle {
+	t.Helper()
+	root := schema.GetRootAsModel(data, 0)
+	var sg schema.SubGraph
+	require.True(t, root.Subgraphs(&sg, 0))
+	var got []varHandle
+	var o schema.Operator
+	for i := 0; i < sg.OperatorsLength(); i++ {
+		require.True(t, sg.Operators(&o, i))
+		var tab flatbuffers.Table
+		if o.BuiltinOptionsType() != schema.BuiltinOptionsVarHandleOptions || !o.BuiltinOptions(&tab) {
+			continue
+		}
+		var v schema.VarHandleOptions
+		v.Init(tab.Bytes, tab.Pos)
+		got = append(got, varHandle{string(v.Container()), v.Container() != nil, string(v.SharedName())})
+	}
+	return got
+}
+
 // roundTrip encodes m, loads the result and checks that it equals m
 // (with every non-empty buffer External in the external form), that the
 // buffers use the form asked for, and that encoding the loaded model again
@@ -226,15 +263,15 @@ func TestEncodeInvalid(t *testing.T) {
 		{"subgraph input out of range", func(m *graph.Model) { m.Subgraphs[2].Inputs[0] = 1 },
 			"tflite: encode: subgraphs[2].inputs[0]: tensor index 1 out of range [0, 1)"},
 		{"subgraph output omitted", func(m *graph.Model) { m.Subgraphs[0].Outputs[0] = graph.NoTensor },
-			"tflite: encode: subgraphs[0].outputs[0]: tensor index -1 out of range [0, 9)"},
-		{"op input out of range", func(m *graph.Model) { m.Subgraphs[0].Ops[0].Inputs[1] = 9 },
-			"tflite: encode: subgraphs[0].operators[0].inputs[1]: tensor index 9 out of range [0, 9)"},
+			"tflite: encode: subgraphs[0].outputs[0]: tensor index -1 out of range [0, 11)"},
+		{"op input out of range", func(m *graph.Model) { m.Subgraphs[0].Ops[0].Inputs[1] = 11 },
+			"tflite: encode: subgraphs[0].operators[0].inputs[1]: tensor index 11 out of range [0, 11)"},
 		{"op input below -1", func(m *graph.Model) { m.Subgraphs[0].Ops[0].Inputs[2] = -2 },
-			"tflite: encode: subgraphs[0].operators[0].inputs[2]: tensor index -2 out of range [0, 9)"},
+			"tflite: encode: subgraphs[0].operators[0].inputs[2]: tensor index -2 out of range [0, 11)"},
 		{"op output omitted", func(m *graph.Model) { m.Subgraphs[0].Ops[0].Outputs[0] = graph.NoTensor },
-			"tflite: encode: subgraphs[0].operators[0].outputs[0]: tensor index -1 out of range [0, 9)"},
+			"tflite: encode: subgraphs[0].operators[0].outputs[0]: tensor index -1 out of range [0, 11)"},
 		{"intermediate out of range", func(m *graph.Model) { m.Subgraphs[0].Ops[0].Intermediates[0] = 50 },
-			"tflite: encode: subgraphs[0].operators[0].intermediates[0]: tensor index 50 out of range [0, 9)"},
+			"tflite: encode: subgraphs[0].operators[0].intermediates[0]: tensor index 50 out of range [0, 11)"},
 		{"negative opcode", func(m *graph.Model) { m.Subgraphs[0].Ops[0].Code = -7 },
 			"tflite: encode: subgraphs[0].operators[0].opcode: negative builtin operator code -7"},
 		{"WHILE without body", func(m *graph.Model) { m.Subgraphs[0].Ops[2].Called = m.Subgraphs[0].Ops[2].Called[:1] },
@@ -254,8 +291,8 @@ func TestEncodeInvalid(t *testing.T) {
 			"tflite: encode: metadata[0].buffer: index 5 out of range [0, 5)"},
 		{"signature subgraph out of range", func(m *graph.Model) { m.Signatures[1].Subgraph = -1 },
 			"tflite: encode: signature_defs[1].subgraph_index: index -1 out of range [0, 4)"},
-		{"signature tensor out of range", func(m *graph.Model) { m.Signatures[0].Outputs[0].Tensor = 9 },
-			"tflite: encode: signature_defs[0].outputs[0].tensor_index: index 9 out of range [0, 9)"},
+		{"signature tensor out of range", func(m *graph.Model) { m.Signatures[0].Outputs[0].Tensor = 11 },
+			"tflite: encode: signature_defs[0].outputs[0].tensor_index: index 11 out of range [0, 11)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -296,7 +333,13 @@ func handModel() *graph.Model {
 	callOnce := op(graph.CallOnce, 1, ids(), ids())
 	callOnce.Called = []graph.SubgraphIndex{3}
 	varHandle := op(graph.VarHandle, 1, ids(), ids(5))
-	varHandle.Resource = &graph.ResourceName{Container: "c", SharedName: "state"}
+	varHandle.Resource = &graph.ResourceName{Container: "c", SharedName: "state", HasContainer: true}
+	// A container left out differs from an empty one (TFLM reads the
+	// first as any container).
+	anyContainer := op(graph.VarHandle, 1, ids(), ids(9))
+	anyContainer.Resource = &graph.ResourceName{SharedName: "state"}
+	emptyContainer := op(graph.VarHandle, 1, ids(), ids(10))
+	emptyContainer.Resource = &graph.ResourceName{SharedName: "state", HasContainer: true}
 	composite := op(graph.StablehloComposite, 1, ids(3), ids(3))
 	composite.Called = []graph.SubgraphIndex{3}
 	other := op(graph.Custom, 1, ids(3), ids(3))
@@ -326,6 +369,8 @@ func handModel() *graph.Model {
 					{Name: "custom_quant", Type: graph.Int8, Shape: shape(1, 2), Size: 2,
 						Quantization: &graph.Quantization{Scale: []float32{}, ZeroPoint: []int64{}, QuantizedDim: 1, HasCustomQuant: true}},
 					{Name: "", Type: graph.Int16, Shape: shape(4), Size: 8},
+					{Name: "handle_any", Type: graph.Resource, Shape: shape()},
+					{Name: "handle_empty", Type: graph.Resource, Shape: shape()},
 				},
 				Ops: []graph.Op{
 					fc, custom, while, ifOp, callOnce, varHandle, composite,
@@ -335,6 +380,8 @@ func handModel() *graph.Model {
 					fc,
 					other,
 					transposeConv,
+					anyContainer,
+					emptyContainer,
 				},
 				Inputs:  ids(0),
 				Outputs: ids(3),

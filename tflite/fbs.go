@@ -67,7 +67,12 @@ type fbsTableDef struct {
 	fields     []fbsField
 	deprecated bool
 	bySlot     []*fbsField // bySlot[(vt-4)/2]: the field stored in that vtable slot, nil for a union's type byte
+	liveFields []*fbsField // the fields but the deprecated ones, in order
 }
+
+// live returns the fields of the table that the bindings generate, in
+// order: all but the deprecated ones, one per field of its T struct.
+func (t *fbsTableDef) live() []*fbsField { return t.liveFields }
 
 // fbsUnionDef is a union; members[i] names the table of type i (members[0]
 // is NONE).
@@ -438,7 +443,7 @@ func (p *fbsParser) defaultValue(typ fbsType, s string) (int64, error) {
 // slots (its type byte first), and fills bySlot.
 func (p *fbsParser) layout(t *fbsTableDef) {
 	slot := 0
-	t.bySlot = nil
+	t.bySlot, t.liveFields = nil, nil
 	for i := range t.fields {
 		f := &t.fields[i]
 		if f.typ.kind == fbsUnion {
@@ -449,5 +454,8 @@ func (p *fbsParser) layout(t *fbsTableDef) {
 		f.vt = flatbuffers.VOffsetT(4 + 2*slot)
 		t.bySlot = append(t.bySlot, f)
 		slot++
+		if !f.deprecated {
+			t.liveFields = append(t.liveFields, f)
+		}
 	}
 }

@@ -354,7 +354,8 @@ func (l *loader) options(path string, op *schema.Operator, out *graph.Op) error 
 		}
 		var v schema.VarHandleOptions
 		v.Init(tab.Bytes, tab.Pos)
-		out.Resource = &graph.ResourceName{Container: string(v.Container()), SharedName: string(v.SharedName())}
+		c := v.Container() // nil when absent, empty when ""
+		out.Resource = &graph.ResourceName{Container: string(c), SharedName: string(v.SharedName()), HasContainer: c != nil}
 		return nil
 	}
 	if err := l.c.table(int64(tab.Pos), opath, twoIndexFields); err != nil {

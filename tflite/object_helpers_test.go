@@ -101,12 +101,4 @@ func findObjectTypes(t *testing.T) *objectTypes {
 
 // liveFields returns the fields of a table that the bindings generate,
 // in order: all but the deprecated ones.
-func liveFields(td *fbsTableDef) []*fbsField {
-	var out []*fbsField
-	for i := range td.fields {
-		if !td.fields[i].deprecated {
-			out = append(out, &td.fields[i])
-		}
-	}
-	return out
-}
+func liveFields(td *fbsTableDef) []*fbsField { return td.live() }

@@ -32,7 +32,7 @@ func TestPackEveryField(t *testing.T) {
 		want := f.table("Model").Interface().(*schema.ModelT)
 
 		b := flatbuffers.NewBuilder(0)
-		b.FinishWithFileIdentifier(packModel(want, b), []byte(Identifier))
+		b.FinishWithFileIdentifier(packModel(want, b, nil), []byte(Identifier))
 		data := b.FinishedBytes()
 
 		w := &walker{c: newChecker(data), s: s, strict: true}
@@ -56,6 +56,71 @@ func TestPackEveryField(t *testing.T) {
 	assert.Empty(t, missed, "fields never written")
 }
 
+// TestPackKeepsAbsent packs models in which every string and vector of
+// every table (each member of each union in turn) is left out, or given
+// empty, and checks that absent stays absent and empty stays present: the
+// walk sees none of them in the first case and all of them in the second,
+// and markAbsent, reading the result, records exactly the absent ones.
+// TFLM reads a VAR_HANDLE without a container differently from one with
+// container "" (pack.go); a string or vector the schema gains is covered
+// here without a change.
+func TestPackKeepsAbsent(t *testing.T) {
+	s := tfliteSchema()
+	ot := findObjectTypes(t)
+	rounds := 0
+	for _, u := range s.unions {
+		rounds = max(rounds, len(u.members)-1)
+	}
+	for _, mode := range []fillMode{fillAbsent, fillEmpty} {
+		seen := map[string]bool{}
+		var optional func(fd *fbsField) bool
+		// The last round leaves the model's vectors of tables empty or
+		// out too, so nothing below them is written.
+		for choice := 0; choice <= rounds; choice++ {
+			f := &filler{s: s, ot: ot, choice: choice, optional: mode, tableVectors: choice == rounds, absent: map[fieldRef]bool{}}
+			optional = f.isOptional
+			want := f.table("Model").Interface().(*schema.ModelT)
+			b := flatbuffers.NewBuilder(0)
+			b.FinishWithFileIdentifier(packModel(want, b, f.absent), []byte(Identifier))
+			data := b.FinishedBytes()
+
+			w := &walker{c: newChecker(data), s: s, strict: true}
+			w.visit = func(td *fbsTableDef, fd *fbsField) {
+				if optional(fd) {
+					seen[td.name+"."+fd.name] = true
+				}
+			}
+			require.NoError(t, w.table(int64(flatbuffers.GetUOffsetT(data)), rootPath, s.tables["Model"]), "choice %d", choice)
+
+			fb := schema.GetRootAsModel(data, 0)
+			got, absent := fb.UnPack(), map[fieldRef]bool{}
+			markAbsent(fb.Table(), s.tables["Model"], reflect.ValueOf(got), absent)
+			assert.Equal(t, len(f.absent), len(absent), "choice %d: strings read back absent", choice)
+			assert.Equal(t, want, got, "choice %d", choice)
+		}
+		var optionals []string
+		for _, name := range s.order {
+			for _, fd := range liveFields(s.tables[name]) {
+				if optional(fd) && (fd.typ.kind != fbsVector || fd.typ.elem.kind != fbsTable || name == "Model") {
+					optionals = append(optionals, name+"."+fd.name)
+				}
+			}
+		}
+		if mode == fillAbsent {
+			assert.Empty(t, seen, "absent fields written")
+			continue
+		}
+		var missed []string
+		for _, name := range optionals {
+			if !seen[name] {
+				missed = append(missed, name)
+			}
+		}
+		assert.Empty(t, missed, "empty fields left out")
+		assert.Contains(t, optionals, "VarHandleOptions.container")
+	}
+}
+
 // The generated Pack ignores force_align; pack.go's own tables do not.
 func TestPackAlignment(t *testing.T) {
 	s := tfliteSchema()
@@ -75,7 +140,7 @@ func TestPackAlignment(t *testing.T) {
 		}
 	}
 	b := flatbuffers.NewBuilder(0)
-	b.FinishWithFileIdentifier(packModel(m, b), []byte(Identifier))
+	b.FinishWithFileIdentifier(packModel(m, b, nil), []byte(Identifier))
 	data := b.FinishedBytes()
 	checked := checkAlignment(t, data)
 	assert.Equal(t, len(m.Buffers)+len(m.Subgraphs)*len(m.Subgraphs[0].Tensors), checked)
@@ -167,7 +232,27 @@ type filler struct {
 	s      *fbsSchema
 	ot     *objectTypes
 	choice int
+	// optional, when not fillAll, leaves every string and vector of
+	// scalars or strings empty (fillEmpty) or out (fillAbsent: vectors
+	// nil, strings recorded in absent); tables and unions are still
+	// filled, and vectors of tables too unless tableVectors.
+	optional     fillMode
+	tableVectors bool
+	absent       map[fieldRef]bool
 }
+
+// optional reports whether the filler leaves fd empty or out.
+func (f *filler) isOptional(fd *fbsField) bool {
+	return fd.typ.kind == fbsString || fd.typ.kind == fbsVector && (f.tableVectors || fd.typ.elem.kind != fbsTable)
+}
+
+type fillMode int
+
+const (
+	fillAll fillMode = iota
+	fillEmpty
+	fillAbsent
+)
 
 // table returns a *XxxT for the table name, filled.
 func (f *filler) table(name string) reflect.Value {
@@ -175,7 +260,14 @@ func (f *filler) table(name string) reflect.Value {
 	rt := f.ot.tables[name]
 	v := reflect.New(rt)
 	for i, fd := range liveFields(td) {
-		f.field(v.Elem().Field(i), fd, name)
+		switch {
+		case f.optional == fillAll || !f.isOptional(fd):
+			f.field(v.Elem().Field(i), fd, name)
+		case f.optional == fillEmpty && fd.typ.kind == fbsVector:
+			v.Elem().Field(i).Set(reflect.MakeSlice(v.Elem().Field(i).Type(), 0, 0))
+		case f.optional == fillAbsent && fd.typ.kind == fbsString:
+			f.absent[fieldRef{v.Interface(), i}] = true
+		}
 	}
 	return v
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -128,11 +129,11 @@ func (o *objectModel) reorder(order [][]int) error {
 // after a self-extractor's code.
 //
 // The bytes differ from the input's: tables are laid out anew, a table
-// or vector that several fields share is written once for each, a string
-// or a vector (other than a byte vector) absent from the input is written
-// empty (the object API does not tell them apart), and deprecated fields,
-// which the bindings do not read and no TFLite runtime sees, are left out.
-// Repack of its own output gives the same bytes.
+// or vector that several fields share is written once for each, a scalar
+// equal to its default is left out, and deprecated fields, which the
+// bindings do not read and no TFLite runtime sees, are left out. A string
+// or vector absent from the input stays absent, and an empty one stays
+// present (pack.go). Repack of its own output gives the same bytes.
 //
 // The input is first checked as Load checks it; a model with a field or
 // union type this schema (revision 3d) does not know is refused, since the
@@ -159,6 +160,7 @@ func repack(model []byte) ([]byte, error) {
 // keeps after the flatbuffer (the offset/size form) in external.
 type objectModel struct {
 	m        *schema.ModelT
+	absent   map[fieldRef]bool // the strings the input leaves out (pack.go)
 	external []externalData
 	// trailing holds the bytes after the model's flatbuffer and external
 	// data, which pack writes last, as they are: TFLite Metadata puts a
@@ -191,7 +193,10 @@ func unpack(model []byte) (*objectModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &objectModel{m: schema.GetRootAsModel(model, 0).UnPack()}
+	fb := schema.GetRootAsModel(model, 0)
+	o := &objectModel{m: fb.UnPack(), absent: map[fieldRef]bool{}}
+	s := tfliteSchema()
+	markAbsent(fb.Table(), s.tables[s.root], reflect.ValueOf(o.m), o.absent)
 	for i, b := range o.m.Buffers {
 		if b.Offset > 1 {
 			// load checked that the data lies inside the file.
@@ -332,7 +337,7 @@ func (o *objectModel) pack() (out []byte, err error) {
 		}
 	}
 	b := flatbuffers.NewBuilder(min(max(o.hint, 0), maxInline) + 1024)
-	b.FinishWithFileIdentifier(packModel(o.m, b), []byte(Identifier))
+	b.FinishWithFileIdentifier(packModel(o.m, b, o.absent), []byte(Identifier))
 	out = o.appendExternal(b.FinishedBytes())
 	if len(o.trailing) > 0 {
 		out = append(out, make([]byte, alignUp(int64(len(out)), trailingAlign)-int64(len(out)))...)

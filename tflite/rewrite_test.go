@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"reflect"
+	"slices"
 	"testing"
 
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -22,6 +24,9 @@ import (
 type decoded struct {
 	m        *schema.ModelT
 	external map[string][]byte
+	// absent counts, per table type and field, the strings data leaves
+	// out; the vectors it leaves out are nil in m (markAbsent).
+	absent map[string]int
 }
 
 // decode unpacks data, which load must accept, with the generated UnPack.
@@ -29,7 +34,13 @@ func decode(t *testing.T, data []byte) decoded {
 	t.Helper()
 	_, err := load(data)
 	require.NoError(t, err)
-	d := decoded{m: schema.GetRootAsModel(data, 0).UnPack(), external: map[string][]byte{}}
+	fb := schema.GetRootAsModel(data, 0)
+	d := decoded{m: fb.UnPack(), external: map[string][]byte{}, absent: map[string]int{}}
+	absent := map[fieldRef]bool{}
+	markAbsent(fb.Table(), tfliteSchema().tables["Model"], reflect.ValueOf(d.m), absent)
+	for ref := range absent {
+		d.absent[fmt.Sprintf("%T.%d", ref.table, ref.field)]++
+	}
 	for i, b := range d.m.Buffers {
 		if b.Offset > 1 {
 			d.external[fmt.Sprintf("buffers[%d]", i)] = data[b.Offset : b.Offset+b.Size]
@@ -64,7 +75,8 @@ func rewriteInputs(t *testing.T) []namedFile {
 }
 
 // TestRepack: decode → Repack → decode is deep-equal at the object-API
-// level, Load reads the same graph.Model, every force_align holds, and
+// level, every string and vector absent from the input absent from the
+// output and every other present, Load reads the same graph.Model, every force_align holds, and
 // the bytes are deterministic and a fixed point of Repack.
 func TestRepack(t *testing.T) {
 	for _, in := range rewriteInputs(t) {
@@ -213,6 +225,46 @@ func TestRepackLargeCustomOptions(t *testing.T) {
 	assert.ErrorContains(t, err, "large_custom_options_offset: custom options at offset")
 }
 
+// The rewrite keeps a VAR_HANDLE without a container without one, and one
+// with container "" with it: TFLM reads the first as any container and
+// the second as the container named "" (TFLM 90b983c,
+// micro_resource_variable.cc, FindId). It used to write every absent
+// string as "".
+func TestRewriteKeepsAbsentContainer(t *testing.T) {
+	in, err := Encode(handModel(), EncodeOptions{})
+	require.NoError(t, err)
+	want := varHandles(t, in)
+	require.Equal(t, []varHandle{{"c", true, "state"}, {"", false, "state"}, {"", true, "state"}}, want)
+	order := make([][]int, len(handModel().Subgraphs))
+	for s, sg := range handModel().Subgraphs {
+		for i := range sg.Ops {
+			order[s] = append(order[s], len(sg.Ops)-1-i)
+		}
+	}
+	reversed := append([]varHandle(nil), want...)
+	slices.Reverse(reversed)
+	for _, tc := range []struct {
+		name    string
+		rewrite func() ([]byte, error)
+		want    []varHandle
+	}{
+		{"Repack", func() ([]byte, error) { return Repack(in) }, want},
+		{"SetMetadata", func() ([]byte, error) { out, _, err := SetMetadata(in, "x", []byte{1}); return out, err }, want},
+		{"SetMetadataAndOrder", func() ([]byte, error) {
+			out, _, err := SetMetadataAndOrder(in, "x", []byte{1}, order)
+			return out, err
+		}, reversed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := tc.rewrite()
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, varHandles(t, out))
+			_, err = Load(out)
+			require.NoError(t, err)
+		})
+	}
+}
+
 // What the object API would drop is refused rather than dropped.
 func TestRepackRefusesUnknown(t *testing.T) {
 	t.Run("union type", func(t *testing.T) {
@@ -230,9 +282,20 @@ func TestRepackRefusesUnknown(t *testing.T) {
 		require.NoError(t, err)
 		m := o.m
 		b := flatbuffers.NewBuilder(0)
-		codes := packTables(b, m.OperatorCodes, (*schema.OperatorCodeT).Pack)
-		subgraphs := packTables(b, m.Subgraphs, packSubGraph)
-		buffers := packTables(b, m.Buffers, packBuffer)
+		s := tfliteSchema()
+		p := &packer{b: b, s: s, absent: o.absent}
+		field := func(name string) *fbsField {
+			for _, f := range s.tables["Model"].live() {
+				if f.name == name {
+					return f
+				}
+			}
+			t.Fatalf("Model.%s not in the schema", name)
+			return nil
+		}
+		codes := p.vector(reflect.ValueOf(m.OperatorCodes), field("operator_codes"))
+		subgraphs := p.vector(reflect.ValueOf(m.Subgraphs), field("subgraphs"))
+		buffers := p.vector(reflect.ValueOf(m.Buffers), field("buffers"))
 		b.StartObject(12) // Model has 10 fields
 		schema.ModelAddVersion(b, m.Version)
 		schema.ModelAddOperatorCodes(b, codes)

@@ -207,6 +207,14 @@ func varHandle(out graph.TensorID, container, shared string) graph.Op {
 	return o
 }
 
+// varHandleIn is varHandle with a container, perhaps "" (varHandle's has
+// none).
+func varHandleIn(out graph.TensorID, container, shared string) graph.Op {
+	o := varHandle(out, container, shared)
+	o.Resource.HasContainer = true
+	return o
+}
+
 func readVariable(handle, value graph.TensorID) graph.Op {
 	return withCode(op("READ_VARIABLE", ids(handle), ids(value)), graph.ReadVariable)
 }

@@ -31,6 +31,58 @@ func TestResolveVariables(t *testing.T) {
 	assert.Equal(t, int64(16), unnamed.need)
 }
 
+// TestResolveAcrossContainers checks TFLM's rule (micro_resource_variable.cc,
+// FindId, at TFLM 90b983c): a handle without a container is a handle of
+// every variable of its shared_name in a container, and counts for each
+// one's size.
+func TestResolveAcrossContainers(t *testing.T) {
+	type want struct {
+		key     varKey
+		handles []graph.TensorRef
+		need    int64
+	}
+	tests := []struct {
+		name    string
+		handles []graph.Op
+		want    []want
+	}{
+		{"with and without a container", []graph.Op{varHandleIn(0, "c", "x"), varHandle(1, "", "x")},
+			[]want{{varKey{"c", "x"}, []graph.TensorRef{ref(0, 0), ref(0, 1)}, 8}}},
+		{"two containers", []graph.Op{varHandle(0, "", "x"), varHandleIn(1, "c", "x"), varHandleIn(2, "d", "x")},
+			[]want{{varKey{"c", "x"}, []graph.TensorRef{ref(0, 0), ref(0, 1)}, 8}, {varKey{"d", "x"}, []graph.TensorRef{ref(0, 0), ref(0, 2)}, 12}}},
+		{"container \"\"", []graph.Op{varHandleIn(0, "", "x"), varHandle(1, "", "x")},
+			[]want{{varKey{"", "x"}, []graph.TensorRef{ref(0, 0), ref(0, 1)}, 8}}},
+		{"no container", []graph.Op{varHandle(0, "", "x"), varHandle(1, "", "x")},
+			[]want{{varKey{"", "x"}, []graph.TensorRef{ref(0, 0), ref(0, 1)}, 8}}},
+		{"unnamed, beside a variable named \"\" in a container", []graph.Op{varHandleIn(0, "c", ""), varHandle(1, "", "")},
+			[]want{{varKey{"c", ""}, []graph.TensorRef{ref(0, 0), ref(0, 1)}, 8}}},
+		{"unnamed", []graph.Op{varHandle(0, "", ""), varHandle(1, "", "")},
+			[]want{{varKey{"", "#0:0"}, []graph.TensorRef{ref(0, 0)}, 4}, {varKey{"", "#0:1"}, []graph.TensorRef{ref(0, 1)}, 8}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Handle i reads a value of 4·(i+1) bytes.
+			sg := graph.Subgraph{Name: "main"}
+			for range tt.handles {
+				sg.Tensors = append(sg.Tensors, resource("h"))
+			}
+			sg.Ops = tt.handles
+			for i := range tt.handles {
+				v := graph.TensorID(len(sg.Tensors))
+				sg.Tensors = append(sg.Tensors, tensor("v", graph.Int32, int32(i+1)))
+				sg.Ops = append(sg.Ops, readVariable(graph.TensorID(i), v))
+				sg.Outputs = append(sg.Outputs, v)
+			}
+			c := &checker{m: &graph.Model{Subgraphs: []graph.Subgraph{sg}}}
+			var got []want
+			for _, v := range c.resolveVariables() {
+				got = append(got, want{v.key, slices.SortedFunc(maps.Keys(v.handles), cmpRef), v.need})
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
 // In testdata/resource.json, resource_variables are "state" at [16, 64)
 // and "#0:1" at [64, 80), beside acc (tensor_allocs.4) at [0, 16) of the
 // persistent arena; state's handles are 0:1, 0:4, 1:1, 2:1, 3:0, 4:0, and

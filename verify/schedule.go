@@ -378,6 +378,7 @@ func (c *checker) checkSchedule() {
 			}
 		}
 		c.checkVariableOrder(s, pos, touches)
+		c.checkHandleOrder(s, pos)
 	}
 }
 
@@ -472,6 +473,57 @@ func (c *checker) checkVariableOrder(s graph.SubgraphIndex, pos []int, touches m
 				if pos[a] > pos[b] {
 					c.r.add(BadSchedule, "%s runs before %s, but the model reads and assigns %s there first",
 						c.opName(graph.OpRef{Subgraph: s, Op: b}), c.opName(graph.OpRef{Subgraph: s, Op: a}), v.key)
+				}
+			}
+		}
+	}
+}
+
+// checkHandleOrder checks that the VAR_HANDLE operators of subgraph s run
+// in the model's order when their shared_name has a handle without a
+// container anywhere in the model: TFLM gives such a handle the variable
+// of its shared_name created first, and creates them as it prepares the
+// operators, subgraph by subgraph in the order each lists them (TFLM
+// 90b983c, micro_interpreter_graph.cc PrepareSubgraphs,
+// micro_resource_variable.cc FindId), so the order of those operators
+// decides which variable it is.
+func (c *checker) checkHandleOrder(s graph.SubgraphIndex, pos []int) {
+	uncontained := map[string]bool{}
+	for _, sg := range c.m.Subgraphs {
+		for _, op := range sg.Ops {
+			if op.Code == graph.VarHandle && (op.Resource == nil || !op.Resource.HasContainer) {
+				name := ""
+				if op.Resource != nil {
+					name = op.Resource.SharedName
+				}
+				uncontained[name] = true
+			}
+		}
+	}
+	byName := map[string][]int{} // shared_name → its VAR_HANDLE operators in s, in model order
+	var names []string
+	for oi, op := range c.m.Subgraphs[s].Ops {
+		if op.Code != graph.VarHandle {
+			continue
+		}
+		name := ""
+		if op.Resource != nil {
+			name = op.Resource.SharedName
+		}
+		if uncontained[name] {
+			if byName[name] == nil {
+				names = append(names, name)
+			}
+			byName[name] = append(byName[name], oi)
+		}
+	}
+	for _, name := range names {
+		ops := byName[name]
+		for i, a := range ops {
+			for _, b := range ops[i+1:] {
+				if pos[a] > pos[b] {
+					c.r.add(BadSchedule, "%s runs before %s, but TFLM gives a handle without a container the variable of shared_name %s it creates first, which the model's order decides",
+						c.opName(graph.OpRef{Subgraph: s, Op: graph.OpIndex(b)}), c.opName(graph.OpRef{Subgraph: s, Op: graph.OpIndex(a)}), shown(name))
 				}
 			}
 		}

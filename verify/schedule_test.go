@@ -68,6 +68,36 @@ func scheduleViolations(m *graph.Model, runs []run) []Violation {
 	return r
 }
 
+// containerModel has two VAR_HANDLEs of shared_name "state", one with
+// container "c" and one without, and reads the variable (op 2) through the
+// first when readWithContainer, else the second, and assigns it (op 3)
+// through the other.
+func containerModel(readWithContainer bool) *graph.Model {
+	m := twoContainerModel()
+	m.Subgraphs[0].Ops[1].Resource = &graph.ResourceName{SharedName: "state"}
+	if !readWithContainer {
+		ops := m.Subgraphs[0].Ops
+		ops[0].Outputs, ops[1].Outputs = ops[1].Outputs, ops[0].Outputs
+	}
+	return m
+}
+
+// twoContainerModel is containerModel with the second handle in container
+// "d": two variables, so the read and the assignment may run in any order.
+func twoContainerModel() *graph.Model {
+	return &graph.Model{Subgraphs: []graph.Subgraph{{
+		Name:    "main",
+		Tensors: []graph.Tensor{tensor("x", graph.Int32, 4), resource("h"), resource("h2"), tensor("v", graph.Int32, 4)},
+		Ops: []graph.Op{
+			varHandleIn(1, "c", "state"),
+			varHandleIn(2, "d", "state"),
+			readVariable(1, 3),
+			assignVariable(2, 0),
+		},
+		Inputs: ids(0), Outputs: ids(3),
+	}}}
+}
+
 // independentModel runs two operators that share nothing but their input:
 // either order is fine.
 func independentModel() *graph.Model {
@@ -189,6 +219,27 @@ func TestScheduleRules(t *testing.T) {
 			// IF, whose then branch assigns state, before READ_VARIABLE
 			runs: inOrder(resourceModel(), map[graph.SubgraphIndex][]graph.OpIndex{0: order(0, 1, 2, 3, 5, 4, 6)}),
 			want: []Violation{{BadSchedule, `op 0:5 (IF) runs before op 0:4 (READ_VARIABLE), but the model reads and assigns resource variable "state" there first`}},
+		},
+		// TFLM takes a handle without a container for a variable of its
+		// shared_name in any container (micro_resource_variable.cc, FindId).
+		{
+			name: "a read through a handle with a container, assigned through one without", model: containerModel(true),
+			runs: inOrder(containerModel(true), map[graph.SubgraphIndex][]graph.OpIndex{0: order(0, 1, 3, 2)}),
+			want: []Violation{{BadSchedule, `op 0:3 (ASSIGN_VARIABLE) runs before op 0:2 (READ_VARIABLE), but the model reads and assigns resource variable "state" in container "c" there first`}},
+		},
+		{
+			name: "a read through a handle without a container, assigned through one with", model: containerModel(false),
+			runs: inOrder(containerModel(false), map[graph.SubgraphIndex][]graph.OpIndex{0: order(0, 1, 3, 2)}),
+			want: []Violation{{BadSchedule, `op 0:3 (ASSIGN_VARIABLE) runs before op 0:2 (READ_VARIABLE), but the model reads and assigns resource variable "state" in container "c" there first`}},
+		},
+		{
+			name: "handles of a shared_name that one without a container has, in model order", model: containerModel(true),
+			runs: inOrder(containerModel(true), map[graph.SubgraphIndex][]graph.OpIndex{0: order(1, 0, 2, 3)}),
+			want: []Violation{{BadSchedule, `op 0:1 (VAR_HANDLE) runs before op 0:0 (VAR_HANDLE), but TFLM gives a handle without a container the variable of shared_name "state" it creates first, which the model's order decides`}},
+		},
+		{
+			name: "handles in two containers name two variables", model: twoContainerModel(),
+			runs: inOrder(twoContainerModel(), map[graph.SubgraphIndex][]graph.OpIndex{0: order(1, 0, 3, 2)}),
 		},
 	}
 	for _, tt := range tests {

@@ -9,7 +9,9 @@ import (
 )
 
 // varKey names a resource variable: VAR_HANDLE operators with the same
-// container and shared_name name one variable.
+// container and shared_name name one variable. A handle without a
+// container and one with container "" have the same key: the rule of
+// resolveVariables never makes a variable of each for one shared_name.
 type varKey struct{ container, shared string }
 
 func (k varKey) String() string {
@@ -61,34 +63,62 @@ func tref(s graph.SubgraphIndex, t graph.TensorID) graph.TensorRef {
 	return graph.TensorRef{Subgraph: s, Tensor: t}
 }
 
-// resolveVariables names the variable of every VAR_HANDLE operator (one
-// with neither container nor shared_name names its own, "#subgraph:op"),
-// follows the handles through control flow, and records the largest value
-// each variable is assigned or read. Variables are returned in the order
-// of their first VAR_HANDLE.
+// resolveVariables names the variables of the VAR_HANDLE operators, by
+// TFLM's rule made static (TFLM 90b983c, micro_resource_variable.cc:
+// FindId matches a handle without a container to the first variable of its
+// shared_name created in any container, which depends on the order handles
+// are prepared; kernels/var_handle.cc). A handle with a container is a
+// handle of the variable of its (container, shared_name). One without is a
+// handle of every variable of its shared_name that a handle with a
+// container names; when there is none, it names the variable of its
+// shared_name without a container, or, with an empty shared_name too, its
+// own ("#subgraph:op"). Then it follows the handles through control flow,
+// and records the largest value each variable is assigned or read.
+// Variables are returned in the order of the first VAR_HANDLE that may
+// refer to them.
 func (c *checker) resolveVariables() []*resVar {
-	byKey := map[varKey]*resVar{}
-	var vars []*resVar
-	cs := carriers{}
+	type handleOp struct {
+		out       graph.TensorRef
+		key       varKey
+		container bool   // the options give a container
+		shared    string // as the options give it ("" when unnamed, whose key is "#subgraph:op")
+	}
+	var ops []handleOp
+	withContainer := map[string][]varKey{} // shared_name → keys of handles with a container, in model order
 	for si := range c.m.Subgraphs {
 		for oi, op := range c.m.Subgraphs[si].Ops {
 			if op.Code != graph.VarHandle || len(op.Outputs) == 0 || op.Outputs[0] == graph.NoTensor {
 				continue
 			}
-			var k varKey
-			if op.Resource != nil {
-				k = varKey{op.Resource.Container, op.Resource.SharedName}
+			h := handleOp{out: tref(graph.SubgraphIndex(si), op.Outputs[0])}
+			if r := op.Resource; r != nil {
+				h.key, h.container, h.shared = varKey{r.Container, r.SharedName}, r.HasContainer, r.SharedName
 			}
-			if k == (varKey{}) {
-				k.shared = fmt.Sprintf("#%d:%d", si, oi)
+			if h.key == (varKey{}) && !h.container {
+				h.key.shared = fmt.Sprintf("#%d:%d", si, oi)
 			}
+			if h.container && !slices.Contains(withContainer[h.key.shared], h.key) {
+				withContainer[h.key.shared] = append(withContainer[h.key.shared], h.key)
+			}
+			ops = append(ops, h)
+		}
+	}
+	byKey := map[varKey]*resVar{}
+	var vars []*resVar
+	cs := carriers{}
+	for _, h := range ops {
+		keys := []varKey{h.key}
+		if others := withContainer[h.shared]; !h.container && len(others) > 0 {
+			keys = others // any of them, whichever TFLM created first
+		}
+		for _, k := range keys {
 			v := byKey[k]
 			if v == nil {
 				v = &resVar{key: k, order: len(vars), handles: map[graph.TensorRef]bool{}}
 				byKey[k] = v
 				vars = append(vars, v)
 			}
-			cs.add(tref(graph.SubgraphIndex(si), op.Outputs[0]), v)
+			cs.add(h.out, v)
 		}
 	}
 	for changed := true; changed; {

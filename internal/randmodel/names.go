@@ -28,7 +28,18 @@ func fragment(i int) string { return hostileFragments[i%len(hostileFragments)] }
 // and distinct variables stay distinct.
 func hostileNames(m *graph.Model) {
 	m.Description += fragment(0)
-	renamed := map[graph.ResourceName]graph.ResourceName{}
+	// Shared names and containers are renamed apart, so that a handle
+	// without a container keeps the shared_name of the handles with one.
+	shared, containers := map[string]string{}, map[string]string{}
+	rename := func(names map[string]string, from, prefix string) string {
+		to, ok := names[from]
+		if !ok {
+			k := len(shared) + len(containers)
+			to = fmt.Sprintf("%s%d", prefix, len(names)) + fragment(k)
+			names[from] = to
+		}
+		return to
+	}
 	for si := range m.Subgraphs {
 		sg := &m.Subgraphs[si]
 		sg.Name += fragment(si)
@@ -43,14 +54,10 @@ func hostileNames(m *graph.Model) {
 			if op.Resource == nil {
 				continue
 			}
-			to, ok := renamed[*op.Resource]
-			if !ok {
-				k := len(renamed)
-				to = graph.ResourceName{SharedName: fmt.Sprintf("v%d", k/len(hostileFragments)) + fragment(k)}
-				if op.Resource.Container != "" {
-					to.Container = op.Resource.Container + fragment(k+1)
-				}
-				renamed[*op.Resource] = to
+			to := *op.Resource
+			to.SharedName = rename(shared, to.SharedName, "v")
+			if to.HasContainer {
+				to.Container = rename(containers, to.Container, "c")
 			}
 			op.Resource = &to
 		}

@@ -137,6 +137,7 @@ func Generate(seed int64, cfg Config) *graph.Model {
 	cfg = cfg.withDefaults()
 	g := &gen{
 		r:       rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
+		names:   rand.New(rand.NewPCG(uint64(seed), 0x5851f42d4c957f2d)),
 		cfg:     cfg,
 		buffers: []graph.Buffer{{}},
 	}
@@ -158,6 +159,7 @@ func Generate(seed int64, cfg Config) *graph.Model {
 	for _, s := range g.subs {
 		m.Subgraphs = append(m.Subgraphs, s.sg)
 	}
+	containFirstHandles(m)
 	if cfg.HostileNames {
 		hostileNames(m)
 	}
@@ -205,6 +207,7 @@ type callee struct {
 
 type gen struct {
 	r       *rand.Rand
+	names   *rand.Rand // container choices, apart from r so the rest of a seed's model stays as it was
 	cfg     Config
 	subs    []*sub
 	buffers []graph.Buffer
@@ -267,7 +270,10 @@ func (g *gen) makeVariables() {
 	for i := range n {
 		name := graph.ResourceName{SharedName: fmt.Sprintf("var%d", i)}
 		if g.chance(0.3) {
-			name.Container = "state"
+			name.Container, name.HasContainer = "state", true
+			if g.names.Float64() < 0.25 {
+				name.Container = "" // a container all the same
+			}
 		}
 		g.vars = append(g.vars, variable{name: name, value: g.randomSpec(false)})
 	}
@@ -725,9 +731,46 @@ func (g *gen) handle(s *sub, v variable) graph.TensorID {
 	id := g.addTensor(s, "handle", handleSpec(v.name))
 	s.sg.Tensors[id].Buffer = 0
 	name := v.name
+	if name.HasContainer && g.names.Float64() < 0.4 {
+		// TFLM matches a handle without a container to the variable of
+		// its shared_name in any container.
+		name.Container, name.HasContainer = "", false
+	}
 	g.addOp(s, graph.Op{Code: graph.VarHandle, CodeName: "VAR_HANDLE", Outputs: []graph.TensorID{id}, Resource: &name})
 	s.handles[v.name] = append(s.handles[v.name], id)
 	return id
+}
+
+// containFirstHandles gives a container back to a VAR_HANDLE without one
+// that TFLM would prepare before every VAR_HANDLE of its shared_name with
+// one (subgraph by subgraph, each in its order): TFLM then creates the
+// variable without a container, and the later handle with one dereferences
+// its missing name (micro_resource_variable.cc, FindId, at TFLM 90b983c).
+// Handles without a container are made only for variables with one.
+func containFirstHandles(m *graph.Model) {
+	contained := map[string]graph.ResourceName{}
+	for _, sg := range m.Subgraphs {
+		for _, op := range sg.Ops {
+			if op.Code == graph.VarHandle && op.Resource.HasContainer {
+				if _, ok := contained[op.Resource.SharedName]; !ok {
+					contained[op.Resource.SharedName] = *op.Resource
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for si := range m.Subgraphs {
+		for oi := range m.Subgraphs[si].Ops {
+			op := &m.Subgraphs[si].Ops[oi]
+			if op.Code != graph.VarHandle || seen[op.Resource.SharedName] {
+				continue
+			}
+			seen[op.Resource.SharedName] = true
+			if c, ok := contained[op.Resource.SharedName]; ok && !op.Resource.HasContainer {
+				op.Resource = &c
+			}
+		}
+	}
 }
 
 // variableOp reads or assigns a resource variable of the pool.

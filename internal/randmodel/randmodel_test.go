@@ -108,6 +108,7 @@ func TestCoverage(t *testing.T) {
 		"var_handle", "read_variable", "assign_variable", "handle into callee",
 		"variable in two subgraphs", "zero-size", "dynamic", "input is output",
 		"shared buffer", "string constant", "intermediate", "subgraph output is input",
+		"handles with and without a container",
 	} {
 		assert.True(t, seen[f], "no seed produced %q", f)
 	}
@@ -117,6 +118,7 @@ func features(m *graph.Model) map[string]bool {
 	f := map[string]bool{}
 	calls := map[graph.SubgraphIndex]int{}
 	varSubgraphs := map[graph.ResourceName]map[int]bool{}
+	withContainer, without := map[string]bool{}, map[string]bool{}
 	bufUsers := map[graph.BufferIndex]int{}
 	for si, sg := range m.Subgraphs {
 		views := map[graph.TensorID]bool{}
@@ -160,6 +162,8 @@ func features(m *graph.Model) map[string]bool {
 				f["call_once"] = true
 			case graph.VarHandle:
 				f["var_handle"] = true
+				withContainer[op.Resource.SharedName] = withContainer[op.Resource.SharedName] || op.Resource.HasContainer
+				without[op.Resource.SharedName] = without[op.Resource.SharedName] || !op.Resource.HasContainer
 				if varSubgraphs[*op.Resource] == nil {
 					varSubgraphs[*op.Resource] = map[int]bool{}
 				}
@@ -185,6 +189,9 @@ func features(m *graph.Model) map[string]bool {
 	}
 	for _, n := range bufUsers {
 		f["shared buffer"] = f["shared buffer"] || n > 1
+	}
+	for name := range without {
+		f["handles with and without a container"] = f["handles with and without a container"] || withContainer[name]
 	}
 	return f
 }
