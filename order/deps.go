@@ -18,9 +18,11 @@ import (
 //     an operator touches a variable when one of its inputs may carry a
 //     handle of it, or a subgraph it calls (at any depth) holds an
 //     operator that does;
-//   - the VAR_HANDLE operators of a shared_name that a handle without a
-//     container has keep the model's order: TFLM gives that handle the
-//     variable it creates first, as it prepares them (liveness.Variable);
+//   - when any VAR_HANDLE has no container, all VAR_HANDLE operators keep
+//     the model's order: TFLM gives such a handle the variable of its
+//     shared_name it created first, as it prepares them
+//     (liveness.Variable), and crashes on a handle with a container
+//     prepared after one without has made a variable;
 //   - two operators that call one subgraph (at any depth) keep the model's
 //     order, since the callee's tensors and state are shared between runs;
 //   - a CALL_ONCE runs after every operator the model lists before it and

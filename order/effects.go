@@ -14,9 +14,9 @@ import (
 type effects struct {
 	// vars[s][op] lists, sorted, the variables operator op of subgraph s
 	// touches: one of its inputs may carry a handle of the variable, or a
-	// subgraph it runs holds an operator that touches it. The VAR_HANDLE
-	// operators of a shared_name that one without a container has touch
-	// one more, so that they keep their order (see findEffects).
+	// subgraph it runs holds an operator that touches it. When a handle
+	// without a container exists, every VAR_HANDLE operator touches one
+	// more, so that they keep their order (see findEffects).
 	vars [][][]int
 	// calls[s][op] lists, sorted, the subgraphs the operator runs, itself
 	// or through its callees.
@@ -80,18 +80,15 @@ func findEffects(md *model) *effects {
 	}
 	// Which variable TFLM gives a handle without a container depends on
 	// the order the VAR_HANDLE operators are prepared, which is the order
-	// they run in: those of a shared_name that such a handle has keep the
-	// model's order, as if they touched one more variable.
+	// they run in; and once a handle without a container has made a
+	// variable, TFLM crashes on any handle with a container prepared after
+	// it (FindId compares containers with strcmp, the new variable's being
+	// null). So when any handle lacks a container, every VAR_HANDLE keeps
+	// the model's order, as if they all touched one more variable.
 	prepared := map[graph.OpRef]int{}
-	bare := map[string]int{}
-	for _, h := range handles {
-		if _, ok := bare[h.shared]; !h.name.HasContainer && !ok {
-			bare[h.shared] = len(names) + len(bare)
-		}
-	}
-	for _, h := range handles {
-		if v, ok := bare[h.shared]; ok {
-			prepared[h.op] = v
+	if slices.ContainsFunc(handles, func(h handle) bool { return !h.name.HasContainer }) {
+		for _, h := range handles {
+			prepared[h.op] = len(names)
 		}
 	}
 	if len(names) > 0 {

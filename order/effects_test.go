@@ -29,6 +29,10 @@ func TestHandleOrder(t *testing.T) {
 		// verify cannot tell them apart, so unnamed handles keep their
 		// order too.
 		{"unnamed", []graph.ResourceName{{}, {}}, true},
+		// Once a handle without a container has made a variable, TFLM
+		// crashes on a handle with a container prepared after it, whatever
+		// its shared_name (FindId's strcmp of a null container).
+		{"with a container and without, of other shared_names", []graph.ResourceName{in("c"), {SharedName: "y"}, {Container: "d", SharedName: "z", HasContainer: true}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

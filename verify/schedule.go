@@ -480,52 +480,39 @@ func (c *checker) checkVariableOrder(s graph.SubgraphIndex, pos []int, touches m
 }
 
 // checkHandleOrder checks that the VAR_HANDLE operators of subgraph s run
-// in the model's order when their shared_name has a handle without a
-// container anywhere in the model: TFLM gives such a handle the variable
-// of its shared_name created first, and creates them as it prepares the
-// operators, subgraph by subgraph in the order each lists them (TFLM
-// 90b983c, micro_interpreter_graph.cc PrepareSubgraphs,
-// micro_resource_variable.cc FindId), so the order of those operators
-// decides which variable it is.
+// in the model's order when any VAR_HANDLE of the model has no container.
+// TFLM creates variables as it prepares the operators, subgraph by
+// subgraph in the order each lists them, and gives a handle without a
+// container the variable of its shared_name it created first, so the
+// order of those operators decides which variable it is; and once a
+// handle without a container has created a variable, a handle with a
+// container prepared after it crashes TFLM, whatever its shared_name
+// (TFLM 90b983c: micro_interpreter_graph.cc PrepareSubgraphs;
+// micro_resource_variable.cc FindId compares each variable's container
+// with strcmp, null for the one a handle without a container created).
 func (c *checker) checkHandleOrder(s graph.SubgraphIndex, pos []int) {
-	uncontained := map[string]bool{}
-	for _, sg := range c.m.Subgraphs {
-		for _, op := range sg.Ops {
-			if op.Code == graph.VarHandle && (op.Resource == nil || !op.Resource.HasContainer) {
-				name := ""
-				if op.Resource != nil {
-					name = op.Resource.SharedName
-				}
-				uncontained[name] = true
+	uncontained := ""
+	for si, sg := range c.m.Subgraphs {
+		for oi, op := range sg.Ops {
+			if op.Code == graph.VarHandle && (op.Resource == nil || !op.Resource.HasContainer) && uncontained == "" {
+				uncontained = c.opName(graph.OpRef{Subgraph: graph.SubgraphIndex(si), Op: graph.OpIndex(oi)})
 			}
 		}
 	}
-	byName := map[string][]int{} // shared_name → its VAR_HANDLE operators in s, in model order
-	var names []string
+	if uncontained == "" {
+		return
+	}
+	var handles []int // the VAR_HANDLE operators of s, in model order
 	for oi, op := range c.m.Subgraphs[s].Ops {
-		if op.Code != graph.VarHandle {
-			continue
-		}
-		name := ""
-		if op.Resource != nil {
-			name = op.Resource.SharedName
-		}
-		if uncontained[name] {
-			if byName[name] == nil {
-				names = append(names, name)
-			}
-			byName[name] = append(byName[name], oi)
+		if op.Code == graph.VarHandle {
+			handles = append(handles, oi)
 		}
 	}
-	for _, name := range names {
-		ops := byName[name]
-		for i, a := range ops {
-			for _, b := range ops[i+1:] {
-				if pos[a] > pos[b] {
-					c.r.add(BadSchedule, "%s runs before %s, but TFLM gives a handle without a container the variable of shared_name %s it creates first, which the model's order decides",
-						c.opName(graph.OpRef{Subgraph: s, Op: graph.OpIndex(b)}), c.opName(graph.OpRef{Subgraph: s, Op: graph.OpIndex(a)}), shown(name))
-				}
-			}
+	for i := 1; i < len(handles); i++ {
+		a, b := handles[i-1], handles[i]
+		if pos[a] > pos[b] {
+			c.r.add(BadSchedule, "%s runs before %s, but VAR_HANDLE operators keep the model's order when one has no container (%s): TFLM resolves such a handle, and crashes on a later one with a container, by the order it prepares them",
+				c.opName(graph.OpRef{Subgraph: s, Op: graph.OpIndex(b)}), c.opName(graph.OpRef{Subgraph: s, Op: graph.OpIndex(a)}), uncontained)
 		}
 	}
 }

@@ -82,6 +82,15 @@ func containerModel(readWithContainer bool) *graph.Model {
 	return m
 }
 
+// otherNameModel is twoContainerModel with the second handle naming
+// "other" in no container: two variables, but TFLM must prepare the handle
+// with a container first.
+func otherNameModel() *graph.Model {
+	m := twoContainerModel()
+	m.Subgraphs[0].Ops[1].Resource = &graph.ResourceName{SharedName: "other"}
+	return m
+}
+
 // twoContainerModel is containerModel with the second handle in container
 // "d": two variables, so the read and the assignment may run in any order.
 func twoContainerModel() *graph.Model {
@@ -235,7 +244,14 @@ func TestScheduleRules(t *testing.T) {
 		{
 			name: "handles of a shared_name that one without a container has, in model order", model: containerModel(true),
 			runs: inOrder(containerModel(true), map[graph.SubgraphIndex][]graph.OpIndex{0: order(1, 0, 2, 3)}),
-			want: []Violation{{BadSchedule, `op 0:1 (VAR_HANDLE) runs before op 0:0 (VAR_HANDLE), but TFLM gives a handle without a container the variable of shared_name "state" it creates first, which the model's order decides`}},
+			want: []Violation{{BadSchedule, `op 0:1 (VAR_HANDLE) runs before op 0:0 (VAR_HANDLE), but VAR_HANDLE operators keep the model's order when one has no container (op 0:1 (VAR_HANDLE)): TFLM resolves such a handle, and crashes on a later one with a container, by the order it prepares them`}},
+		},
+		{
+			// TFLM crashes when a handle with a container is prepared after
+			// one without made a variable, whatever their shared_names.
+			name: "a handle with a container moved after one without, of another shared_name", model: otherNameModel(),
+			runs: inOrder(otherNameModel(), map[graph.SubgraphIndex][]graph.OpIndex{0: order(1, 0, 3, 2)}),
+			want: []Violation{{BadSchedule, `op 0:1 (VAR_HANDLE) runs before op 0:0 (VAR_HANDLE), but VAR_HANDLE operators keep the model's order when one has no container (op 0:1 (VAR_HANDLE)): TFLM resolves such a handle, and crashes on a later one with a container, by the order it prepares them`}},
 		},
 		{
 			name: "handles in two containers name two variables", model: twoContainerModel(),

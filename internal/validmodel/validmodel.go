@@ -799,7 +799,7 @@ func (g *gen) variables(s *sub, x0 graph.TensorID) []*resVar {
 // handle writes a VAR_HANDLE operator.
 func (s *sub) handle(container, name string) graph.TensorID {
 	h := s.tensor(graph.Resource, []int32{})
-	s.op(opVarHandle, nil, []graph.TensorID{h}).Resource = &graph.ResourceName{Container: container, SharedName: name}
+	s.op(opVarHandle, nil, []graph.TensorID{h}).Resource = &graph.ResourceName{Container: container, SharedName: name, HasContainer: container != ""}
 	s.g.f.VarHandles++
 	if container == "" {
 		s.g.f.NoContainer++

@@ -69,3 +69,38 @@ func TestTFLMRunsGeneratedModels(t *testing.T) {
 	}
 	t.Logf("%d models: %+v", n, total)
 }
+
+// TestHandlesAsLoaded: the features the differential test counts on are in
+// the file TFLM reads, not only in the generator's intent: read back, some
+// VAR_HANDLEs name a container and others of the same shared name name
+// none.
+func TestHandlesAsLoaded(t *testing.T) {
+	withContainer, mixed := 0, 0
+	for seed := int64(1); seed <= 100; seed++ {
+		m, _ := validmodel.Generate(seed)
+		data, err := tflite.Encode(m, tflite.EncodeOptions{})
+		require.NoError(t, err, "seed %d", seed)
+		loaded, err := tflite.Load(data)
+		require.NoError(t, err, "seed %d", seed)
+		with, without := map[string]bool{}, map[string]bool{}
+		for _, sg := range loaded.Subgraphs {
+			for _, op := range sg.Ops {
+				if r := op.Resource; r != nil {
+					if r.HasContainer {
+						with[r.SharedName] = true
+						withContainer++
+					} else {
+						without[r.SharedName] = true
+					}
+				}
+			}
+		}
+		for name := range without {
+			if with[name] {
+				mixed++
+			}
+		}
+	}
+	assert.Positive(t, withContainer, "no VAR_HANDLE names a container once written")
+	assert.Positive(t, mixed, "no shared name is reached by handles with and without a container")
+}
