@@ -42,6 +42,7 @@ func Plan(m *graph.Model, planJSON []byte) []Violation {
 		c.checkUnplaced,
 		c.checkUses,
 		c.checkAliases,
+		c.checkOwnPlan,
 		c.checkVariables,
 		c.checkKernelScratch,
 		c.checkArenas,
@@ -95,6 +96,12 @@ type checker struct {
 	// alias is what the alias rules need of the model: its view
 	// operators and subgraph boundaries.
 	alias *aliasGraph
+	// own holds the model's own offline offset of every tensor an
+	// Ethos-U operator addresses relative to another (its scratch, and
+	// the scratch itself); ownPairs lists each such tensor with its
+	// operator's scratch (indexOwnPlan).
+	own      map[graph.TensorRef]int64
+	ownPairs []ownPair
 }
 
 // member is one allocation of any kind, as the checks of arenas, banks,
@@ -188,6 +195,7 @@ func index(m *graph.Model, doc *planDoc, tl *timeline, r *report) *checker {
 	c.indexVariables()
 	c.indexKernelScratch()
 	c.indexGroups()
+	c.indexOwnPlan()
 	c.indexSkipped()
 	c.rulesOK = c.checkRuleList()
 	return c
