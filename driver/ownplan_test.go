@@ -16,6 +16,7 @@ import (
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/tflite"
 	"github.com/heliac/heliac/verify"
 )
@@ -115,9 +116,15 @@ func relu(in, out graph.TensorID) graph.Op {
 // velaModels are hand-made Vela-like models: the layout of the second
 // Vela model the audit saw (output at 0, input at 8,960, scratch and fast
 // scratch at 0), alone; the same between CPU operators, with tensors the
-// model's plan leaves to TFLM around it and one live across it; and two
-// ethos-u operators sharing one scratch.
+// model's plan leaves to TFLM around it and one live across it; two
+// ethos-u operators sharing one scratch; and a scratch that lies above
+// its operands.
 func velaModels(t *testing.T) map[string][]byte {
+	return velaModelsWith(t, 8960)
+}
+
+// velaModelsWith is velaModels with the lone operator's input at ifm.
+func velaModelsWith(t *testing.T, ifm int32) map[string][]byte {
 	cs := velaTensor{"cmd", graph.Uint8, []int32{64}, make([]byte, 64), -1}
 	wt := velaTensor{"flash", graph.Uint8, []int32{128}, make([]byte, 128), -1}
 	scratch := velaTensor{"scratch", graph.Uint8, []int32{12000}, nil, 0}
@@ -125,7 +132,13 @@ func velaModels(t *testing.T) map[string][]byte {
 	return map[string][]byte{
 		"alone": velaModel(t, []velaTensor{
 			{"out", graph.Int8, []int32{1, 8}, nil, 0}, cs, wt, scratch, fast,
-			{"in", graph.Int8, []int32{1, 16, 16, 4}, nil, 8960},
+			{"in", graph.Int8, []int32{1, 16, 16, 4}, nil, ifm},
+		}, []graph.Op{ethosU([]graph.TensorID{1, 2, 3, 4, 5}, 0)}, []graph.TensorID{5}, []graph.TensorID{0}),
+		"scratch above its operands": velaModel(t, []velaTensor{
+			{"out", graph.Int8, []int32{1, 8}, nil, 0}, cs, wt,
+			{"scratch", graph.Uint8, []int32{4096}, nil, 2048},
+			{"scratch_fast", graph.Uint8, []int32{4096}, nil, 6144},
+			{"in", graph.Int8, []int32{1, 16, 16, 4}, nil, 1024},
 		}, []graph.Op{ethosU([]graph.TensorID{1, 2, 3, 4, 5}, 0)}, []graph.TensorID{5}, []graph.TensorID{0}),
 		"between CPU operators": velaModel(t, []velaTensor{
 			{"x", graph.Int8, []int32{1, 16, 16, 4}, nil, -1},
@@ -229,4 +242,41 @@ func TestVelaMovedMemberRejected(t *testing.T) {
 	}
 	require.Len(t, found, 1)
 	assert.Contains(t, found[0], `0:1 (ifm) lies 8976 bytes from 0:4 (scratch)`)
+}
+
+// TestVelaMisalignedOwnOffset: an operand the model's plan puts at a
+// distance from the scratch that the arena's alignment cannot give fails
+// the compile with a message naming the tensor and the operator, rather
+// than moving it.
+func TestVelaMisalignedOwnOffset(t *testing.T) {
+	data := velaModelsWith(t, 8968)["alone"]
+	_, err := driver.Compile(context.Background(), data, driver.Config{ModelName: "vela", Version: "test"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `tensor 0:5 "in" must lie 8968 bytes from 0:3, as the model's own offline plan puts it for operator 0:0 (CUSTOM:ethos-u)`)
+}
+
+// TestVelaOwnOffsetVariableClash: TFLM looks an is_variable tensor of a
+// later subgraph up by its index in subgraph 0, so an ethos-u operand at
+// that index cannot keep its offset in the emitted model; --emit-tflite
+// says so instead of dropping it.
+func TestVelaOwnOffsetVariableClash(t *testing.T) {
+	m, err := tflite.Load(velaModels(t)["alone"])
+	require.NoError(t, err)
+	v := graph.Tensor{Name: "state", Type: graph.Int8, Shape: []int32{4}, Size: 4, IsVariable: true}
+	m.Subgraphs = append(m.Subgraphs, graph.Subgraph{Name: "other", Tensors: []graph.Tensor{v}})
+	offs := offlinePlanOf(t, m)
+	words := append([]int32{0, 2, int32(len(offs) + 1)}, append(offs, -1)...)
+	md := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(md[4*i:], uint32(w))
+	}
+	m.Buffers[m.Metadata[0].Buffer] = graph.Buffer{Data: md}
+	data, err := tflite.Encode(m, tflite.EncodeOptions{})
+	require.NoError(t, err)
+	out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: "vela", Version: "test"})
+	require.NoError(t, err, "the plan itself is fine")
+	require.NotNil(t, out.Plan.Lookup(plan.TensorKey(graph.TensorRef{Tensor: 0})).OwnPlan)
+	_, err = driver.Compile(context.Background(), data, driver.Config{ModelName: "vela", Version: "test", EmitTFLite: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "tensor 0:0 must keep its offset for operator 0:0 (CUSTOM:ethos-u)")
 }
