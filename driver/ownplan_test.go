@@ -280,3 +280,34 @@ func TestVelaOwnOffsetVariableClash(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "tensor 0:0 must keep its offset for operator 0:0 (CUSTOM:ethos-u)")
 }
+
+// TestVelaSeparatePlanRejected gives the lone ethos-u operator's operands
+// buffers of their own, apart from the scratch, as heliac did before it
+// kept the model's offsets, and expects the verifier to name each.
+func TestVelaSeparatePlanRejected(t *testing.T) {
+	data := velaModels(t)["alone"]
+	out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: "vela", Version: "test"})
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(out.PlanJSON, &doc))
+	next := 12000.0
+	for _, a := range doc["tensor_allocs"].([]any) {
+		a := a.(map[string]any)
+		if a["alias_of"] == nil {
+			continue
+		}
+		a["alias_of"] = nil
+		delete(a, "alias_offset")
+		a["binding"].(map[string]any)["offset"] = next
+		next += 12000
+	}
+	separate, err := json.Marshal(doc)
+	require.NoError(t, err)
+	var found []string
+	for _, v := range verify.Plan(out.Model, separate) {
+		if v.Kind.String() == "OwnOffset" {
+			found = append(found, v.Msg)
+		}
+	}
+	assert.Len(t, found, 3, "the fast scratch, the input and the output")
+}
