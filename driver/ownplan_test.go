@@ -203,7 +203,10 @@ func TestVelaKeepsRelativeOffsets(t *testing.T) {
 				emitted, err := tflite.Load(out.TFLite.Data)
 				require.NoError(t, err)
 				assert.Equal(t, want, ethosURelative(emitted, offlinePlanOf(t, emitted)), "the emitted model's offline plan")
-				assert.Contains(t, string(emit.Summary(out.Model, out.Plan)), "at the model's own relative offsets")
+				summary := string(emit.Summary(out.Model, out.Plan))
+				assert.Contains(t, summary, "at the model's own relative offsets")
+				assert.Contains(t, summary, "the operators run in the model's order, which that plan was made for")
+				assert.Equal(t, liveness.OrderModel, out.Plan.Schedule.Ordering.Strategy, "the model's plan was made for its order")
 			})
 		}
 	}
@@ -310,4 +313,33 @@ func TestVelaSeparatePlanRejected(t *testing.T) {
 		}
 	}
 	assert.Len(t, found, 3, "the fast scratch, the input and the output")
+}
+
+// TestVelaDataOperandsKeptApartInTime: the model's plan lets two ethos-u
+// operands other than the scratch regions share bytes only at the step of
+// an operator that has both; a plan whose lifetimes make two such
+// operands of different operators (mid and y, both at offset 0) live at
+// once is an overlap, although both keep the model's offsets.
+func TestVelaDataOperandsKeptApartInTime(t *testing.T) {
+	data := velaModels(t)["two operators, one scratch"]
+	out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: "vela", Version: "test"})
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(out.PlanJSON, &doc))
+	for _, l := range doc["tensor_lifetimes"].([]any) {
+		if l := l.(map[string]any); l["tensor"] == 7.0 {
+			l["start_op"] = 1.0
+		}
+	}
+	early, err := json.Marshal(doc)
+	require.NoError(t, err)
+	var overlaps []string
+	for _, v := range verify.Plan(out.Model, early) {
+		if v.Kind == verify.Overlap {
+			overlaps = append(overlaps, v.Msg)
+		}
+	}
+	require.Len(t, overlaps, 1, "only mid and y")
+	assert.Contains(t, overlaps[0], "0:5 (mid)")
+	assert.Contains(t, overlaps[0], "0:7 (y)")
 }

@@ -224,9 +224,13 @@ func ownPlanText(p *plan.Plan) string {
 	if tensors == 0 {
 		return ""
 	}
-	return fmt.Sprintf("kept %d tensor(s) at the model's own relative offsets (its %s) for %d %s operator(s): "+
+	text := fmt.Sprintf("kept %d tensor(s) at the model's own relative offsets (its %s) for %d %s operator(s): "+
 		"the kernel addresses them relative to the operator's scratch tensor", tensors, OfflinePlanName, ops,
 		escapeName(strings.Join(names, ", ")))
+	if p.Schedule.Ordering.Strategy == liveness.OrderModel {
+		text += "; the operators run in the model's order, which that plan was made for"
+	}
+	return text
 }
 
 // unproven says why the default planner did not prove a scratch arena's

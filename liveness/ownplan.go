@@ -185,3 +185,28 @@ func (a *analyzer) keepsOffset(s graph.SubgraphIndex, t graph.TensorID, offs []i
 	}
 	return a.lt.Lookup(graph.TensorRef{Subgraph: s, Tensor: t}).Class == Scratch
 }
+
+// HasOwnPlan reports whether m has an operator whose operands keep the
+// offsets the model's own offline plan gives them (see OwnPlan): an
+// ethos-u operator whose scratch that plan places. The model's plan was
+// made for the order the model lists its operators in, and members other
+// than the scratch regions may share bytes in it only because of that
+// order, so such a model runs in its own order.
+func HasOwnPlan(m *graph.Model) bool {
+	offs := offlineOffsets(m)
+	if offs == nil {
+		return false
+	}
+	base := 0
+	for _, sg := range m.Subgraphs {
+		for _, op := range sg.Ops {
+			if op.Code == graph.Custom && op.CustomName == EthosU && len(op.Inputs) > ethosUScratch {
+				if t := op.Inputs[ethosUScratch]; t >= 0 && int(t) < len(sg.Tensors) && offs[base+int(t)] >= 0 {
+					return true
+				}
+			}
+		}
+		base += len(sg.Tensors)
+	}
+	return false
+}

@@ -138,7 +138,7 @@ func (c *checker) groupOffset(p *member) int64 {
 // operator at a step s, and s is the only step both are live at (the
 // contract and the input's death there are checkInPlace's).
 func (c *checker) related(p, q *member, first, last int64) bool {
-	if (p.class != nil && p.class == q.class) || c.ownTogether(p, q) {
+	if (p.class != nil && p.class == q.class) || c.ownShare(p, q, first, last) {
 		return true
 	}
 	return c.writtenOver(p, q, first, last) || c.writtenOver(q, p, first, last)

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/heliac/heliac/graph"
 )
@@ -21,12 +22,21 @@ import (
 // holds every operand of such an operator from the scratch on (scratch,
 // fast scratch, inputs, outputs) that the model's plan places to the
 // model's offset from the operator's scratch.
+//
+// Such operands may share bytes as the model's plan has them: the scratch
+// and fast scratch are the regions the NPU works in, which the others lie
+// inside, so they may share bytes with any of them at any step; two other
+// operands only at the step of an Ethos-U operator that has both (its
+// input and output: the NPU reads the one before it writes the other over
+// it), since the model's plan was made for the model's order and a
+// schedule that runs them otherwise must keep them apart.
 
-// ethosUCode is the Ethos-U operator's custom code; ethosUArena is the
-// index of its scratch input.
+// ethosUCode is the Ethos-U operator's custom code; ethosUArena and
+// ethosUFast are the indexes of its scratch and fast scratch inputs.
 const (
 	ethosUCode  = "ethos-u"
 	ethosUArena = 2
+	ethosUFast  = 3
 )
 
 // ownOffsets reads the model's offline plan: the offset of each tensor the
@@ -73,7 +83,7 @@ type ownPair struct {
 // plan.json holds as scratch, with the model's offset from the scratch;
 // own marks every tensor so listed, and the scratch.
 func (c *checker) indexOwnPlan() {
-	c.own = map[graph.TensorRef]int64{}
+	c.own, c.ownRegion, c.ownOps = map[graph.TensorRef]int64{}, map[graph.TensorRef]bool{}, map[graph.TensorRef][]graph.OpRef{}
 	offs := ownOffsets(c.m)
 	if offs == nil {
 		return
@@ -93,15 +103,20 @@ func (c *checker) indexOwnPlan() {
 			if !ok || !isScratch(anchor) {
 				continue
 			}
+			o := graph.OpRef{Subgraph: s, Op: graph.OpIndex(oi)}
 			c.own[anchor] = base
-			for _, t := range append(append([]graph.TensorID{}, op.Inputs[ethosUArena+1:]...), op.Outputs...) {
+			c.ownRegion[anchor] = true
+			c.ownOps[anchor] = append(c.ownOps[anchor], o)
+			for i, t := range append(append([]graph.TensorID{}, op.Inputs[ethosUArena+1:]...), op.Outputs...) {
 				r := graph.TensorRef{Subgraph: s, Tensor: t}
 				off, ok := offs[r]
 				if t == graph.NoTensor || !ok || !isScratch(r) {
 					continue
 				}
 				c.own[r] = off
-				c.ownPairs = append(c.ownPairs, ownPair{op: graph.OpRef{Subgraph: s, Op: graph.OpIndex(oi)}, tensor: r, anchor: anchor, delta: off - base})
+				c.ownRegion[r] = c.ownRegion[r] || (i == 0 && len(op.Inputs) > ethosUFast) // the fast scratch
+				c.ownOps[r] = append(c.ownOps[r], o)
+				c.ownPairs = append(c.ownPairs, ownPair{op: o, tensor: r, anchor: anchor, delta: off - base})
 			}
 		}
 	}
@@ -109,12 +124,32 @@ func (c *checker) indexOwnPlan() {
 
 // ownTogether reports whether p and q are both tensors the model's plan
 // holds relative to one another for an Ethos-U operator, in one arena at
-// the model's own distance: their bytes are shared by the model's design.
+// the model's own distance: they may be one alias group.
 func (c *checker) ownTogether(p, q *member) bool {
 	op, ok1 := c.own[p.key.ref]
 	oq, ok2 := c.own[q.key.ref]
 	return ok1 && ok2 && p.key.kind == tensorKey && q.key.kind == tensorKey && p.arena == q.arena &&
 		p.offset-q.offset == op-oq
+}
+
+// ownShare reports whether p and q, both live over steps first..last, may
+// share bytes there because the model's own plan puts them so: they are
+// together (ownTogether), and one is a scratch region, or first..last is
+// the single step of an Ethos-U operator that has both as operands.
+func (c *checker) ownShare(p, q *member, first, last int64) bool {
+	if !c.ownTogether(p, q) {
+		return false
+	}
+	if c.ownRegion[p.key.ref] || c.ownRegion[q.key.ref] {
+		return true
+	}
+	for _, o := range c.ownOps[p.key.ref] {
+		sp, ran := c.tl.spans[o]
+		if ran && slices.Contains(c.ownOps[q.key.ref], o) && first == sp.first && last == sp.last {
+			return true
+		}
+	}
+	return false
 }
 
 // checkOwnPlan checks that every tensor an Ethos-U operator addresses

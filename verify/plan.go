@@ -100,8 +100,12 @@ type checker struct {
 	// Ethos-U operator addresses relative to another (its scratch, and
 	// the scratch itself); ownPairs lists each such tensor with its
 	// operator's scratch (indexOwnPlan).
-	own      map[graph.TensorRef]int64
-	ownPairs []ownPair
+	// ownRegion marks the scratch and fast scratch among them; ownOps
+	// lists the Ethos-U operators each is an operand of.
+	own       map[graph.TensorRef]int64
+	ownRegion map[graph.TensorRef]bool
+	ownOps    map[graph.TensorRef][]graph.OpRef
+	ownPairs  []ownPair
 }
 
 // member is one allocation of any kind, as the checks of arenas, banks,
