@@ -71,8 +71,10 @@
 //     lies in the scratch's arena at the model's offset from the scratch:
 //     the command stream reaches them through the scratch's base address
 //     (ownplan.go cites TFLM's kernel and Vela) (OwnOffset). Such tensors
-//     may form one alias group, and share bytes, as the model's plan puts
-//     them, with no view or in-place write between them;
+//     may form one alias group with no view or in-place write between
+//     them, and share bytes as the model's plan puts them: the scratch
+//     regions with any of them, two others only at the step of an Ethos-U
+//     operator that has both;
 //   - every use of a scratch tensor falls inside its declared lifetime, and
 //     kernel scratch lives at least while its operator runs
 //     (UseOutsideLifetime);
