@@ -232,7 +232,7 @@ kernel_scratch:
 				two := []kernels.ScratchBuffer{{Bytes: 64}, {Bytes: 128}}
 				return config.File{
 					Rules:         []plan.Rule{{Class: "scratch", Memory: "SRAM"}, {Class: "persistent", Memory: "SRAM"}},
-					KernelScratch: []kernels.ScratchOverride{{Custom: "MyOp", Buffers: two}, {Custom: "OtherOp", Buffers: two}},
+					KernelScratch: []kernels.ScratchOverride{{Custom: "MyOp", Buffers: two, Line: 5}, {Custom: "OtherOp", Buffers: two, Line: 6}},
 				}
 			},
 		},

@@ -163,6 +163,11 @@ func planModel(ctx context.Context, data []byte, cfg Config) (*planned, error) {
 	if lopts.Order == nil {
 		switch cfg.Schedule {
 		case "", ScheduleMemory:
+			if liveness.HasOwnPlan(m) {
+				// The model's own offline plan, which some of its
+				// operators rely on, was made for the model's order.
+				break
+			}
 			// Analyze's checks of the model's size first, with its messages.
 			if err := liveness.CheckLimits(m); err != nil {
 				return nil, err

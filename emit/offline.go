@@ -72,6 +72,7 @@ func TFLMOfflinePlan(m *graph.Model, p *plan.Plan) (*OfflinePlan, error) {
 	for i := range offsets {
 		offsets[i] = onlinePlanned
 	}
+	own := map[graph.TensorRef]*liveness.OwnPlan{}
 	out := &OfflinePlan{}
 	if arena != nil {
 		out.ArenaSize = arena.Size
@@ -89,10 +90,18 @@ func TFLMOfflinePlan(m *graph.Model, p *plan.Plan) (*OfflinePlan, error) {
 		}
 		offsets[first[r.Subgraph]+int(r.Tensor)] = int32(a.Offset)
 		out.Planned++
+		if a.OwnPlan != nil {
+			own[r] = a.OwnPlan
+		}
 	}
 	for si := 1; si < len(m.Subgraphs); si++ {
 		for ti, t := range m.Subgraphs[si].Tensors {
 			if t.IsVariable && ti < len(m.Subgraphs[0].Tensors) && offsets[ti] != onlinePlanned {
+				if o := own[graph.TensorRef{Tensor: graph.TensorID(ti)}]; o != nil {
+					return nil, fmt.Errorf("emit: offline plan: tensor 0:%d must keep its offset for operator %v (%s), but given one, "+
+						"TFLM would not allocate is_variable tensor %d:%d (it looks variables up by their index in subgraph 0)",
+						ti, o.Op, escapeName(o.Operator), si, ti)
+				}
 				offsets[ti] = onlinePlanned
 				out.Planned--
 				out.Deferred++

@@ -176,6 +176,9 @@ func reportArena(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) 
 		detail := fmt.Sprintf("%s %s: %d B at offset %d, live steps %d–%d (%s)", keyText(a.Key), a.Name, a.Size, a.Offset, first, last, kind)
 		if a.InPlace != nil {
 			detail += "; written over its input under " + p.Kernels
+		} else if a.OwnPlan != nil && a.AliasOf != nil {
+			detail += fmt.Sprintf("; %d B from %v, where the model's own offline plan puts it for %s %v", a.AliasOffset, *a.AliasOf,
+				escapeName(a.OwnPlan.Operator), a.OwnPlan.Op)
 		} else if a.AliasOf != nil {
 			detail += fmt.Sprintf("; shares the bytes of %v", *a.AliasOf)
 		}

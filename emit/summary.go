@@ -3,6 +3,8 @@ package emit
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/heliac/heliac/graph"
@@ -72,14 +74,24 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			fmt.Fprintf(&buf, "  %s %s: %s\n", a.Role, a.Memory, note)
 		}
 		if saved := a.UnaliasedLowerBound - a.LowerBound; saved > 0 {
-			views, inPlace := countAliases(p)
-			how := fmt.Sprintf("%d view(s) share their input's buffer", views)
-			if inPlace > 0 {
-				how += fmt.Sprintf(", %d output(s) are written over a dying input (%s contracts)", inPlace, p.Kernels)
+			views, inPlace, own := countAliases(p)
+			var parts []string
+			if views > 0 || own+inPlace == 0 {
+				parts = append(parts, fmt.Sprintf("%d view(s) share their input's buffer", views))
 			}
+			if own > 0 {
+				parts = append(parts, fmt.Sprintf("%d tensor(s) share bytes where the model's own offline plan puts them", own))
+			}
+			if inPlace > 0 {
+				parts = append(parts, fmt.Sprintf("%d output(s) are written over a dying input (%s contracts)", inPlace, p.Kernels))
+			}
+			how := strings.Join(parts, ", ")
 			fmt.Fprintf(&buf, "  aliasing: %s; lower bound %d B without aliasing, %d B with (%d B saved)\n",
 				how, a.UnaliasedLowerBound, a.LowerBound, saved)
 		}
+	}
+	if text := ownPlanText(p); text != "" {
+		fmt.Fprintf(&buf, "  %s\n", text)
 	}
 	fmt.Fprintf(&buf, "  schedule: %s\n", scheduleText(p.Schedule))
 	for i, sp := range p.Spills {
@@ -176,17 +188,52 @@ func keyText(k plan.Key) string {
 }
 
 // countAliases counts the tensors that share their group root's bytes:
-// views, and outputs written in place.
-func countAliases(p *plan.Plan) (views, inPlace int) {
+// views, outputs written in place, and tensors kept where the model's own
+// offline plan puts them.
+func countAliases(p *plan.Plan) (views, inPlace, own int) {
 	for _, a := range p.Allocs {
 		switch {
 		case a.InPlace != nil:
 			inPlace++
+		case a.OwnPlan != nil && a.AliasOf != nil:
+			own++
 		case a.AliasOf != nil:
 			views++
 		}
 	}
-	return views, inPlace
+	return views, inPlace, own
+}
+
+// ownPlanText says how many tensors keep the model's own relative offsets
+// and for which operators (liveness.OwnPlan), or "" when none do.
+func ownPlanText(p *plan.Plan) string {
+	tensors, ops := 0, 0
+	seen := map[graph.OpRef]bool{}
+	var names []string
+	for _, a := range p.Allocs {
+		o := a.OwnPlan
+		if o == nil {
+			continue
+		}
+		tensors++
+		if !seen[o.Op] {
+			seen[o.Op] = true
+			ops += o.Ops
+			if !slices.Contains(names, o.Operator) {
+				names = append(names, o.Operator)
+			}
+		}
+	}
+	if tensors == 0 {
+		return ""
+	}
+	text := fmt.Sprintf("kept %d tensor(s) at the model's own relative offsets (its %s) for %d %s operator(s): "+
+		"the kernel addresses them relative to the operator's scratch tensor", tensors, OfflinePlanName, ops,
+		escapeName(strings.Join(names, ", ")))
+	if p.Schedule.Ordering.Strategy == liveness.OrderModel {
+		text += "; the operators run in the model's order, which that plan was made for"
+	}
+	return text
 }
 
 // unproven says why the default planner did not prove a scratch arena's

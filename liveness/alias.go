@@ -80,7 +80,7 @@ func (a *analyzer) alias() {
 			in := graph.TensorRef{Subgraph: s, Tensor: op.Inputs[0]}
 			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[0]}
 			ti, to := a.lt.Lookup(in), a.lt.Lookup(out)
-			if in == out || ti.Class != Scratch || to.Class != Scratch || ti.Size != to.Size ||
+			if in == out || ti.Class != Scratch || to.Class != Scratch || ti.Size != to.Size || ti.OwnPlan != nil || to.OwnPlan != nil ||
 				f.boundary[in] || f.boundary[out] || f.writers[out] != 1 || to.AliasOf != nil {
 				continue
 			}
@@ -387,7 +387,7 @@ func (a *analyzer) inPlaceWith(lib *kernels.Library, overwrite bool, align int64
 			out := graph.TensorRef{Subgraph: s, Tensor: op.Outputs[p.Output]}
 			ti, to := a.lt.Lookup(in), a.lt.Lookup(out)
 			r := a.root(in)
-			if r == out || ti.Class != Scratch || to.Class != Scratch ||
+			if r == out || ti.Class != Scratch || to.Class != Scratch || ti.OwnPlan != nil || to.OwnPlan != nil ||
 				(f.boundary[in] && !(overwrite && f.mainInput[in])) || f.boundary[out] ||
 				f.writers[out] != 1 || to.AliasOf != nil {
 				continue

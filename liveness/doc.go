@@ -108,4 +108,10 @@
 //	bytes:     -32     0       32
 //	PAD out     [===============]      member, AliasOffset -32
 //	PAD in              [=======]      root, Extent [-32, 32)
+//
+// Before either, the operands of each Ethos-U operator that the model's
+// own offline plan places form a group at the offsets from one another
+// that plan gives them (OwnPlan; ownplan.go cites the contract): the
+// operator's scratch is the root, and members overlap as the model's plan
+// has them. Views and in-place writes leave such tensors alone.
 package liveness

@@ -95,6 +95,11 @@ type Tensor struct {
 	// contract, rather than by reinterpreting them (a view). The input and
 	// every member that held its value are dead after that operator.
 	InPlace *InPlace
+	// OwnPlan is set on every member (the root too) of a group whose
+	// offsets from one another are the model's own offline plan's, because
+	// an operator's kernel addresses them relative to one another (see
+	// OwnPlan). View and in-place groups never take such a tensor.
+	OwnPlan *OwnPlan
 }
 
 // InPlace says that an operator writes a tensor over one of its inputs.
@@ -277,6 +282,7 @@ func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 		t := &a.lt.Tensors[i]
 		t.Group, t.Extent = t.Live, ByteRange{0, t.Size}
 	}
+	a.ownPlan()
 	if !opts.NoAlias {
 		a.alias()
 	}

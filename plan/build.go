@@ -212,7 +212,7 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 		}
 		add(Alloc{Key: TensorKey(t.Ref), Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name,
 			Class: t.Class, Size: t.Size, Live: live, AliasOf: t.AliasOf, AliasOffset: t.AliasOffset, InPlace: t.InPlace,
-			Dynamic: t.Dynamic})
+			OwnPlan: t.OwnPlan, Dynamic: t.Dynamic})
 	}
 	for _, v := range lt.Variables {
 		if v.Size > 0 {

@@ -381,7 +381,11 @@ func (pl *placer) placeScratch(ctx context.Context) error {
 			root := &pl.p.Allocs[ri]
 			a.Arena, a.Offset = root.Arena, root.Offset+a.AliasOffset
 			pl.memory[i] = pl.memory[ri]
-			if align := pl.p.Arena(a.Arena).Alignment; align > 1 && a.AliasOffset%align != 0 {
+			if align := pl.p.Arena(a.Arena).Alignment; align > 1 && a.AliasOffset%align != 0 && a.OwnPlan != nil {
+				return fmt.Errorf("plan: tensor %v %q must lie %d bytes from %v, as the model's own offline plan puts it for operator %v (%s), "+
+					"but arena %q aligns offsets to %d bytes; plan into a bank whose alignment divides %d",
+					a.Ref, a.Name, a.AliasOffset, *a.AliasOf, a.OwnPlan.Op, a.OwnPlan.Operator, pl.p.Arena(a.Arena).Name, align, a.AliasOffset)
+			} else if align > 1 && a.AliasOffset%align != 0 {
 				return fmt.Errorf("plan: tensor %v %q lies %d bytes from its alias group's root %v, not a multiple of "+
 					"the alignment %d of arena %q (liveness.Options.Alignment must be a multiple of plan.ScratchAlignment)",
 					a.Ref, a.Name, a.AliasOffset, *a.AliasOf, align, pl.p.Arena(a.Arena).Name)

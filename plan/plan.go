@@ -210,6 +210,11 @@ type Alloc struct {
 	// InPlace is set when the tensor takes those bytes by being written
 	// over an input of its operator, under a kernel contract.
 	InPlace *liveness.InPlace
+	// OwnPlan is set when the tensor keeps the offset from its group's
+	// root that the model's own offline plan gives it, because an
+	// operator's kernel addresses the group's members relative to one
+	// another (liveness.OwnPlan): the root's too.
+	OwnPlan *liveness.OwnPlan
 	// Dynamic is set when a tensor's shape signature has an unknown
 	// dimension; it is planned with the model's concrete shape.
 	Dynamic bool

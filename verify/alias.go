@@ -138,7 +138,7 @@ func (c *checker) groupOffset(p *member) int64 {
 // operator at a step s, and s is the only step both are live at (the
 // contract and the input's death there are checkInPlace's).
 func (c *checker) related(p, q *member, first, last int64) bool {
-	if p.class != nil && p.class == q.class {
+	if (p.class != nil && p.class == q.class) || c.ownShare(p, q, first, last) {
 		return true
 	}
 	return c.writtenOver(p, q, first, last) || c.writtenOver(q, p, first, last)
@@ -231,6 +231,8 @@ func (c *checker) badAlias(g *aliasGraph, p *member, root graph.TensorRef) strin
 	case p.offset != addSat(r.offset, p.offsetInGroup()):
 		return fmt.Sprintf("it is at offset %d, and the root at %d plus its alias_offset %d is %d",
 			p.offset, r.offset, p.offsetInGroup(), addSat(r.offset, p.offsetInGroup()))
+	case c.ownTogether(p, r):
+		return "" // the model's own offline plan puts them so (checkOwnPlan)
 	case g.boundary[p.key.ref]:
 		return "it is an input or output of a subgraph"
 	case g.boundary[root] && !(c.doc.overwriteInputs && g.mainInput[root]):

@@ -18,7 +18,8 @@ import (
 // output over exactly its input's bytes, where both are members, writes
 // nothing; an operator that writes a member in place over its input (its
 // in_place entry) while reading m, where m holds the input's value, is
-// checkInPlace's to judge. A read before any write of m in a run (a value
+// checkInPlace's to judge; so are writes the model's own offline plan
+// makes for an Ethos-U operator (ownWrite). A read before any write of m in a run (a value
 // the model never gave) is left alone. A group lies in one subgraph, whose
 // every run writes its tensors afresh, so one run in the schedule's order
 // stands for all.
@@ -132,7 +133,7 @@ func (c *checker) checkGroupSharing(ms []*member) {
 			i, _ := slices.BinarySearchFunc(events, from+1, func(e shareEvent, p int) int { return e.pos - p })
 			for ; i < len(events) && events[i].pos <= r; i++ {
 				e := events[i]
-				if e.q == m || !sharesBytes(m, e.q) || c.writesInPlaceOf(e, m, s, r, order) || seen[fault{m, e.q, e.op}] {
+				if e.q == m || !sharesBytes(m, e.q) || c.writesInPlaceOf(e, m, s, r, order) || c.ownWrite(e, m, s) || seen[fault{m, e.q, e.op}] {
 					continue
 				}
 				seen[fault{m, e.q, e.op}] = true
@@ -158,6 +159,21 @@ func (c *checker) writesInPlaceOf(e shareEvent, m *member, s graph.SubgraphIndex
 	}
 	src := c.placed[d.input]
 	return src != nil && (src == m || (src.class != nil && src.class == m.class))
+}
+
+// ownWrite reports whether e writes over m where the model's own offline
+// plan puts them for an Ethos-U operator (ownShare's rule): both are its
+// tensors at the model's distance, and one is a scratch region or e's
+// operator is an Ethos-U operator of both (its output over its input).
+func (c *checker) ownWrite(e shareEvent, m *member, s graph.SubgraphIndex) bool {
+	if !c.ownTogether(m, e.q) {
+		return false
+	}
+	if c.ownRegion[m.key.ref] || c.ownRegion[e.q.key.ref] {
+		return true
+	}
+	o := graph.OpRef{Subgraph: s, Op: e.op}
+	return e.op >= 0 && slices.Contains(c.ownOps[m.key.ref], o) && slices.Contains(c.ownOps[e.q.key.ref], o)
 }
 
 // atPos names the operator at a position of a shareEvent.

@@ -49,7 +49,8 @@
 //     pair by pair, unless they are members of one alias group that hold
 //     one value (one views the other's bytes, through views only) or of
 //     which one is written in place over the other at the only step they
-//     share; no two persistent allocations share a byte, and no two
+//     share, or that the model's own offline plan puts there (below); no
+//     two persistent allocations share a byte, and no two
 //     constants share a byte unless they are one model buffer at one
 //     offset (Overlap);
 //   - every alias_of names a scratch root in the same arena, the member
@@ -69,6 +70,16 @@
 //     tensor over the input, a member of its group that lies where the
 //     contract lets it lie relative to the tensor; and no other member of
 //     the group used before that write is used after it (BadAlias);
+//   - every operand of an Ethos-U operator (CUSTOM "ethos-u") from its
+//     scratch on (scratch, fast scratch, inputs, outputs) that the model's
+//     own offline plan (OfflineMemoryAllocation, read here again) places
+//     lies in the scratch's arena at the model's offset from the scratch:
+//     the command stream reaches them through the scratch's base address
+//     (ownplan.go cites TFLM's kernel and Vela) (OwnOffset). Such tensors
+//     may form one alias group with no view or in-place write between
+//     them, and share bytes as the model's plan puts them: the scratch
+//     regions with any of them, two others only at the step of an Ethos-U
+//     operator that has both;
 //   - every use of a scratch tensor falls inside its declared lifetime, and
 //     kernel scratch lives at least while its operator runs
 //     (UseOutsideLifetime);

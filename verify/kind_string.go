@@ -22,11 +22,12 @@ func _() {
 	_ = x[BadSchedule-12]
 	_ = x[HashMismatch-13]
 	_ = x[CMismatch-14]
+	_ = x[OwnOffset-15]
 }
 
-const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolatedBadScheduleHashMismatchCMismatch"
+const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolatedBadScheduleHashMismatchCMismatchOwnOffset"
 
-var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119, 130, 142, 151}
+var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119, 130, 142, 151, 160}
 
 func (i Kind) String() string {
 	idx := int(i) - 1

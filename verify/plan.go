@@ -43,6 +43,7 @@ func Plan(m *graph.Model, planJSON []byte) []Violation {
 		c.checkUses,
 		c.checkAliases,
 		c.checkSharing,
+		c.checkOwnPlan,
 		c.checkVariables,
 		c.checkKernelScratch,
 		c.checkArenas,
@@ -96,6 +97,16 @@ type checker struct {
 	// alias is what the alias rules need of the model: its view
 	// operators and subgraph boundaries.
 	alias *aliasGraph
+	// own holds the model's own offline offset of every tensor an
+	// Ethos-U operator addresses relative to another (its scratch, and
+	// the scratch itself); ownPairs lists each such tensor with its
+	// operator's scratch (indexOwnPlan).
+	// ownRegion marks the scratch and fast scratch among them; ownOps
+	// lists the Ethos-U operators each is an operand of.
+	own       map[graph.TensorRef]int64
+	ownRegion map[graph.TensorRef]bool
+	ownOps    map[graph.TensorRef][]graph.OpRef
+	ownPairs  []ownPair
 }
 
 // member is one allocation of any kind, as the checks of arenas, banks,
@@ -189,6 +200,7 @@ func index(m *graph.Model, doc *planDoc, tl *timeline, r *report) *checker {
 	c.indexVariables()
 	c.indexKernelScratch()
 	c.indexGroups()
+	c.indexOwnPlan()
 	c.indexSkipped()
 	c.rulesOK = c.checkRuleList()
 	return c

@@ -609,6 +609,7 @@ func TestKindString(t *testing.T) {
 	assert.Equal(t, "BadSchedule", BadSchedule.String())
 	assert.Equal(t, "HashMismatch", HashMismatch.String())
 	assert.Equal(t, "CMismatch", CMismatch.String())
-	assert.Equal(t, "Kind(15)", Kind(15).String())
+	assert.Equal(t, "OwnOffset", OwnOffset.String())
+	assert.Equal(t, "Kind(16)", Kind(16).String())
 	assert.Equal(t, "Unplaced: 0:1 (a) has no allocation", Violation{Unplaced, "0:1 (a) has no allocation"}.String())
 }

@@ -25,6 +25,7 @@ const (
 	BadSchedule             // the schedule does not run every operator once, nested and in dependency order
 	HashMismatch            // plan_hash is not the hash of the plan's own fields
 	CMismatch               // the C sources do not describe the plan
+	OwnOffset               // a tensor an operator addresses relative to another is not at the model's own offset from it
 )
 
 // Violation is one broken rule. Msg names tensors as
