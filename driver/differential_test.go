@@ -140,6 +140,25 @@ func TestDifferentialTFLM(t *testing.T) {
 		f.VarHandles, f.NoContainer, f.SharedNames, f.VarTensors, f.CallOnce, f.Ifs, f.Whiles, f.Int8)
 }
 
+// diffRegressionSeeds are seeds on which the differential test once found
+// a bug, run by every run of the suite whatever its size (make test runs
+// fewer models under the race detector):
+//
+//   - 240: the memory order prepared a VAR_HANDLE without a container
+//     before one with a container, of another shared_name; TFLM crashes
+//     (signal 11) on such a model.
+var diffRegressionSeeds = []int64{240}
+
+// TestDifferentialTFLMRegressions runs the differential test on
+// diffRegressionSeeds.
+func TestDifferentialTFLMRegressions(t *testing.T) {
+	tool := tflmrun.Require(t)
+	tally := &diffTally{}
+	for _, seed := range diffRegressionSeeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { differential(t, tool, seed, tally) })
+	}
+}
+
 // differential checks the model of one seed.
 func differential(t *testing.T, tool string, seed int64, tally *diffTally) {
 	m, features := validmodel.Generate(seed)
