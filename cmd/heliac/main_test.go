@@ -160,3 +160,14 @@ func TestManners(t *testing.T) {
 	assert.Regexp(t, `^heliac: compile .*hello_world_int8.tflite: .*SRAM`, first, "one line first, naming the bank")
 	assert.NoDirExists(t, filepath.Join(dir, "out"), "nothing written")
 }
+
+// TestPanicIsABug: a panic in the main command (a heliac bug) is reported
+// on one line with its stack after, exit code 4, not a crash.
+func TestPanicIsABug(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := runWith(func(*compileOptions) error { panic("boom") }, []string{helloWorld, "-o", t.TempDir()}, &stdout, &stderr)
+	assert.Equal(t, exitVerify, code)
+	first, _, _ := strings.Cut(stderr.String(), "\n")
+	assert.Equal(t, "heliac: heliac bug: boom (please report it with the model and the command)", first)
+	assert.Contains(t, stderr.String(), "goroutine")
+}

@@ -18,7 +18,7 @@ const (
 	exitFailure = 1
 	exitUsage   = 2
 	exitNoFit   = 3
-	exitVerify  = 4
+	exitVerify  = 4 // the plan failed verification, or heliac panicked: a heliac bug
 )
 
 // noFitError marks plans that do not fit the memory they were given.
@@ -59,7 +59,21 @@ func heliacVersion() string {
 
 // run executes heliac with args and returns the process exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd(nil, stdout, stderr)
+	return runWith(nil, args, stdout, stderr)
+}
+
+// runWith is run with the main command's action replaced by runF when it
+// is not nil (tests). A panic anywhere below it is a heliac bug: it is
+// reported on one line, its stack after, with exit code 4, and nothing is
+// written, since a set's files are written only after it is complete.
+func runWith(runF func(*compileOptions) error, args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "heliac: heliac bug: %v (please report it with the model and the command)\n%s", r, debug.Stack())
+			code = exitVerify
+		}
+	}()
+	root := newRootCmd(runF, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
