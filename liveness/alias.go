@@ -31,6 +31,7 @@ var viewOps = map[graph.Opcode]bool{
 // union of the members' lifetimes.
 func (a *analyzer) alias() {
 	f := a.boundaryFacts()
+	a.indexMembers()
 	for si, sg := range a.m.Subgraphs {
 		s := graph.SubgraphIndex(si)
 		for _, op := range sg.Ops {
@@ -100,18 +101,36 @@ func (a *analyzer) root(r graph.TensorRef) graph.TensorRef {
 // of its own, which follow it), a member of root r's group, its first
 // byte off bytes from r's. The group's lifetime and extent grow to cover
 // out and its members.
+//
+// indexMembers must have run since the tensors last changed otherwise.
 func (a *analyzer) join(out, r graph.TensorRef, off int64) {
 	to, rt := a.lt.Lookup(out), a.lt.Lookup(r)
 	rt.Group = hull(rt.Group, to.Group)
 	rt.Extent = hullBytes(rt.Extent, to.Extent.Shift(off))
 	to.AliasOf, to.AliasOffset = &r, off
+	for _, i := range a.members[out] {
+		m := &a.lt.Tensors[i]
+		m.AliasOf = &r
+		m.AliasOffset += off
+	}
+	a.members[r] = append(append(a.members[r], a.members[out]...), a.index(out))
+	delete(a.members, out)
+	to.Group, to.Extent = to.Live, ByteRange{off, off + to.Size}
+}
+
+// index returns where r is in the tensors.
+func (a *analyzer) index(r graph.TensorRef) int { return a.lt.first[r.Subgraph] + int(r.Tensor) }
+
+// indexMembers lists, for join, the members of each alias group by root:
+// their indexes in the tensors, so that a chain of n joins costs n steps,
+// not n².
+func (a *analyzer) indexMembers() {
+	a.members = map[graph.TensorRef][]int{}
 	for i := range a.lt.Tensors {
-		if m := &a.lt.Tensors[i]; m.AliasOf != nil && *m.AliasOf == out {
-			m.AliasOf = &r
-			m.AliasOffset += off
+		if t := &a.lt.Tensors[i]; t.AliasOf != nil {
+			a.members[*t.AliasOf] = append(a.members[*t.AliasOf], i)
 		}
 	}
-	to.Group, to.Extent = to.Live, ByteRange{off, off + to.Size}
 }
 
 // inPlace joins an operator's output to the alias group of an input it
@@ -315,6 +334,7 @@ func (a *analyzer) inPlaceWith(lib *kernels.Library, overwrite bool, align int64
 	placements map[graph.OpRef][]kernels.Placement) []int {
 	var joined []int
 	f := a.boundaryFacts()
+	a.indexMembers()
 	var prof *profile
 	if pol.keepPeak && pol.only == nil {
 		prof = a.newProfile(align)

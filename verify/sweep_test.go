@@ -1,0 +1,83 @@
+package verify
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// randomMembers returns n allocations of one arena with small random
+// offsets, sizes, lifetimes (some missing, some ending before they start),
+// classes and model buffers, so that many pairs overlap.
+func randomMembers(r *rand.Rand, n int) []*member {
+	ps := make([]*member, n)
+	for i := range ps {
+		p := &member{what: string(rune('a' + i%26)), size: r.Int64N(5)}
+		p.offset = r.Int64N(12)
+		if r.IntN(10) > 0 {
+			s := r.Int64N(10)
+			e := s + r.Int64N(4) - 1 // now and then before the start
+			p.live = &lifetime{start: s, end: e}
+		}
+		ps[i] = p
+	}
+	for _, p := range ps {
+		if r.IntN(3) > 0 {
+			q := ps[r.IntN(n)]
+			p.class, p.group = q, q.key
+		}
+		if r.IntN(2) > 0 {
+			p.t = &graph.Tensor{Buffer: graph.BufferIndex(r.IntN(3))}
+		}
+	}
+	return ps
+}
+
+// TestOverlapPairsMatchNaive checks the pair sweep against every pair: the
+// checks of an arena report the same violations, in the same order.
+func TestOverlapPairsMatchNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		ps := randomMembers(r, 1+r.IntN(30))
+		for _, role := range []string{roleScratch, rolePersistent, roleConstant} {
+			var naive, sweep report
+			c := &checker{r: &naive}
+			for i, p := range ps {
+				for _, q := range ps[i+1:] {
+					c.checkPair("arena", role, p, q)
+				}
+			}
+			c.r = &sweep
+			for _, pq := range c.overlapPairs(role, ps) {
+				c.checkPair("arena", role, ps[pq[0]], ps[pq[1]])
+			}
+			require.Equal(t, naive, sweep, "trial %d, %s arena", trial, role)
+		}
+	}
+}
+
+// TestWidthsMatchWidthAt checks the width sweep against widthAt at every
+// step.
+func TestWidthsMatchWidthAt(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 300 {
+		ps := randomMembers(r, 1+r.IntN(20))
+		b := &buffer{align: 4, members: ps}
+		for range ps {
+			b.at = append(b.at, r.Int64N(16)-4)
+		}
+		var steps []int64
+		for s := int64(-1); s < 14; s++ {
+			steps = append(steps, s)
+		}
+		var work int64
+		got := b.widths(steps, &work)
+		for i, s := range steps {
+			assert.Equal(t, b.widthAt(s), got[i], "trial %d, step %d", trial, s)
+		}
+	}
+}
