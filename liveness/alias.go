@@ -2,6 +2,7 @@ package liveness
 
 import (
 	"cmp"
+	"container/heap"
 	"maps"
 	"slices"
 
@@ -447,14 +448,16 @@ func placeInput(p kernels.Placement, align, inAt, in, out int64, ext ByteRange, 
 // max(peak, span), is what the in-place pass checks each write against,
 // and what chooses between policies.
 type profile struct {
-	live    []int64
+	// diff holds the live bytes as differences: those at step s are
+	// the sum of diff[:s+1].
+	diff    []int64
 	span    int64
 	align   int64
 	members map[graph.TensorRef][]*Tensor // by group root, the root first
 }
 
 func (a *analyzer) newProfile(align int64) *profile {
-	p := &profile{live: make([]int64, a.lt.Schedule.Steps), align: align, members: map[graph.TensorRef][]*Tensor{}}
+	p := &profile{diff: make([]int64, a.lt.Schedule.Steps+1), align: align, members: map[graph.TensorRef][]*Tensor{}}
 	for i := range a.lt.Tensors {
 		t := &a.lt.Tensors[i]
 		if t.Class != Scratch || t.Live.First < 0 {
@@ -479,39 +482,91 @@ func (p *profile) round(size int64) int64 { return alignUp(size, p.align) }
 func alignUp(size, align int64) int64 { return (size + align - 1) / align * align }
 
 // apply adds sign times the width of the group made of ms and, shifted by
-// off, more, at each step of over.
+// off, more, at each step of over. The width changes only where a
+// member's lifetime starts or ends, so apply sweeps over those points,
+// with the members live there in two heaps (lowest first byte, highest
+// last), and adds each width between two points to the difference array:
+// time in the members, not in the steps they live (a group of n
+// long-lived members would cost n²).
 func (p *profile) apply(ms []*Tensor, off0 int64, more []*Tensor, off int64, over Interval, sign int64) {
 	if over.First < 0 {
 		return
 	}
-	n := int(over.Last-over.First) + 1
-	lo, hi := make([]int64, n), make([]int64, n)
-	for i := range lo {
-		lo[i], hi[i] = 1<<62, -(1 << 62)
-	}
-	mark := func(t *Tensor, at int64) {
-		for s := max(t.Live.First, over.First); s <= t.Live.Last && s <= over.Last; s++ {
-			k := int(s - over.First)
-			lo[k], hi[k] = min(lo[k], at), max(hi[k], at+t.Size)
+	last := min(over.Last, Step(len(p.diff)-2))
+	var segs []memberSeg
+	add := func(t *Tensor, at int64) {
+		if f, l := max(t.Live.First, over.First), min(t.Live.Last, last); f <= l {
+			segs = append(segs, memberSeg{f, l, at, at + t.Size})
 		}
 	}
 	for _, t := range ms {
-		mark(t, off0+t.AliasOffset)
+		add(t, off0+t.AliasOffset)
 	}
 	for _, t := range more {
-		mark(t, off+t.AliasOffset)
+		add(t, off+t.AliasOffset)
 	}
-	for k := range lo {
-		if hi[k] > lo[k] && int(over.First)+k < len(p.live) {
-			p.live[int(over.First)+k] += sign * p.round(hi[k]-lo[k])
+	slices.SortFunc(segs, func(a, b memberSeg) int { return cmp.Compare(a.first, b.first) })
+	pts := make([]Step, 0, 2*len(segs))
+	for _, sg := range segs {
+		pts = append(pts, sg.first, sg.last+1)
+	}
+	slices.Sort(pts)
+	pts = slices.Compact(pts)
+	lows := &segHeap{segs: segs, less: func(a, b memberSeg) bool { return a.lo < b.lo }}
+	highs := &segHeap{segs: segs, less: func(a, b memberSeg) bool { return a.hi > b.hi }}
+	next := 0
+	for i := 0; i+1 < len(pts); i++ {
+		step := pts[i]
+		for ; next < len(segs) && segs[next].first <= step; next++ {
+			heap.Push(lows, next)
+			heap.Push(highs, next)
+		}
+		for _, h := range []*segHeap{lows, highs} {
+			for h.Len() > 0 && segs[h.ids[0]].last < step {
+				heap.Pop(h)
+			}
+		}
+		if lows.Len() == 0 {
+			continue
+		}
+		if lo, hi := segs[lows.ids[0]].lo, segs[highs.ids[0]].hi; hi > lo {
+			w := sign * p.round(hi-lo)
+			p.diff[step] += w
+			p.diff[pts[i+1]] -= w
 		}
 	}
 }
 
+// memberSeg is a member's bytes [lo, hi) in its group over the steps
+// [first, last].
+type memberSeg struct {
+	first, last Step
+	lo, hi      int64
+}
+
+// segHeap is a heap of indexes of segs, the least by less first.
+type segHeap struct {
+	ids  []int
+	segs []memberSeg
+	less func(a, b memberSeg) bool
+}
+
+func (h *segHeap) Len() int           { return len(h.ids) }
+func (h *segHeap) Less(i, j int) bool { return h.less(h.segs[h.ids[i]], h.segs[h.ids[j]]) }
+func (h *segHeap) Swap(i, j int)      { h.ids[i], h.ids[j] = h.ids[j], h.ids[i] }
+func (h *segHeap) Push(x any)         { h.ids = append(h.ids, x.(int)) }
+func (h *segHeap) Pop() any {
+	x := h.ids[len(h.ids)-1]
+	h.ids = h.ids[:len(h.ids)-1]
+	return x
+}
+
 func (p *profile) cost() int64 {
 	m := p.span
-	for _, v := range p.live {
-		m = max(m, v)
+	var live int64
+	for _, d := range p.diff[:len(p.diff)-1] {
+		live += d
+		m = max(m, live)
 	}
 	return m
 }
