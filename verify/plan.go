@@ -46,18 +46,24 @@ func PlanAndC(m *graph.Model, planJSON []byte, mod Module) []Violation {
 
 // checkPlan runs Plan's checks on a decoded plan.
 func checkPlan(m *graph.Model, doc *planDoc) []Violation {
+	v, _ := checkPlanWork(m, doc)
+	return v
+}
+
+// checkPlanWork is checkPlan that also returns the checker's work.
+func checkPlanWork(m *graph.Model, doc *planDoc) ([]Violation, int64) {
 	var r report
 	tl, stop := walk(m, doc.schedule)
 	r = append(r, stop...)
 	if tl == nil {
-		return r
+		return r, 0
 	}
 	c := index(m, doc, tl, &r)
 	c.run()
 	if len(r) == 0 {
-		return nil
+		return nil, c.work
 	}
-	return r
+	return r, c.work
 }
 
 // run runs every check.
