@@ -1,10 +1,11 @@
 package plan
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
+	"io"
 	"strconv"
 
 	"github.com/heliac/heliac/graph"
@@ -28,7 +29,9 @@ import (
 // quoted by strconv.QuoteToASCII, which escapes every byte outside
 // printable ASCII by fixed rules, so the text depends on no Unicode table.
 func (p *Plan) Hash() string {
-	h := sha256.New()
+	// Many short lines: buffered, sha256 sees few writes.
+	sum := sha256.New()
+	h := bufio.NewWriterSize(sum, 64<<10)
 	fmt.Fprintf(h, "heliac-plan-v1 align=%d\n", p.Alignment)
 	for _, a := range p.Arenas {
 		src := a.Source
@@ -70,11 +73,12 @@ func (p *Plan) Hash() string {
 		}
 	}
 	hashOrder(h, p.Schedule.Order)
-	return hex.EncodeToString(h.Sum(nil))
+	h.Flush()
+	return hex.EncodeToString(sum.Sum(nil))
 }
 
 // hashOrder writes each subgraph's operator order unless it is the model's.
-func hashOrder(h hash.Hash, order [][]graph.OpIndex) {
+func hashOrder(h io.Writer, order [][]graph.OpIndex) {
 	for s, ops := range order {
 		for i, o := range ops {
 			if int(o) != i {

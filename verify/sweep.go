@@ -87,7 +87,6 @@ type cluster struct {
 	key    pairKey
 	lo, hi int64
 	active []int // the allocations (indexes into ps) live now
-	pos    map[int]int
 }
 
 // overlapPairs returns, sorted, every pair i < j of allocations in ps that
@@ -137,7 +136,7 @@ func (c *checker) overlapPairs(role string, ps []*member) [][2]int {
 		id := clusterID{k, lo, hi}
 		cl := byKey[id]
 		if cl == nil {
-			cl = &cluster{key: k, lo: lo, hi: hi, pos: map[int]int{}}
+			cl = &cluster{key: k, lo: lo, hi: hi}
 			byKey[id] = cl
 			clusters = append(clusters, cl)
 		}
@@ -155,16 +154,16 @@ func (c *checker) overlapPairs(role string, ps []*member) [][2]int {
 	slices.SortStableFunc(byStart, func(a, b entry) int { return cmp.Compare(a.start, b.start) })
 	byEnd := entries
 	slices.SortStableFunc(byEnd, func(a, b entry) int { return cmp.Compare(a.end, b.end) })
+	pos := make([]int, len(ps)) // where each live allocation is in its cluster's active list
 	gone := 0
 	for _, e := range byStart {
 		for ; gone < len(byEnd) && byEnd[gone].end < e.start; gone++ {
 			x := byEnd[gone]
 			cl := x.cl
-			n := cl.pos[x.i]
+			n := pos[x.i]
 			last := cl.active[len(cl.active)-1]
-			cl.active[n], cl.pos[last] = last, n
+			cl.active[n], pos[last] = last, n
 			cl.active = cl.active[:len(cl.active)-1]
-			delete(cl.pos, x.i)
 			if len(cl.active) == 0 {
 				tree.set(at[cl], math.MinInt64)
 			}
@@ -181,7 +180,7 @@ func (c *checker) overlapPairs(role string, ps []*member) [][2]int {
 			}
 		})
 		cl := e.cl
-		cl.pos[e.i] = len(cl.active)
+		pos[e.i] = len(cl.active)
 		cl.active = append(cl.active, e.i)
 		if len(cl.active) == 1 {
 			tree.set(at[cl], cl.hi)

@@ -81,3 +81,16 @@ func TestWidthsMatchWidthAt(t *testing.T) {
 		}
 	}
 }
+
+// TestTableRowMatchesRegexp checks tableRow against cRowRe.
+func TestTableRowMatchesRegexp(t *testing.T) {
+	for _, text := range []string{"{1, 2},", "{1, 2}, /* x */", "{}, /**/", "{1}, /*/", "{1},/* x */", "{1}, /* x */ y",
+		"{1}", "{1},", "{1, {2}},", "{1}} ,", "x{1},", "{1}, /* a */ /* b */", "{a}, /*", "{1},x", "{", "{}", "{},", ""} {
+		m := cRowRe.FindStringSubmatch(text)
+		body, ok := tableRow(text)
+		assert.Equal(t, m != nil, ok, "%q", text)
+		if m != nil && ok {
+			assert.Equal(t, m[1], body, "%q", text)
+		}
+	}
+}
