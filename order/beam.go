@@ -38,8 +38,8 @@ type trailStep struct{ parent, op int32 }
 // Partial orders that ran the same operators count once. Every operator
 // tried spends effort of b; when b runs out the beam narrows to one, a
 // greedy completion, which may spend graceEffort more; when that runs out
-// too, or the clock does, the best partial order so far is completed in
-// the view's own order.
+// too, or the clock does, the best partial order so far is completed depth
+// first (complete).
 func (v *view) beam(width int, b *budget) ([]int32, int64) {
 	m := len(v.ops)
 	rng := rand.New(rand.NewPCG(uint64(m), 0x9e3779b97f4a7c15))
@@ -149,18 +149,44 @@ func (v *view) beam(width int, b *budget) ([]int32, int64) {
 const graceEffort = 1 << 20
 
 // complete returns the order that runs the operators of partial order s
-// (on trail), then the others in the view's own order, which is legal
-// (every predecessor of an operator has a lower number, or has run), and
-// its peak.
+// (on trail), then the others depth first from the last: each operator
+// after the operators it waits for, the latest of them first, so that the
+// others run just before it and a value is used soon after it is made (on
+// a fan of parallel branches summed by a chain, each branch just before
+// the sum that reads it, where the view's own order runs every branch
+// first). It is legal and takes time linear in the view. It returns the
+// order and its peak.
 func (v *view) complete(trail []trailStep, s beamState) ([]int32, int64) {
 	var order []int32
 	for t := s.trail; t >= 0; t = trail[t].parent {
 		order = append(order, trail[t].op)
 	}
 	slices.Reverse(order)
-	for i := range int32(len(v.ops)) {
-		if !s.ran.has(i) {
-			order = append(order, i)
+	done := s.ran.clone()
+	type frame struct {
+		op   int32
+		next int // how many of its predecessors, latest first, it has visited
+	}
+	var stack []frame
+	for root := int32(len(v.ops)) - 1; root >= 0; root-- {
+		if done.has(root) {
+			continue
+		}
+		done.set(root)
+		stack = append(stack[:0], frame{root, 0})
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if ps := v.preds[f.op]; f.next < len(ps) {
+				p := ps[len(ps)-1-f.next]
+				f.next++
+				if !done.has(p) {
+					done.set(p)
+					stack = append(stack, frame{p, 0})
+				}
+				continue
+			}
+			order = append(order, f.op)
+			stack = stack[:len(stack)-1]
 		}
 	}
 	return order, v.peakOf(order)

@@ -91,3 +91,16 @@ func TestTimedOutIsNeverProven(t *testing.T) {
 	assert.Less(t, r.Peak, r.ModelPeak, "the search helps")
 	assert.True(t, r.Proven, "given time, the search proves its order")
 }
+
+// TestWideFanOrder checks the order the search gives wide fans once its
+// budget has run out: the partial order completed depth first runs each
+// TANH just before the ADD that reads it, so a few values are live at a
+// time, where the model's order holds every TANH's output at once.
+func TestWideFanOrder(t *testing.T) {
+	for _, width := range []int{1000, 10000} {
+		r, err := order.Schedule(context.Background(), randmodel.WideFan(width), order.Options{TimeLimit: time.Minute})
+		require.NoError(t, err)
+		assert.Equal(t, int64(16*width+16), r.ModelPeak, "width %d: the input, every TANH's output and a sum", width)
+		assert.LessOrEqual(t, r.Peak, int64(4*16), "width %d: the input, a sum, a TANH's output and the next sum", width)
+	}
+}

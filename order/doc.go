@@ -87,7 +87,8 @@
 // a graph where a thousand operators may run next costs its due and the
 // work budget, not the wall clock, stops the search; a beam stopped midway
 // completes its best partial order greedily for a little more effort, then
-// in the segment's own order. Results are deterministic unless the wall
+// depth first from the segment's last operator (each operator after the
+// ones it waits for, the latest first), in linear time. Results are deterministic unless the wall
 // clock cuts a search short; an order is then never reported proven.
 //
 // # Quality

@@ -19,6 +19,7 @@ func (b bitset) or(c bitset) {
 		b[i] |= c[i]
 	}
 }
+func (b bitset) clone() bitset { return append(bitset(nil), b...) }
 func (b bitset) count() int {
 	n := 0
 	for _, w := range b {
