@@ -94,3 +94,35 @@ func TestTableRowMatchesRegexp(t *testing.T) {
 		}
 	}
 }
+
+// TestOutOfOrderMatchesNaive checks outOfOrder against every pair.
+func TestOutOfOrderMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	c := &checker{}
+	for trial := range 500 {
+		n := 1 + r.IntN(12)
+		ops := make([]graph.OpIndex, n)
+		pos := make([]int, n)
+		writes := map[graph.OpIndex]bool{}
+		for i := range ops {
+			ops[i] = graph.OpIndex(i)
+			pos[i] = i
+			if r.IntN(4) == 0 {
+				writes[ops[i]] = true
+			}
+		}
+		if r.IntN(4) > 0 {
+			r.Shuffle(n, func(i, j int) { pos[i], pos[j] = pos[j], pos[i] })
+		}
+		stateful := r.IntN(3) == 0
+		var naive [][2]int
+		for i, a := range ops {
+			for j := i + 1; j < n; j++ {
+				if b := ops[j]; pos[a] > pos[b] && (stateful || writes[a] || writes[b]) {
+					naive = append(naive, [2]int{i, j})
+				}
+			}
+		}
+		assert.Equal(t, naive, c.outOfOrder(ops, pos, stateful, writes), "trial %d", trial)
+	}
+}
