@@ -227,11 +227,11 @@ func (c *checker) checkPair(desc, role string, p, q *member) {
 			return
 		}
 		first, last := max(p.live.start, q.live.start), min(p.live.end, q.live.end)
+		if p.group == q.group && c.related(p, q, first, last) {
+			return
+		}
 		when = fmt.Sprintf(", both live at steps %d..%d", first, last)
 		if p.group == q.group {
-			if c.related(p, q, first, last) {
-				return
-			}
 			when += ", members of one alias group that no view or in-place write relates there"
 		}
 	case roleConstant:

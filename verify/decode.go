@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/heliac/heliac/graph"
 )
@@ -265,7 +266,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 	}
 	each := func(list string, f func(o *object)) {
 		for i, v := range lists[list] {
-			f(newObject(&r, v, fmt.Sprintf("%s[%d]", list, i)))
+			f(newObject(&r, v, list+"["+strconv.Itoa(i)+"]"))
 		}
 	}
 	each("arenas", func(o *object) {
