@@ -48,18 +48,35 @@ func (p *Plan) Hash() string {
 		}
 		fmt.Fprintln(h)
 	}
+	var line []byte
 	for _, a := range p.Allocs {
 		switch a.Kind {
 		case TensorAlloc:
-			fmt.Fprintf(h, "tensor %d:%d arena=%d offset=%d size=%d\n",
-				a.Ref.Subgraph, a.Ref.Tensor, a.Arena, a.Offset, a.Size)
+			// The most frequent lines, without fmt: "tensor %d:%d
+			// arena=%d offset=%d size=%d\n", then "alias %v[ offset=%d]\n".
+			line = append(line[:0], "tensor "...)
+			line = strconv.AppendInt(line, int64(a.Ref.Subgraph), 10)
+			line = append(line, ':')
+			line = strconv.AppendInt(line, int64(a.Ref.Tensor), 10)
+			line = append(line, " arena="...)
+			line = strconv.AppendInt(line, int64(a.Arena), 10)
+			line = append(line, " offset="...)
+			line = strconv.AppendInt(line, a.Offset, 10)
+			line = append(line, " size="...)
+			line = strconv.AppendInt(line, a.Size, 10)
+			line = append(line, '\n')
 			if a.AliasOf != nil {
-				fmt.Fprintf(h, "alias %v", *a.AliasOf)
+				line = append(line, "alias "...)
+				line = strconv.AppendInt(line, int64(a.AliasOf.Subgraph), 10)
+				line = append(line, ':')
+				line = strconv.AppendInt(line, int64(a.AliasOf.Tensor), 10)
 				if a.AliasOffset != 0 {
-					fmt.Fprintf(h, " offset=%d", a.AliasOffset)
+					line = append(line, " offset="...)
+					line = strconv.AppendInt(line, a.AliasOffset, 10)
 				}
-				fmt.Fprintln(h)
+				line = append(line, '\n')
 			}
+			h.Write(line)
 			if ip := a.InPlace; ip != nil {
 				fmt.Fprintf(h, "in_place op=%d:%d input=%d:%d contract=%s\n",
 					ip.Op.Subgraph, ip.Op.Op, ip.Input.Subgraph, ip.Input.Tensor, strconv.QuoteToASCII(ip.Contract.String()))

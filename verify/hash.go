@@ -47,15 +47,27 @@ func hashOf(doc *planDoc) string {
 	for _, a := range doc.arenas {
 		hashArena(h, a)
 	}
+	var line []byte
+	num := func(prefix string, n int64) { line = strconv.AppendInt(append(line, prefix...), n, 10) }
 	for _, a := range doc.allocs {
-		fmt.Fprintf(h, "tensor %d:%d arena=%d offset=%d size=%d\n", a.ref.Subgraph, a.ref.Tensor, a.arena, a.offset, a.size)
+		// "tensor %d:%d arena=%d offset=%d size=%d\n", then
+		// "alias %d:%d[ offset=%d]\n": the most frequent lines, without fmt.
+		line = line[:0]
+		num("tensor ", int64(a.ref.Subgraph))
+		num(":", int64(a.ref.Tensor))
+		num(" arena=", a.arena)
+		num(" offset=", a.offset)
+		num(" size=", a.size)
+		line = append(line, '\n')
 		if a.aliasOf != nil {
-			fmt.Fprintf(h, "alias %d:%d", a.aliasOf.Subgraph, a.aliasOf.Tensor)
+			num("alias ", int64(a.aliasOf.Subgraph))
+			num(":", int64(a.aliasOf.Tensor))
 			if a.aliasOffset != nil && *a.aliasOffset != 0 {
-				fmt.Fprintf(h, " offset=%d", *a.aliasOffset)
+				num(" offset=", *a.aliasOffset)
 			}
-			fmt.Fprintln(h)
+			line = append(line, '\n')
 		}
+		h.Write(line)
 		if ip := a.inPlace; ip != nil {
 			fmt.Fprintf(h, "in_place op=%d:%d input=%d:%d contract=%s\n",
 				ip.op.Subgraph, ip.op.Op, ip.input.Subgraph, ip.input.Tensor, strconv.QuoteToASCII(ip.contract))
