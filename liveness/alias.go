@@ -2,7 +2,6 @@ package liveness
 
 import (
 	"cmp"
-	"container/heap"
 	"maps"
 	"slices"
 
@@ -518,15 +517,15 @@ func (p *profile) apply(ms []*Tensor, off0 int64, more []*Tensor, off int64, ove
 	for i := 0; i+1 < len(pts); i++ {
 		step := pts[i]
 		for ; next < len(segs) && segs[next].first <= step; next++ {
-			heap.Push(lows, next)
-			heap.Push(highs, next)
+			lows.push(next)
+			highs.push(next)
 		}
 		for _, h := range []*segHeap{lows, highs} {
-			for h.Len() > 0 && segs[h.ids[0]].last < step {
-				heap.Pop(h)
+			for len(h.ids) > 0 && segs[h.ids[0]].last < step {
+				h.pop()
 			}
 		}
-		if lows.Len() == 0 {
+		if len(lows.ids) == 0 {
 			continue
 		}
 		if lo, hi := segs[lows.ids[0]].lo, segs[highs.ids[0]].hi; hi > lo {
@@ -551,14 +550,33 @@ type segHeap struct {
 	less func(a, b memberSeg) bool
 }
 
-func (h *segHeap) Len() int           { return len(h.ids) }
-func (h *segHeap) Less(i, j int) bool { return h.less(h.segs[h.ids[i]], h.segs[h.ids[j]]) }
-func (h *segHeap) Swap(i, j int)      { h.ids[i], h.ids[j] = h.ids[j], h.ids[i] }
-func (h *segHeap) Push(x any)         { h.ids = append(h.ids, x.(int)) }
-func (h *segHeap) Pop() any {
-	x := h.ids[len(h.ids)-1]
-	h.ids = h.ids[:len(h.ids)-1]
-	return x
+func (h *segHeap) before(i, j int) bool { return h.less(h.segs[h.ids[i]], h.segs[h.ids[j]]) }
+
+func (h *segHeap) push(x int) {
+	h.ids = append(h.ids, x)
+	for i := len(h.ids) - 1; i > 0 && h.before(i, (i-1)/2); i = (i - 1) / 2 {
+		h.ids[i], h.ids[(i-1)/2] = h.ids[(i-1)/2], h.ids[i]
+	}
+}
+
+func (h *segHeap) pop() {
+	n := len(h.ids) - 1
+	h.ids[0] = h.ids[n]
+	h.ids = h.ids[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && h.before(c+1, c) {
+			c++
+		}
+		if !h.before(c, i) {
+			return
+		}
+		h.ids[i], h.ids[c] = h.ids[c], h.ids[i]
+		i = c
+	}
 }
 
 func (p *profile) cost() int64 {

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"cmp"
-	"container/heap"
 	"fmt"
 	"slices"
 	"strings"
@@ -331,45 +330,29 @@ func (b *buffer) widths(pts []int64, work *int64) []int64 {
 	}
 	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(b.members[x].live.start, b.members[y].live.start) })
 	high := func(i int) int64 { return addSat(b.at[i], b.members[i].size) }
-	lows := &memberHeap{less: func(x, y int) bool { return b.at[x] < b.at[y] }}
-	highs := &memberHeap{less: func(x, y int) bool { return high(x) > high(y) }}
+	lows := &intHeap{less: func(x, y int) bool { return b.at[x] < b.at[y] }}
+	highs := &intHeap{less: func(x, y int) bool { return high(x) > high(y) }}
 	out := make([]int64, len(pts))
 	next := 0
 	for n, step := range pts {
 		for ; next < len(order) && b.members[order[next]].live.start <= step; next++ {
 			*work++
-			heap.Push(lows, order[next])
-			heap.Push(highs, order[next])
+			lows.push(order[next])
+			highs.push(order[next])
 		}
-		for _, h := range []*memberHeap{lows, highs} {
-			for h.Len() > 0 && b.members[h.ids[0]].live.end < step {
+		for _, h := range []*intHeap{lows, highs} {
+			for h.len() > 0 && b.members[h.top()].live.end < step {
 				*work++
-				heap.Pop(h)
+				h.pop()
 			}
 		}
-		if lows.Len() == 0 {
+		if lows.len() == 0 {
 			continue
 		}
-		lo, hi := b.at[lows.ids[0]], high(highs.ids[0])
+		lo, hi := b.at[lows.top()], high(highs.top())
 		out[n] = addSat(hi-lo, b.align-1) / b.align * b.align
 	}
 	return out
-}
-
-// memberHeap is a heap of member indexes, the least by less first.
-type memberHeap struct {
-	ids  []int
-	less func(x, y int) bool
-}
-
-func (h *memberHeap) Len() int           { return len(h.ids) }
-func (h *memberHeap) Less(i, j int) bool { return h.less(h.ids[i], h.ids[j]) }
-func (h *memberHeap) Swap(i, j int)      { h.ids[i], h.ids[j] = h.ids[j], h.ids[i] }
-func (h *memberHeap) Push(x any)         { h.ids = append(h.ids, x.(int)) }
-func (h *memberHeap) Pop() any {
-	x := h.ids[len(h.ids)-1]
-	h.ids = h.ids[:len(h.ids)-1]
-	return x
 }
 
 // liveSum returns the bytes the groups hold at step, and the roots of

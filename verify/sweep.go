@@ -189,3 +189,45 @@ func (c *checker) overlapPairs(role string, ps []*member) [][2]int {
 	slices.SortFunc(pairs, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
 	return slices.Compact(pairs)
 }
+
+// intHeap is a heap of ints, the least by less first, without the boxing
+// of container/heap.
+type intHeap struct {
+	ids  []int
+	less func(x, y int) bool
+}
+
+func (h *intHeap) len() int { return len(h.ids) }
+func (h *intHeap) top() int { return h.ids[0] }
+
+func (h *intHeap) push(x int) {
+	h.ids = append(h.ids, x)
+	for i := len(h.ids) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(h.ids[i], h.ids[p]) {
+			break
+		}
+		h.ids[i], h.ids[p] = h.ids[p], h.ids[i]
+		i = p
+	}
+}
+
+func (h *intHeap) pop() {
+	n := len(h.ids) - 1
+	h.ids[0] = h.ids[n]
+	h.ids = h.ids[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && h.less(h.ids[c+1], h.ids[c]) {
+			c++
+		}
+		if !h.less(h.ids[c], h.ids[i]) {
+			return
+		}
+		h.ids[i], h.ids[c] = h.ids[c], h.ids[i]
+		i = c
+	}
+}
