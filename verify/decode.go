@@ -214,16 +214,18 @@ type skipped struct {
 // would only make them report errors that are not there.
 func decode(data []byte) (*planDoc, []Violation) {
 	var r report
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		r.add(Malformed, "plan.json: %v", err)
-		return nil, r
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		r.add(Malformed, "plan.json: data after the top-level object")
-		return nil, r
+	v, ok := fastJSON(data)
+	if !ok {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			r.add(Malformed, "plan.json: %v", err)
+			return nil, r
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			r.add(Malformed, "plan.json: data after the top-level object")
+			return nil, r
+		}
 	}
 	top := newObject(&r, v, "")
 	if top.m == nil {

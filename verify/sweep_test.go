@@ -1,7 +1,13 @@
 package verify
 
 import (
+	"encoding/json"
+	"errors"
+	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -125,4 +131,45 @@ func TestOutOfOrderMatchesNaive(t *testing.T) {
 		}
 		assert.Equal(t, naive, c.outOfOrder(ops, pos, stateful, writes), "trial %d", trial)
 	}
+}
+
+// TestFastJSONMatchesDecoder checks fastJSON against encoding/json's
+// Decoder with UseNumber on the plans of testdata and on documents it
+// must leave to encoding/json (reporting false) or read alike.
+func TestFastJSONMatchesDecoder(t *testing.T) {
+	docs := []string{`{}`, `[]`, ` {"a": [1, -0, 2.5e-3, 1E+2, true, false, null, "x y"], "a": {}} `, `"s"`, `0`,
+		`{"a": 01}`, `{"a": "\u00e9"}`, `{"a": "é"}`, `{"a": 1,}`, `[1 2]`, `{"a" 1}`, `{} x`, ``, `-`, `1.`, `1e`, `nul`,
+		`{"a": [1, {"b": [[], {}]}]}`, "{\"a\":\t\r\n1}", `{"a": "tab	in"}`, `[-1.0e5, 0.0, 10]`}
+	paths, err := filepath.Glob("testdata/*.json")
+	require.NoError(t, err)
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		docs = append(docs, string(data))
+	}
+	for _, doc := range docs {
+		var want any
+		dec := json.NewDecoder(strings.NewReader(doc))
+		dec.UseNumber()
+		err := dec.Decode(&want)
+		if err == nil {
+			if _, terr := dec.Token(); terr != io.EOF {
+				err = errors.New("data after the value")
+			}
+		}
+		got, ok := fastJSON([]byte(doc))
+		if !ok {
+			continue // left to encoding/json
+		}
+		require.NoError(t, err, "fastJSON read %q, encoding/json does not", doc)
+		assert.Equal(t, want, got, "%.80q", doc)
+	}
+	ok := 0
+	for _, p := range paths {
+		data, _ := os.ReadFile(p)
+		if _, k := fastJSON(data); k {
+			ok++
+		}
+	}
+	assert.Positive(t, ok, "fastJSON reads heliac's plans")
 }
