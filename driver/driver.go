@@ -221,11 +221,7 @@ func (s *planned) finish() (*Output, error) {
 	}
 	out := &Output{Model: m, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord}
 	if !cfg.NoVerify {
-		v := verify.Plan(m, js)
-		if len(v) == 0 {
-			v = verify.C(m, js, cModule(files))
-		}
-		if len(v) > 0 {
+		if v := verify.PlanAndC(m, js, cModule(files)); len(v) > 0 {
 			return out, &VerifyError{Violations: v}
 		}
 	}

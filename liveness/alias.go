@@ -63,6 +63,7 @@ var viewOps = map[graph.Opcode]bool{
 // union of the members' lifetimes.
 func (a *analyzer) alias() {
 	f := a.boundaryFacts()
+	a.indexMembers()
 	for si, sg := range a.m.Subgraphs {
 		s := graph.SubgraphIndex(si)
 		lastWrite := map[graph.TensorID]int{} // the last operator writing each tensor, in model order
@@ -140,18 +141,36 @@ func (a *analyzer) root(r graph.TensorRef) graph.TensorRef {
 // of its own, which follow it), a member of root r's group, its first
 // byte off bytes from r's. The group's lifetime and extent grow to cover
 // out and its members.
+//
+// indexMembers must have run since the tensors last changed otherwise.
 func (a *analyzer) join(out, r graph.TensorRef, off int64) {
 	to, rt := a.lt.Lookup(out), a.lt.Lookup(r)
 	rt.Group = hull(rt.Group, to.Group)
 	rt.Extent = hullBytes(rt.Extent, to.Extent.Shift(off))
 	to.AliasOf, to.AliasOffset = &r, off
+	for _, i := range a.members[out] {
+		m := &a.lt.Tensors[i]
+		m.AliasOf = &r
+		m.AliasOffset += off
+	}
+	a.members[r] = append(append(a.members[r], a.members[out]...), a.index(out))
+	delete(a.members, out)
+	to.Group, to.Extent = to.Live, ByteRange{off, off + to.Size}
+}
+
+// index returns where r is in the tensors.
+func (a *analyzer) index(r graph.TensorRef) int { return a.lt.first[r.Subgraph] + int(r.Tensor) }
+
+// indexMembers lists, for join, the members of each alias group by root:
+// their indexes in the tensors, so that a chain of n joins costs n steps,
+// not n².
+func (a *analyzer) indexMembers() {
+	a.members = map[graph.TensorRef][]int{}
 	for i := range a.lt.Tensors {
-		if m := &a.lt.Tensors[i]; m.AliasOf != nil && *m.AliasOf == out {
-			m.AliasOf = &r
-			m.AliasOffset += off
+		if t := &a.lt.Tensors[i]; t.AliasOf != nil {
+			a.members[*t.AliasOf] = append(a.members[*t.AliasOf], i)
 		}
 	}
-	to.Group, to.Extent = to.Live, ByteRange{off, off + to.Size}
 }
 
 // inPlace joins an operator's output to the alias group of an input it
@@ -355,6 +374,7 @@ func (a *analyzer) inPlaceWith(lib *kernels.Library, overwrite bool, align int64
 	placements map[graph.OpRef][]kernels.Placement) []int {
 	var joined []int
 	f := a.boundaryFacts()
+	a.indexMembers()
 	var prof *profile
 	if pol.keepPeak && pol.only == nil {
 		prof = a.newProfile(align)
@@ -467,14 +487,16 @@ func placeInput(p kernels.Placement, align, inAt, in, out int64, ext ByteRange, 
 // max(peak, span), is what the in-place pass checks each write against,
 // and what chooses between policies.
 type profile struct {
-	live    []int64
+	// diff holds the live bytes as differences: those at step s are
+	// the sum of diff[:s+1].
+	diff    []int64
 	span    int64
 	align   int64
 	members map[graph.TensorRef][]*Tensor // by group root, the root first
 }
 
 func (a *analyzer) newProfile(align int64) *profile {
-	p := &profile{live: make([]int64, a.lt.Schedule.Steps), align: align, members: map[graph.TensorRef][]*Tensor{}}
+	p := &profile{diff: make([]int64, a.lt.Schedule.Steps+1), align: align, members: map[graph.TensorRef][]*Tensor{}}
 	for i := range a.lt.Tensors {
 		t := &a.lt.Tensors[i]
 		if t.Class != Scratch || t.Live.First < 0 {
@@ -499,39 +521,110 @@ func (p *profile) round(size int64) int64 { return alignUp(size, p.align) }
 func alignUp(size, align int64) int64 { return (size + align - 1) / align * align }
 
 // apply adds sign times the width of the group made of ms and, shifted by
-// off, more, at each step of over.
+// off, more, at each step of over. The width changes only where a
+// member's lifetime starts or ends, so apply sweeps over those points,
+// with the members live there in two heaps (lowest first byte, highest
+// last), and adds each width between two points to the difference array:
+// time in the members, not in the steps they live (a group of n
+// long-lived members would cost n²).
 func (p *profile) apply(ms []*Tensor, off0 int64, more []*Tensor, off int64, over Interval, sign int64) {
 	if over.First < 0 {
 		return
 	}
-	n := int(over.Last-over.First) + 1
-	lo, hi := make([]int64, n), make([]int64, n)
-	for i := range lo {
-		lo[i], hi[i] = 1<<62, -(1 << 62)
-	}
-	mark := func(t *Tensor, at int64) {
-		for s := max(t.Live.First, over.First); s <= t.Live.Last && s <= over.Last; s++ {
-			k := int(s - over.First)
-			lo[k], hi[k] = min(lo[k], at), max(hi[k], at+t.Size)
+	last := min(over.Last, Step(len(p.diff)-2))
+	var segs []memberSeg
+	add := func(t *Tensor, at int64) {
+		if f, l := max(t.Live.First, over.First), min(t.Live.Last, last); f <= l {
+			segs = append(segs, memberSeg{f, l, at, at + t.Size})
 		}
 	}
 	for _, t := range ms {
-		mark(t, off0+t.AliasOffset)
+		add(t, off0+t.AliasOffset)
 	}
 	for _, t := range more {
-		mark(t, off+t.AliasOffset)
+		add(t, off+t.AliasOffset)
 	}
-	for k := range lo {
-		if hi[k] > lo[k] && int(over.First)+k < len(p.live) {
-			p.live[int(over.First)+k] += sign * p.round(hi[k]-lo[k])
+	slices.SortFunc(segs, func(a, b memberSeg) int { return cmp.Compare(a.first, b.first) })
+	pts := make([]Step, 0, 2*len(segs))
+	for _, sg := range segs {
+		pts = append(pts, sg.first, sg.last+1)
+	}
+	slices.Sort(pts)
+	pts = slices.Compact(pts)
+	lows := &segHeap{segs: segs, less: func(a, b memberSeg) bool { return a.lo < b.lo }}
+	highs := &segHeap{segs: segs, less: func(a, b memberSeg) bool { return a.hi > b.hi }}
+	next := 0
+	for i := 0; i+1 < len(pts); i++ {
+		step := pts[i]
+		for ; next < len(segs) && segs[next].first <= step; next++ {
+			lows.push(next)
+			highs.push(next)
 		}
+		for _, h := range []*segHeap{lows, highs} {
+			for len(h.ids) > 0 && segs[h.ids[0]].last < step {
+				h.pop()
+			}
+		}
+		if len(lows.ids) == 0 {
+			continue
+		}
+		if lo, hi := segs[lows.ids[0]].lo, segs[highs.ids[0]].hi; hi > lo {
+			w := sign * p.round(hi-lo)
+			p.diff[step] += w
+			p.diff[pts[i+1]] -= w
+		}
+	}
+}
+
+// memberSeg is a member's bytes [lo, hi) in its group over the steps
+// [first, last].
+type memberSeg struct {
+	first, last Step
+	lo, hi      int64
+}
+
+// segHeap is a heap of indexes of segs, the least by less first.
+type segHeap struct {
+	ids  []int
+	segs []memberSeg
+	less func(a, b memberSeg) bool
+}
+
+func (h *segHeap) before(i, j int) bool { return h.less(h.segs[h.ids[i]], h.segs[h.ids[j]]) }
+
+func (h *segHeap) push(x int) {
+	h.ids = append(h.ids, x)
+	for i := len(h.ids) - 1; i > 0 && h.before(i, (i-1)/2); i = (i - 1) / 2 {
+		h.ids[i], h.ids[(i-1)/2] = h.ids[(i-1)/2], h.ids[i]
+	}
+}
+
+func (h *segHeap) pop() {
+	n := len(h.ids) - 1
+	h.ids[0] = h.ids[n]
+	h.ids = h.ids[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && h.before(c+1, c) {
+			c++
+		}
+		if !h.before(c, i) {
+			return
+		}
+		h.ids[i], h.ids[c] = h.ids[c], h.ids[i]
+		i = c
 	}
 }
 
 func (p *profile) cost() int64 {
 	m := p.span
-	for _, v := range p.live {
-		m = max(m, v)
+	var live int64
+	for _, d := range p.diff[:len(p.diff)-1] {
+		live += d
+		m = max(m, live)
 	}
 	return m
 }

@@ -297,6 +297,9 @@ type analyzer struct {
 	m    *graph.Model
 	lt   *Lifetimes
 	next Step
+	// members lists, by root, the indexes in lt.Tensors of each alias
+	// group's members (indexMembers, join).
+	members map[graph.TensorRef][]int
 }
 
 // schedule places subgraph s on the timeline starting at a.next, running

@@ -102,6 +102,7 @@ func (a *analyzer) ownPlan() {
 	if offs == nil {
 		return
 	}
+	a.indexMembers() // for join
 	base := 0
 	for si, sg := range a.m.Subgraphs {
 		a.ownPlanSubgraph(graph.SubgraphIndex(si), offs[base:base+len(sg.Tensors)])

@@ -35,9 +35,12 @@ type trailStep struct{ parent, op int32 }
 // search: from every partial order of the beam it tries each operator that
 // may run next and keeps the width best, ranked by the larger of the peak
 // so far and the largest lower bound left, then by the bytes left open.
-// Partial orders that ran the same operators count once. When stop says
-// so the beam narrows to one, a greedy completion.
-func (v *view) beam(width int, stop func() bool) ([]int32, int64) {
+// Partial orders that ran the same operators count once. Every operator
+// tried spends effort of b; when b runs out the beam narrows to one, a
+// greedy completion, which may spend graceEffort more; when that runs out
+// too, or the clock does, the best partial order so far is completed depth
+// first (complete).
+func (v *view) beam(width int, b *budget) ([]int32, int64) {
 	m := len(v.ops)
 	rng := rand.New(rand.NewPCG(uint64(m), 0x9e3779b97f4a7c15))
 	zob := make([]uint64, m)
@@ -59,15 +62,28 @@ func (v *view) beam(width int, stop func() bool) ([]int32, int64) {
 	var ready, nextReady []int32
 	seen := map[uint64]bool{}
 	var kids []beamChild
+	grace := int64(graceEffort)
+	spend := func(n int64) (abandon bool) {
+		if !b.spend(n) {
+			return false
+		}
+		width = 1
+		grace -= n
+		return b.timedOut || grace < 0
+	}
 	for depth := range m {
-		if stop() {
+		if b.out() {
 			width = 1
 		}
 		kids = kids[:0]
 		for pi := range level {
 			s := &level[pi]
 			for _, i := range s.ready {
-				c, after := v.cost(i, s.ran, s.open, m-depth)
+				scans := v.scans
+				c, after := v.cost(i, ranSet{bits: s.ran}, s.open, m-depth)
+				if spend(1 + v.scans - scans) {
+					return v.complete(trail, level[0])
+				}
 				k := beamChild{parent: int32(pi), op: i, g: max(s.g, c), after: after, hash: s.hash ^ zob[i], hpos: s.hpos}
 				for k.hpos < m && (v.byLB[k.hpos] == i || s.ran.has(v.byLB[k.hpos])) {
 					k.hpos++
@@ -126,6 +142,54 @@ func (v *view) beam(width int, stop func() bool) ([]int32, int64) {
 		order[n] = trail[t].op
 	}
 	return order, best.g
+}
+
+// graceEffort is the effort a beam may spend completing its order
+// greedily once the budget has run out.
+const graceEffort = 1 << 20
+
+// complete returns the order that runs the operators of partial order s
+// (on trail), then the others depth first from the last: each operator
+// after the operators it waits for, the latest of them first, so that the
+// others run just before it and a value is used soon after it is made (on
+// a fan of parallel branches summed by a chain, each branch just before
+// the sum that reads it, where the view's own order runs every branch
+// first). It is legal and takes time linear in the view. It returns the
+// order and its peak.
+func (v *view) complete(trail []trailStep, s beamState) ([]int32, int64) {
+	var order []int32
+	for t := s.trail; t >= 0; t = trail[t].parent {
+		order = append(order, trail[t].op)
+	}
+	slices.Reverse(order)
+	done := s.ran.clone()
+	type frame struct {
+		op   int32
+		next int // how many of its predecessors, latest first, it has visited
+	}
+	var stack []frame
+	for root := int32(len(v.ops)) - 1; root >= 0; root-- {
+		if done.has(root) {
+			continue
+		}
+		done.set(root)
+		stack = append(stack[:0], frame{root, 0})
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if ps := v.preds[f.op]; f.next < len(ps) {
+				p := ps[len(ps)-1-f.next]
+				f.next++
+				if !done.has(p) {
+					done.set(p)
+					stack = append(stack, frame{p, 0})
+				}
+				continue
+			}
+			order = append(order, f.op)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	return order, v.peakOf(order)
 }
 
 // compareChildren ranks candidates: by the larger of the peak so far and

@@ -82,8 +82,14 @@
 //     at the bound is left alone.
 //
 // Every step stops when the peak reaches the bound or the budget runs out;
-// the best order so far is returned. Results are deterministic unless the
-// budget cuts a search short.
+// the best order so far is returned. The budget counts steps of search and
+// the effort inside them (operators evaluated, buffer users looked at), so
+// a graph where a thousand operators may run next costs its due and the
+// work budget, not the wall clock, stops the search; a beam stopped midway
+// completes its best partial order greedily for a little more effort, then
+// depth first from the segment's last operator (each operator after the
+// ones it waits for, the latest first), in linear time. Results are deterministic unless the wall
+// clock cuts a search short; an order is then never reported proven.
 //
 // # Quality
 //

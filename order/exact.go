@@ -37,7 +37,7 @@ type exactResult struct {
 // later operator's cost. (Unless the view ends the subgraph and outputs no
 // operator touches are live at its last step: then which operator runs
 // last matters, and every one is tried.)
-func (v *view) exact(target, ub int64, states int, stop func() bool) exactResult {
+func (v *view) exact(target, ub int64, states int, b *budget) exactResult {
 	m := len(v.ops)
 	x := &exactSearch{v: v, m: m, w: (m + 63) / 64}
 	x.table = make([]int32, 1024)
@@ -48,7 +48,7 @@ func (v *view) exact(target, ub int64, states int, stop func() bool) exactResult
 	ran := newBitset(m)
 	eagerOK := !v.last || v.p.tail == 0
 	for x.Len() > 0 {
-		if stop() || len(x.g) >= states || len(x.arena) >= maxWords {
+		if b.stop() || len(x.g) >= states || len(x.arena) >= maxWords {
 			res.bound = max(res.bound, x.heap[0].prio)
 			return res
 		}
@@ -69,13 +69,15 @@ func (v *view) exact(target, ub int64, states int, stop func() bool) exactResult
 		g, open := x.g[s], x.open[s]
 		var kids []int32
 		eager := int32(-1)
-		for i := firstZero(ran); i < m; i++ {
+		first, scans := firstZero(ran), v.scans
+		rs := ranSet{bits: ran}
+		for i := first; i < m; i++ {
 			if ran.has(int32(i)) || !v.ready(int32(i), ran) {
 				continue
 			}
 			kids = append(kids, int32(i))
-			if eagerOK && eager < 0 && v.opensNothing(int32(i), ran) {
-				if c, _ := v.cost(int32(i), ran, open, m-depth); c <= prio {
+			if eagerOK && eager < 0 && v.opensNothing(int32(i), rs) {
+				if c, _ := v.cost(int32(i), rs, open, m-depth); c <= prio {
 					eager = int32(i)
 				}
 			}
@@ -84,7 +86,7 @@ func (v *view) exact(target, ub int64, states int, stop func() bool) exactResult
 			kids = []int32{eager}
 		}
 		for _, i := range kids {
-			c, after := v.cost(i, ran, open, m-depth)
+			c, after := v.cost(i, rs, open, m-depth)
 			ng := max(g, c)
 			if ng >= ub {
 				continue
@@ -96,6 +98,9 @@ func (v *view) exact(target, ub int64, states int, stop func() bool) exactResult
 			}
 			ran[i>>6] &^= 1 << (uint(i) & 63)
 		}
+		// The state's step counted one expansion; what it looked at
+		// beyond that is effort.
+		b.spend(int64(m-first+len(kids)) + v.scans - scans)
 	}
 	res.done = true // no order beats ub: the incumbent is optimal
 	res.bound = max(res.bound, ub)

@@ -21,18 +21,18 @@ const (
 // what is open outside the window too, so a new order counts only when the
 // whole order improves: a lower peak, or as high a peak at fewer steps. It
 // stops when the peak reaches bound, when no window up to maxWindowOps
-// operators helps, or when stop says so, and returns the order and its
+// operators helps, or when the budget runs out, and returns the order and its
 // peak.
 func (sv *solver) improve(p *problem, st *structure, order []int32, bound int64) ([]int32, int64) {
 	n := len(order)
-	w := &windower{p: p, st: st, local: make([]int32, p.n), phase: make([]int32, p.n), pos: make([]int, p.n)}
+	w := &windower{p: p, st: st, b: sv.b, local: make([]int32, p.n), phase: make([]int32, p.n), pos: make([]int, p.n)}
 	peak, atPeak := w.evaluate(order)
 	type window struct{ a, b int }
 	tried := map[window]bool{}
-	for peak > bound && !sv.stop() {
+	for peak > bound && !sv.b.stop() {
 		q := slices.Index(w.costs, peak)
 		var better []int32
-		for size := min(windowOps, n); better == nil && !sv.stop(); size = min(size+size/2, n) {
+		for size := min(windowOps, n); better == nil && !sv.b.stop(); size = min(size+size/2, n) {
 			for _, shift := range []int{0, -size / 3, size / 3} {
 				a := min(max(q-size/2+shift, 0), n-size)
 				win := window{a, a + size}
@@ -40,7 +40,7 @@ func (sv *solver) improve(p *problem, st *structure, order []int32, bound int64)
 					continue
 				}
 				tried[win] = true
-				if better = w.solve(order, win.a, win.b, q, peak, bound, atPeak, sv.stop); better != nil {
+				if better = w.solve(order, win.a, win.b, q, peak, bound, atPeak); better != nil {
 					break
 				}
 			}
@@ -66,6 +66,7 @@ func (sv *solver) improve(p *problem, st *structure, order []int32, bound int64)
 type windower struct {
 	p     *problem
 	st    *structure
+	b     *budget // scans of the whole order spend effort
 	local []int32
 	phase []int32
 	pos   []int   // position of each operator in the order evaluated last
@@ -81,6 +82,7 @@ func (w *windower) evaluate(order []int32) (peak int64, at int) {
 		w.pos[x] = i
 		w.phase[x] = 0
 	}
+	w.b.spend(int64(len(order) + w.p.uses))
 	all := newView(w.p, w.st, order, w.phase, 0, true, w.local)
 	w.costs, peak = all.positionCosts()
 	for _, c := range w.costs {
@@ -98,7 +100,7 @@ func (w *windower) evaluate(order []int32) (peak int64, at int) {
 // gathered operators are dropped, the one that helps most first, until the
 // steps outside the window cost no more than peak and fewer of them cost
 // that much than steps of the whole order do now.
-func (w *windower) solve(order []int32, a, b, q int, peak, bound int64, atPeak int, stop func() bool) []int32 {
+func (w *windower) solve(order []int32, a, b, q int, peak, bound int64, atPeak int) []int32 {
 	early, late := w.gather(order, a, b, q)
 	outside := func(early, late []int32) (int64, int) {
 		costs := w.scan(w.assemble(order, a, b, early, late, nil))
@@ -153,7 +155,7 @@ func (w *windower) solve(order []int32, a, b, q int, peak, bound int64, atPeak i
 		last = last && w.phase[x] == 1
 	}
 	v := newView(w.p, w.st, ops, w.phase, 1, last, w.local)
-	r := v.exact(bound, peak, maxWindowStates, stop)
+	r := v.exact(bound, peak, maxWindowStates, w.b)
 	if r.order == nil {
 		return nil
 	}
@@ -237,6 +239,7 @@ func (w *windower) scan(order []int32) []int64 {
 	if w.scanPhase == nil {
 		w.scanPhase, w.scanLocal = make([]int32, w.p.n), make([]int32, w.p.n)
 	}
+	w.b.spend(int64(len(order) + w.p.uses))
 	all := newView(w.p, w.st, order, w.scanPhase, 0, true, w.scanLocal)
 	costs, _ := all.positionCosts()
 	return costs
@@ -329,14 +332,14 @@ func (w *windower) gather(order []int32, a, b, q int) (early, late []int32) {
 // positionCosts returns the cost of each operator of v in the order v
 // lists them, and the largest.
 func (v *view) positionCosts() ([]int64, int64) {
-	ran := newBitset(len(v.ops))
+	ran := ranSet{bits: newBitset(len(v.ops)), cnt: make([]int32, v.nbufs)}
 	open := v.open0
 	out := make([]int64, len(v.ops))
 	var peak int64
 	for i := range v.ops {
 		out[i], open = v.cost(int32(i), ran, open, len(v.ops)-i)
 		peak = max(peak, out[i])
-		ran.set(int32(i))
+		v.run(int32(i), ran)
 	}
 	return out, peak
 }

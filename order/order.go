@@ -16,9 +16,9 @@ const DefaultAlignment = 16
 // DefaultTimeLimit is the wall-clock budget when Options.TimeLimit is 0.
 const DefaultTimeLimit = 1500 * time.Millisecond
 
-// DefaultWork is the work budget when Options.Work is 0: a few times what
-// the hardest corpus model (dp_net, 2,338 operators) takes to be proven
-// optimal, about a second of search on it.
+// DefaultWork is the work budget when Options.Work is 0: a little over
+// twice what the hardest corpus model (dp_net, 2,338 operators) takes to
+// be proven optimal (about 8,500), about half a second of search on it.
 const DefaultWork = 20_000
 
 // Options controls Schedule. The zero value schedules with defaults.
@@ -52,9 +52,11 @@ type Options struct {
 	// liveness.Options.OverwriteInputs does.
 	OverwriteInputs bool
 	// Work is the search budget, counted in search steps (a state
-	// expanded, a window tried): when it runs out Schedule returns the best
-	// order found by then. Counting work, not time, keeps the order the
-	// same on every machine. 0 means DefaultWork; negative is an error.
+	// expanded, a window tried, or 1,024 operators' costs evaluated or
+	// buffer users looked at, so that a step's cost stays bounded on any
+	// graph): when it runs out Schedule returns the best order found by
+	// then. Counting work, not time, keeps the order the same on every
+	// machine. 0 means DefaultWork; negative is an error.
 	Work int64
 	// TimeLimit is a wall-clock safety net: when it runs out before Work,
 	// or the context's deadline comes first, Schedule returns the best
@@ -86,7 +88,9 @@ type Result struct {
 	// the package doc's Search.
 	LowerBound int64
 	// Proven says no legal order has a lower peak than Order: Peak equals
-	// LowerBound, which a search that finishes raises to the optimum.
+	// LowerBound, which a search that finishes raises to the optimum. It
+	// is false when TimedOut: the order the clock left may differ from
+	// run to run.
 	// Legal means allowed by this package's rules (see the package doc),
 	// a little stricter than verify's.
 	Proven bool
@@ -130,19 +134,7 @@ func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	var done int64
-	timedOut := false
-	stop := func() bool {
-		if done >= work || timedOut {
-			return true
-		}
-		done++
-		// The clock is read every 64 steps: a step is cheap.
-		if done%64 == 0 && (ctx.Err() != nil || !time.Now().Before(deadline)) {
-			timedOut = true
-		}
-		return timedOut
-	}
+	b := &budget{ctx: ctx, deadline: deadline, limit: work}
 	md, err := analyze(m, align)
 	if err != nil {
 		return nil, err
@@ -150,12 +142,12 @@ func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error
 	inPlace := md.inPlacePairs(opts.InPlace, opts.OverwriteInputs)
 	fx := findEffects(md)
 	n := len(m.Subgraphs)
-	sol := &solver{md: md, fx: fx, stop: stop, inPlace: inPlace,
+	sol := &solver{md: md, fx: fx, b: b, inPlace: inPlace,
 		order: make([][]graph.OpIndex, n), peak: make([]int64, n), bound: make([]int64, n)}
 	for _, s := range md.post {
 		sol.subgraph(s)
 	}
-	res := &Result{Order: sol.order, ModelPeak: md.peakOf(modelOrder(m), inPlace), Work: done, TimedOut: timedOut}
+	res := &Result{Order: sol.order, ModelPeak: md.peakOf(modelOrder(m), inPlace), Work: b.done, TimedOut: b.timedOut}
 	res.Peak = md.settle(sol.order, inPlace)
 	if res.Peak >= res.ModelPeak {
 		res.Order, res.Peak = modelOrder(m), res.ModelPeak
@@ -165,9 +157,61 @@ func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error
 			res.LowerBound = max(res.LowerBound, sol.bound[s])
 		}
 	}
-	res.Proven = res.Peak <= res.LowerBound
+	// A search the clock stopped may have found an order at the bound,
+	// but another run may find another: only a search that stopped on
+	// its own terms proves its order.
+	res.Proven = res.Peak <= res.LowerBound && !res.TimedOut
 	return res, nil
 }
+
+// effortPerStep is how many units of effort (an operator's cost
+// evaluated, a user of a buffer scanned, an operator of an order
+// scanned) count as one step of Options.Work; clockEvery is how many
+// units pass between readings of the clock.
+const (
+	effortPerStep = 1024
+	clockEvery    = 4096
+)
+
+// budget is what the search may still spend: steps of Options.Work, each
+// a state expanded, a window tried or effortPerStep units of effort, and
+// the wall clock, read every clockEvery units. Counting the effort inside
+// a step keeps a step's cost bounded whatever the model's shape (an
+// operator that a thousand others may run beside costs a thousand times
+// more to expand), so the work budget, not the clock, stops the search.
+type budget struct {
+	ctx      context.Context
+	deadline time.Time
+	limit    int64 // the steps allowed
+	done     int64 // the steps taken
+	effort   int64 // units not yet counted as a step
+	clock    int64 // units since the clock was read
+	timedOut bool
+}
+
+// stop counts a step and reports whether the search must stop.
+func (b *budget) stop() bool { return b.spend(effortPerStep) }
+
+// spend counts n units of effort and reports whether the search must stop:
+// the work budget was spent before, or the clock has run out.
+func (b *budget) spend(n int64) bool {
+	if b.done >= b.limit || b.timedOut {
+		return true
+	}
+	b.effort += n
+	b.done += b.effort / effortPerStep
+	b.effort %= effortPerStep
+	if b.clock += n; b.clock >= clockEvery {
+		b.clock = 0
+		if b.ctx.Err() != nil || !time.Now().Before(b.deadline) {
+			b.timedOut = true
+		}
+	}
+	return b.timedOut
+}
+
+// out reports whether the search must stop, spending nothing.
+func (b *budget) out() bool { return b.done >= b.limit || b.timedOut }
 
 // settle returns the peak of order on the timeline. When a subgraph runs
 // more than once the cost model leaves out what its tensors hold between

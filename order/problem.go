@@ -26,6 +26,8 @@ type problem struct {
 	// tail is the bytes of outputs no operator touches, live at the
 	// subgraph's last step only.
 	tail int64
+	// uses is how many buffers the operators touch, summed.
+	uses int
 }
 
 // buffer is one scratch buffer of a subgraph: a tensor, or an alias group.
@@ -83,6 +85,7 @@ func newProblem(md *model, fx *effects, s graph.SubgraphIndex, calleePeak []int6
 			if b := bufOf(t); b >= 0 && !slices.Contains(p.touch[x], b) {
 				p.touch[x] = append(p.touch[x], b)
 				p.bufs[b].users = append(p.bufs[b].users, int32(x))
+				p.uses++
 			}
 		}
 		for _, c := range op.Called {

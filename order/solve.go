@@ -14,7 +14,7 @@ const beamWidth = 16
 type solver struct {
 	md      *model
 	fx      *effects
-	stop    func() bool
+	b       *budget
 	inPlace [][][]bufPair
 	// order, peak and bound hold, per subgraph scheduled so far, its
 	// order, its peak in the cost model with its callees' orders, and a
@@ -91,7 +91,7 @@ func (sv *solver) search(p *problem, st *structure) (order []int32, peak, bound 
 		if peaks[k] <= bound {
 			continue // nothing to gain
 		}
-		if o, pk := v.beam(beamWidth, sv.stop); pk < peaks[k] {
+		if o, pk := v.beam(beamWidth, sv.b); pk < peaks[k] {
 			locals[k], peaks[k] = o, pk
 		}
 	}
@@ -99,7 +99,7 @@ func (sv *solver) search(p *problem, st *structure) (order []int32, peak, bound 
 	if st.anc != nil && top() > bound {
 		bound = sv.cutBounds(p, st, views, locals, bound)
 	}
-	if st.anc != nil && top() > bound && !sv.stop() {
+	if st.anc != nil && top() > bound && !sv.b.stop() {
 		var whole []int32
 		for k, v := range views {
 			for _, l := range locals[k] {
@@ -126,10 +126,10 @@ func (sv *solver) search(p *problem, st *structure) (order []int32, peak, bound 
 		}
 		slices.SortStableFunc(byPeak, func(a, b int) int { return cmp.Compare(peaks[b], peaks[a]) })
 		for _, k := range byPeak {
-			if peaks[k] <= bound || sv.stop() {
+			if peaks[k] <= bound || sv.b.stop() {
 				continue
 			}
-			r := views[k].exact(bound, peaks[k], maxStates, sv.stop)
+			r := views[k].exact(bound, peaks[k], maxStates, sv.b)
 			if r.order != nil {
 				locals[k], peaks[k] = r.order, r.peak
 			}
@@ -168,10 +168,11 @@ func (sv *solver) cutBounds(p *problem, st *structure, views []*view, locals [][
 	slices.SortStableFunc(costly, func(a, b opCost) int { return cmp.Compare(b.cost, a.cost) })
 	var f flowNet
 	for _, oc := range costly {
-		if oc.cost <= bound || sv.stop() {
+		if oc.cost <= bound || sv.b.stop() {
 			break
 		}
 		x := oc.x
+		sv.b.spend(int64(p.uses)) // a cut bound looks at every buffer's users
 		cut := st.cutBound(p, int(x), &f, oc.cost-p.callee[x])
 		st.lbBase[x] = max(st.lbBase[x], cut)
 		bound = max(bound, cut+p.callee[x])

@@ -19,6 +19,7 @@ func (b bitset) or(c bitset) {
 		b[i] |= c[i]
 	}
 }
+func (b bitset) clone() bitset { return append(bitset(nil), b...) }
 func (b bitset) count() int {
 	n := 0
 	for _, w := range b {
@@ -156,12 +157,21 @@ func (st *structure) discounts(p *problem) {
 			if slices.Contains(outs, pr.out) || bi.out || bo.in {
 				continue
 			}
+			// Without the closure every pair may apply; with it, stop at
+			// the first user that rules the pair out (an input read by
+			// thousands would otherwise cost thousands per reader).
 			ok := true
 			for _, u := range bi.users {
-				ok = ok && (st.desc == nil || !st.desc[x].has(u))
+				if !ok || st.desc == nil {
+					break
+				}
+				ok = !st.desc[x].has(u)
 			}
 			for _, u := range bo.users {
-				ok = ok && (st.anc == nil || !st.anc[x].has(u))
+				if !ok || st.anc == nil {
+					break
+				}
+				ok = !st.anc[x].has(u)
 			}
 			if ok {
 				outs = append(outs, pr.out)

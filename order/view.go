@@ -28,15 +28,64 @@ type view struct {
 	touch [][]vtouch
 	// pairs[i] are its in-place pairs, as indexes into touch[i].
 	pairs [][][2]int
+	// nbufs is how many buffers the local operators touch; scans counts
+	// the users state has looked at, the effort a search spends.
+	nbufs int
+	scans int64
 }
 
-// vtouch is a buffer a local operator touches: whether it is started or
-// needed outside the segment for certain (by an earlier or a later
-// segment, or as a subgraph input or output) and its other local users.
+// vtouch is a buffer a local operator (self) touches: whether it is
+// started or needed outside the segment for certain (by an earlier or a
+// later segment, or as a subgraph input or output), its local number
+// (buf) and its local users, self among them (one list shared by all).
 type vtouch struct {
 	size          int64
 	before, after bool
+	buf, self     int32
 	users         []int32
+}
+
+// ranSet is the local operators that have run: a set, and, when cnt is
+// set, how many users of each local buffer have run, which answers state
+// at once where the set makes it scan the users (orders walked from the
+// start, like costs).
+type ranSet struct {
+	bits bitset
+	cnt  []int32
+}
+
+// state says whether the buffer is started (a subgraph input, or touched
+// by an operator that has run) and needed (an output, or touched by an
+// operator that has not run, the one running now left out).
+func (v *view) state(t *vtouch, ran ranSet) (started, needed bool) {
+	started, needed = t.before, t.after
+	if ran.cnt != nil {
+		n := ran.cnt[t.buf]
+		return started || n > 0, needed || int(n)+1 < len(t.users)
+	}
+	for _, u := range t.users {
+		v.scans++
+		if u == t.self {
+			continue
+		}
+		if ran.bits.has(u) {
+			started = true
+		} else {
+			needed = true
+		}
+		if started && needed {
+			break
+		}
+	}
+	return started, needed
+}
+
+// run records that local operator i has run in ran's counts.
+func (v *view) run(i int32, ran ranSet) {
+	ran.bits.set(i)
+	for j := range v.touch[i] {
+		ran.cnt[v.touch[i][j].buf]++
+	}
 }
 
 // segmentView returns the view of segment k.
@@ -64,26 +113,44 @@ func newView(p *problem, st *structure, ops []int32, phase []int32, k int32, las
 	v.byLB = make([]int32, len(ops))
 	v.refreshLB()
 	v.touch, v.pairs = make([][]vtouch, len(ops)), make([][][2]int, len(ops))
+	// Each buffer's users are sorted out once, not once per user: a
+	// buffer a thousand operators read would cost a million.
+	type lbuf struct {
+		n             int32
+		before, after bool
+		users         []int32
+	}
+	var bufs []lbuf
+	index := make(map[int32]int32)
 	for i, x := range ops {
 		for _, b := range p.touch[x] {
-			buf := &p.bufs[b]
-			t := vtouch{size: buf.size, before: buf.in, after: buf.out}
-			for _, u := range buf.users {
-				switch ph := phase[u]; {
-				case ph < v.k:
-					t.before = true
-				case ph > v.k:
-					t.after = true
-				case u != x:
-					t.users = append(t.users, local[u])
+			n, ok := index[b]
+			if !ok {
+				buf := &p.bufs[b]
+				lb := lbuf{n: int32(len(bufs)), before: buf.in, after: buf.out}
+				for _, u := range buf.users {
+					switch ph := phase[u]; {
+					case ph < v.k:
+						lb.before = true
+					case ph > v.k:
+						lb.after = true
+					default:
+						lb.users = append(lb.users, local[u])
+					}
 				}
+				n = lb.n
+				index[b] = n
+				bufs = append(bufs, lb)
 			}
-			v.touch[i] = append(v.touch[i], t)
+			lb := &bufs[n]
+			v.touch[i] = append(v.touch[i], vtouch{size: p.bufs[b].size, before: lb.before, after: lb.after,
+				buf: n, self: int32(i), users: lb.users})
 		}
 		for _, pr := range p.pairs[x] {
 			v.pairs[i] = append(v.pairs[i], [2]int{slices.Index(p.touch[x], int32(pr.in)), slices.Index(p.touch[x], int32(pr.out))})
 		}
 	}
+	v.nbufs = len(bufs)
 	for _, b := range p.bufs {
 		started, rest := b.in, b.out
 		for _, u := range b.users {
@@ -112,11 +179,11 @@ func (v *view) refreshLB() {
 // cost returns what running local operator i costs after the local
 // operators in ran, with open bytes open, and the bytes open after it.
 // remaining is how many local operators have not run, i included.
-func (v *view) cost(i int32, ran bitset, open int64, remaining int) (cost, after int64) {
+func (v *view) cost(i int32, ran ranSet, open int64, remaining int) (cost, after int64) {
 	cost, after = open, open
 	for j := range v.touch[i] {
 		t := &v.touch[i][j]
-		switch st, rest := t.state(ran); {
+		switch st, rest := v.state(t, ran); {
 		case !st && rest:
 			cost += t.size
 			after += t.size
@@ -141,7 +208,7 @@ func (v *view) cost(i int32, ran bitset, open int64, remaining int) (cost, after
 // dying inputs after the local operators in ran, as liveness decides
 // (inPlacePairs): pairs in order, the first that applies to an output
 // wins, an input taken by an output that lives on takes no other.
-func (v *view) inPlace(i int32, ran bitset) int64 {
+func (v *view) inPlace(i int32, ran ranSet) int64 {
 	var saved int64
 	var taken, used []int
 	for _, pr := range v.pairs[i] {
@@ -149,8 +216,8 @@ func (v *view) inPlace(i int32, ran bitset) int64 {
 			continue
 		}
 		in, out := &v.touch[i][pr[0]], &v.touch[i][pr[1]]
-		_, inNeeded := in.state(ran)
-		outStarted, outNeeded := out.state(ran)
+		_, inNeeded := v.state(in, ran)
+		outStarted, outNeeded := v.state(out, ran)
 		if inNeeded || outStarted {
 			continue
 		}
@@ -163,42 +230,16 @@ func (v *view) inPlace(i int32, ran bitset) int64 {
 	return saved
 }
 
-// state says whether the buffer is started (a subgraph input, or touched
-// by an operator that has run) and needed (an output, or touched by an
-// operator that has not run, the one running now left out).
-func (t *vtouch) state(ran bitset) (started, needed bool) {
-	started, needed = t.before, t.after
-	for _, u := range t.users {
-		if ran.has(u) {
-			started = true
-		} else {
-			needed = true
-		}
-		if started && needed {
-			break
-		}
-	}
-	return started, needed
-}
-
 // opensNothing reports whether every buffer local operator i starts dies
 // at i, after the local operators in ran: running i early never keeps
 // bytes live longer.
-func (v *view) opensNothing(i int32, ran bitset) bool {
+func (v *view) opensNothing(i int32, ran ranSet) bool {
 	for j := range v.touch[i] {
 		t := &v.touch[i][j]
 		if t.before {
 			continue
 		}
-		st, rest := false, t.after
-		for _, u := range t.users {
-			if ran.has(u) {
-				st = true
-				break
-			}
-			rest = true
-		}
-		if !st && rest {
+		if st, rest := v.state(t, ran); !st && rest {
 			return false
 		}
 	}
@@ -229,12 +270,12 @@ func (v *view) h(ran bitset) int64 {
 // costs returns what each local operator costs on order (local numbers),
 // indexed by local number.
 func (v *view) costs(order []int32) []int64 {
-	ran := newBitset(len(v.ops))
+	ran := ranSet{bits: newBitset(len(v.ops)), cnt: make([]int32, v.nbufs)}
 	open := v.open0
 	out := make([]int64, len(v.ops))
 	for n, i := range order {
 		out[i], open = v.cost(i, ran, open, len(order)-n)
-		ran.set(i)
+		v.run(i, ran)
 	}
 	return out
 }

@@ -1,10 +1,11 @@
 package plan
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
+	"io"
 	"strconv"
 
 	"github.com/heliac/heliac/graph"
@@ -28,7 +29,9 @@ import (
 // quoted by strconv.QuoteToASCII, which escapes every byte outside
 // printable ASCII by fixed rules, so the text depends on no Unicode table.
 func (p *Plan) Hash() string {
-	h := sha256.New()
+	// Many short lines: buffered, sha256 sees few writes.
+	sum := sha256.New()
+	h := bufio.NewWriterSize(sum, 64<<10)
 	fmt.Fprintf(h, "heliac-plan-v1 align=%d\n", p.Alignment)
 	for _, a := range p.Arenas {
 		src := a.Source
@@ -45,18 +48,35 @@ func (p *Plan) Hash() string {
 		}
 		fmt.Fprintln(h)
 	}
+	var line []byte
 	for _, a := range p.Allocs {
 		switch a.Kind {
 		case TensorAlloc:
-			fmt.Fprintf(h, "tensor %d:%d arena=%d offset=%d size=%d\n",
-				a.Ref.Subgraph, a.Ref.Tensor, a.Arena, a.Offset, a.Size)
+			// The most frequent lines, without fmt: "tensor %d:%d
+			// arena=%d offset=%d size=%d\n", then "alias %v[ offset=%d]\n".
+			line = append(line[:0], "tensor "...)
+			line = strconv.AppendInt(line, int64(a.Ref.Subgraph), 10)
+			line = append(line, ':')
+			line = strconv.AppendInt(line, int64(a.Ref.Tensor), 10)
+			line = append(line, " arena="...)
+			line = strconv.AppendInt(line, int64(a.Arena), 10)
+			line = append(line, " offset="...)
+			line = strconv.AppendInt(line, a.Offset, 10)
+			line = append(line, " size="...)
+			line = strconv.AppendInt(line, a.Size, 10)
+			line = append(line, '\n')
 			if a.AliasOf != nil {
-				fmt.Fprintf(h, "alias %v", *a.AliasOf)
+				line = append(line, "alias "...)
+				line = strconv.AppendInt(line, int64(a.AliasOf.Subgraph), 10)
+				line = append(line, ':')
+				line = strconv.AppendInt(line, int64(a.AliasOf.Tensor), 10)
 				if a.AliasOffset != 0 {
-					fmt.Fprintf(h, " offset=%d", a.AliasOffset)
+					line = append(line, " offset="...)
+					line = strconv.AppendInt(line, a.AliasOffset, 10)
 				}
-				fmt.Fprintln(h)
+				line = append(line, '\n')
 			}
+			h.Write(line)
 			if ip := a.InPlace; ip != nil {
 				fmt.Fprintf(h, "in_place op=%d:%d input=%d:%d contract=%s\n",
 					ip.Op.Subgraph, ip.Op.Op, ip.Input.Subgraph, ip.Input.Tensor, strconv.QuoteToASCII(ip.Contract.String()))
@@ -70,11 +90,12 @@ func (p *Plan) Hash() string {
 		}
 	}
 	hashOrder(h, p.Schedule.Order)
-	return hex.EncodeToString(h.Sum(nil))
+	h.Flush()
+	return hex.EncodeToString(sum.Sum(nil))
 }
 
 // hashOrder writes each subgraph's operator order unless it is the model's.
-func hashOrder(h hash.Hash, order [][]graph.OpIndex) {
+func hashOrder(h io.Writer, order [][]graph.OpIndex) {
 	for s, ops := range order {
 		for i, o := range ops {
 			if int(o) != i {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/heliac/heliac/graph"
 )
@@ -80,37 +81,85 @@ func (c *checker) indexGroups() {
 		}
 		p.group = tensorKeyOf(c.groupRoot(*p.aliasOf))
 	}
+	cw := &classWalk{class: map[*member]*member{}, mark: map[*member]int{}}
 	for _, p := range c.members {
 		if p.key.kind == tensorKey {
-			p.class = c.classOf(p)
+			p.class = c.classOf(p, cw)
 		}
 	}
 }
 
+// classWalk remembers, across classOf's calls, each member's class, so that
+// a chain of n views costs n steps, not n²; mark numbers the call that
+// last put a member on its path.
+type classWalk struct {
+	class map[*member]*member
+	mark  map[*member]int
+	call  int
+}
+
+// viewSource returns the member whose bytes cur views: the first input of
+// a view operator writing cur that is a member of cur's group over the same
+// bytes, or nil.
+func (c *checker) viewSource(cur *member) *member {
+	for _, in := range c.alias.views[cur.key.ref] {
+		c.work++
+		if q := c.placed[in]; q != nil && q.group == cur.group && q.sameBytes(cur) {
+			return q
+		}
+	}
+	return nil
+}
+
 // classOf follows p back through view operators (output 0 to input 0) to
 // members of its group with the same arena, offset and size, and stops at
-// the group's root, at a tensor written in place, or where no view leads
-// further: the member whose write put p's value in p's bytes. A view
-// writes nothing, so every member on the way holds that value in the same
-// bytes.
-func (c *checker) classOf(p *member) *member {
-	seen := map[*member]bool{}
-	cur := p
-	for !seen[cur] && cur.aliasOf != nil && cur.inPlace == nil {
-		seen[cur] = true
-		var next *member
-		for _, in := range c.alias.views[cur.key.ref] {
-			if q := c.placed[in]; q != nil && q.group == cur.group && q.sameBytes(cur) {
-				next = q
-				break
-			}
+// the group's root, at a tensor written in place, where no view leads
+// further, or at the first member it meets again: the member whose write
+// put p's value in p's bytes. A view writes nothing, so every member on
+// the way holds that value in the same bytes.
+//
+// Each step depends on the member alone, so every member on the path gets
+// its class at once (cw): those before the point where the path ends or
+// joins a path walked before get that class, and those on a cycle get
+// themselves (the walk from each stops where it started).
+func (c *checker) classOf(p *member, cw *classWalk) *member {
+	cw.call++
+	var path []*member
+	var class *member
+	cycle := -1
+	for cur := p; ; {
+		c.work++
+		if k, ok := cw.class[cur]; ok {
+			class = k
+			break
 		}
+		if cw.mark[cur] == cw.call {
+			class, cycle = cur, slices.Index(path, cur)
+			break
+		}
+		if cur.aliasOf == nil || cur.inPlace != nil {
+			class = cur
+			break
+		}
+		cw.mark[cur] = cw.call
+		path = append(path, cur)
+		next := c.viewSource(cur)
 		if next == nil {
+			class = cur
 			break
 		}
 		cur = next
 	}
-	return cur
+	if len(path) == 0 {
+		return class
+	}
+	for i, q := range path {
+		cw.class[q] = class
+		if cycle >= 0 && i >= cycle {
+			cw.class[q] = q
+		}
+	}
+	return cw.class[p]
 }
 
 // sameBytes reports whether two members of one alias group are declared
@@ -169,6 +218,7 @@ func (c *checker) writtenOver(p, q *member, first, last int64) bool {
 // and every in_place entry (checkInPlace).
 func (c *checker) checkAliases() {
 	g := c.alias
+	reach := &rootWalk{ok: map[[2]graph.TensorRef]bool{}, mark: map[graph.TensorRef]int{}}
 	var ip *inPlaceIndex
 	for _, p := range c.members {
 		if p.key.kind != tensorKey {
@@ -188,7 +238,7 @@ func (c *checker) checkAliases() {
 			continue
 		}
 		root := *p.aliasOf
-		if why := c.badAlias(g, p, root); why != "" {
+		if why := c.badAlias(g, reach, p, root); why != "" {
 			c.r.add(BadAlias, "%s aliases %s, but %s", p.what, c.name(root), why)
 		}
 	}
@@ -210,8 +260,66 @@ func (c *checker) groupRoot(r graph.TensorRef) graph.TensorRef {
 	return r
 }
 
+// rootWalk remembers, across badAlias's calls, the tensors whose chain of
+// view operators and in-place writes leads back to a root (ok, keyed by
+// tensor and root), so that a chain of n members costs n steps, not n²;
+// mark numbers the call that last put a tensor on its path.
+type rootWalk struct {
+	ok   map[[2]graph.TensorRef]bool
+	mark map[graph.TensorRef]int
+	call int
+}
+
+// reachesRoot reports whether the walk back from p through view operators
+// and in-place writes reaches root, taking at each tensor the step
+// badAlias's walk takes when it has met no tensor twice: the in-place
+// input when it is in the group, else the first view input in the group
+// over exactly its bytes. When it does, badAlias's walk takes the same
+// path (it differs only by skipping tensors it has met, and this path meets
+// none twice), so p may alias root. false means only that badAlias must
+// walk itself: the chain breaks, or meets a tensor twice.
+func (c *checker) reachesRoot(g *aliasGraph, rw *rootWalk, p *member, root graph.TensorRef) bool {
+	rw.call++
+	inGroup := func(in graph.TensorRef) bool {
+		q := c.placed[in]
+		return in == root || (q != nil && q.aliasOf != nil && *q.aliasOf == root)
+	}
+	var path []graph.TensorRef
+	for cur := p.key.ref; cur != root && !rw.ok[[2]graph.TensorRef{cur, root}]; {
+		c.work++
+		if rw.mark[cur] == rw.call {
+			return false
+		}
+		rw.mark[cur] = rw.call
+		path = append(path, cur)
+		cm := c.placed[cur]
+		next, found := graph.TensorRef{}, false
+		if cm != nil && cm.inPlace != nil && inGroup(cm.inPlace.input) {
+			next, found = cm.inPlace.input, true
+		}
+		for _, in := range g.views[cur] {
+			c.work++
+			if found || !inGroup(in) {
+				continue
+			}
+			if q := c.placed[in]; cm != nil && q != nil && !q.sameBytes(cm) {
+				continue
+			}
+			next, found = in, true
+		}
+		if !found {
+			return false
+		}
+		cur = next
+	}
+	for _, t := range path {
+		rw.ok[[2]graph.TensorRef{t, root}] = true
+	}
+	return true
+}
+
 // badAlias returns why p may not alias root, or "" when it may.
-func (c *checker) badAlias(g *aliasGraph, p *member, root graph.TensorRef) string {
+func (c *checker) badAlias(g *aliasGraph, rw *rootWalk, p *member, root graph.TensorRef) string {
 	r := c.placed[root]
 	switch {
 	case root == p.key.ref:
@@ -244,8 +352,12 @@ func (c *checker) badAlias(g *aliasGraph, p *member, root graph.TensorRef) strin
 	// lies over exactly its input's bytes) and in-place writes (whose
 	// placement checkInPlace checks), staying inside the group, until the
 	// root is reached.
+	if c.reachesRoot(g, rw, p, root) {
+		return ""
+	}
 	seen := map[graph.TensorRef]bool{}
 	for cur := p.key.ref; cur != root; {
+		c.work++
 		seen[cur] = true
 		next, found, moved := graph.TensorRef{}, false, ""
 		cm := c.placed[cur]

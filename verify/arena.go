@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -172,10 +173,8 @@ func (c *checker) checkArena(a *arenaRec, ps []*member, view *usage) {
 	for _, p := range ps {
 		top = max(top, c.checkRange(a, desc, p.what, p.offset, p.size))
 	}
-	for i, p := range ps {
-		for _, q := range ps[i+1:] {
-			c.checkPair(desc, a.role, p, q)
-		}
+	for _, pq := range c.overlapPairs(a.role, ps) {
+		c.checkPair(desc, a.role, ps[pq[0]], ps[pq[1]])
 	}
 	if a.used != top {
 		c.r.add(HeightMismatch, "%s: used is %d, but its highest allocation ends at %d", desc, a.used, top)
@@ -227,11 +226,11 @@ func (c *checker) checkPair(desc, role string, p, q *member) {
 			return
 		}
 		first, last := max(p.live.start, q.live.start), min(p.live.end, q.live.end)
+		if p.group == q.group && c.related(p, q, first, last) {
+			return
+		}
 		when = fmt.Sprintf(", both live at steps %d..%d", first, last)
 		if p.group == q.group {
-			if c.related(p, q, first, last) {
-				return
-			}
 			when += ", members of one alias group that no view or in-place write relates there"
 		}
 	case roleConstant:
@@ -291,10 +290,10 @@ func (b *buffer) span() int64 {
 // peakOf returns the largest sum over the timeline's steps of the groups'
 // widths. A group's width changes only where one of its members' lifetimes
 // starts or ends, so each group adds its width between those points to a
-// difference array: time linear in the steps plus, per group, its points
-// times its members (lifetimes are on the timeline: checkTensors and
-// kernel scratch drop the others).
-func peakOf(bufs []*buffer, steps int64) int64 {
+// difference array (widths): time linear in the steps plus, per group, its
+// members times the log of their number (lifetimes are on the timeline:
+// checkTensors and kernel scratch drop the others).
+func (c *checker) peakOf(bufs []*buffer, steps int64) int64 {
 	diff := make([]int64, steps+1)
 	for _, b := range bufs {
 		var pts []int64
@@ -305,10 +304,10 @@ func peakOf(bufs []*buffer, steps int64) int64 {
 		}
 		slices.Sort(pts)
 		pts = slices.Compact(pts)
+		ws := b.widths(pts, &c.work)
 		for i := 0; i+1 < len(pts); i++ {
-			w := b.widthAt(pts[i])
-			diff[pts[i]] = addSat(diff[pts[i]], w)
-			diff[pts[i+1]] -= w
+			diff[pts[i]] = addSat(diff[pts[i]], ws[i])
+			diff[pts[i+1]] -= ws[i]
 		}
 	}
 	var peak, sum int64
@@ -317,6 +316,43 @@ func peakOf(bufs []*buffer, steps int64) int64 {
 		peak = max(peak, sum)
 	}
 	return peak
+}
+
+// widths returns widthAt of each of the ascending steps pts, sweeping over
+// them with the members live so far in two heaps, of their lowest and of
+// their highest bytes, that drop a member once it has ended.
+func (b *buffer) widths(pts []int64, work *int64) []int64 {
+	var order []int // members with a lifetime, by its start
+	for i, p := range b.members {
+		if p.live != nil && p.live.start <= p.live.end {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(b.members[x].live.start, b.members[y].live.start) })
+	high := func(i int) int64 { return addSat(b.at[i], b.members[i].size) }
+	lows := &intHeap{less: func(x, y int) bool { return b.at[x] < b.at[y] }}
+	highs := &intHeap{less: func(x, y int) bool { return high(x) > high(y) }}
+	out := make([]int64, len(pts))
+	next := 0
+	for n, step := range pts {
+		for ; next < len(order) && b.members[order[next]].live.start <= step; next++ {
+			*work++
+			lows.push(order[next])
+			highs.push(order[next])
+		}
+		for _, h := range []*intHeap{lows, highs} {
+			for h.len() > 0 && b.members[h.top()].live.end < step {
+				*work++
+				h.pop()
+			}
+		}
+		if lows.len() == 0 {
+			continue
+		}
+		lo, hi := b.at[lows.top()], high(highs.top())
+		out[n] = addSat(hi-lo, b.align-1) / b.align * b.align
+	}
+	return out
 }
 
 // liveSum returns the bytes the groups hold at step, and the roots of
@@ -367,7 +403,7 @@ func (c *checker) checkPeak(u *usage, a *arenaRec, desc string, ps []*member) {
 		b.members = append(b.members, p)
 		b.at = append(b.at, c.groupOffset(p))
 	}
-	peak := peakOf(grouped, c.tl.steps)
+	peak := c.peakOf(grouped, c.tl.steps)
 	bound := peak
 	for _, b := range grouped {
 		bound = max(bound, b.span())
@@ -375,7 +411,7 @@ func (c *checker) checkPeak(u *usage, a *arenaRec, desc string, ps []*member) {
 	if u.lowerBound != bound {
 		c.r.add(HeightMismatch, "%s: lower_bound is %d, but its buffers' peak is %d", desc, u.lowerBound, bound)
 	}
-	if bound := peakOf(alone, c.tl.steps); u.noAliases != bound {
+	if bound := c.peakOf(alone, c.tl.steps); u.noAliases != bound {
 		c.r.add(HeightMismatch, "%s: lower_bound_without_aliases is %d, but its allocations' peak is %d", desc, u.noAliases, bound)
 	}
 	if u.peakStep < 0 || u.peakStep >= c.tl.steps {

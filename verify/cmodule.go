@@ -47,6 +47,11 @@ func C(m *graph.Model, planJSON []byte, mod Module) []Violation {
 	if doc == nil {
 		return bad
 	}
+	return checkC(m, doc, mod)
+}
+
+// checkC runs C's checks on a decoded plan.
+func checkC(m *graph.Model, doc *planDoc, mod Module) []Violation {
 	var r report
 	cm := newCModule(m, doc, parseC("header", mod.Header), parseC("source", mod.Source), &r)
 	if cm == nil {

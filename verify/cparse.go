@@ -90,8 +90,8 @@ func parseC(name string, data []byte) *cFile {
 		case table != nil:
 			if text == "};" {
 				table = nil
-			} else if m := cRowRe.FindStringSubmatch(text); m != nil {
-				table.rows = append(table.rows, cTableRow{line: n, fields: splitFields(m[1])})
+			} else if body, ok := tableRow(text); ok {
+				table.rows = append(table.rows, cTableRow{line: n, fields: splitFields(body)})
 			} else if m := cFlatRe.FindStringSubmatch(text); m != nil {
 				table.flat = append(table.flat, splitFields(strings.TrimSuffix(m[1], ", "))...)
 			}
@@ -134,6 +134,24 @@ func parseC(name string, data []byte) *cFile {
 		}
 	}
 	return f
+}
+
+// tableRow matches cRowRe, the most frequent line of a module, without the
+// regexp: "{" fields "}," and perhaps " /* comment */"; it returns the
+// fields.
+func tableRow(text string) (string, bool) {
+	if !strings.HasPrefix(text, "{") || len(text) < 3 {
+		return "", false
+	}
+	end := strings.IndexAny(text[1:], "{}") + 1
+	if end < 1 || text[end] != '}' || end+1 >= len(text) || text[end+1] != ',' {
+		return "", false
+	}
+	rest := text[end+2:]
+	if rest != "" && !(len(rest) >= 5 && strings.HasPrefix(rest, " /*") && strings.HasSuffix(rest, "*/")) {
+		return "", false
+	}
+	return text[1:end], true
 }
 
 // arrayLine reads one line of a byte array's initializer: a comment, an

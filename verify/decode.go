@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/heliac/heliac/graph"
 )
@@ -213,16 +214,18 @@ type skipped struct {
 // would only make them report errors that are not there.
 func decode(data []byte) (*planDoc, []Violation) {
 	var r report
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		r.add(Malformed, "plan.json: %v", err)
-		return nil, r
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		r.add(Malformed, "plan.json: data after the top-level object")
-		return nil, r
+	v, ok := fastJSON(data)
+	if !ok {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			r.add(Malformed, "plan.json: %v", err)
+			return nil, r
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			r.add(Malformed, "plan.json: data after the top-level object")
+			return nil, r
+		}
 	}
 	top := newObject(&r, v, "")
 	if top.m == nil {
@@ -265,7 +268,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 	}
 	each := func(list string, f func(o *object)) {
 		for i, v := range lists[list] {
-			f(newObject(&r, v, fmt.Sprintf("%s[%d]", list, i)))
+			f(newObject(&r, v, list+"["+strconv.Itoa(i)+"]"))
 		}
 	}
 	each("arenas", func(o *object) {

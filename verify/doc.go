@@ -138,6 +138,18 @@
 // shared index (banks, arenas by id, allocations by key, lifetimes, alias
 // groups, resource variables) first, and each check only reads them.
 //
+// The checks that relate allocations to one another stay near-linear in
+// the plan, so that a plan at the planner's limits (65,536 steps) is
+// checked in well under a second: alias chains are walked once, each
+// member remembering where its walk ends (a chain of n members walked from
+// each would cost n²); the members used across an in-place write are found
+// in a segment tree over first uses; overlapping allocations are found by
+// a sweep over steps with the live ones in a tree over their byte ranges
+// (sweep.go), pairs that hold one value skipped as a whole; group widths by
+// a sweep over lifetimes. Each reports exactly what the naive form would,
+// in the same order (sweep_test.go compares them), and TestWorkNearLinear
+// counts the work.
+//
 // Blocks does the space-and-time part alone, for tests of allocators that
 // produce offsets without a plan.json (plan's).
 //

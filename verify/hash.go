@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -39,20 +40,34 @@ func (c *checker) checkHash() {
 // allocation (tensors, then resource variables, then kernel scratch, in
 // file order) and one per subgraph run in an order other than its own.
 func hashOf(doc *planDoc) string {
-	h := sha256.New()
+	// Many short lines: buffered, sha256 sees few writes.
+	sum := sha256.New()
+	h := bufio.NewWriterSize(sum, 64<<10)
 	fmt.Fprintf(h, "heliac-plan-v1 align=%d\n", doc.alignment)
 	for _, a := range doc.arenas {
 		hashArena(h, a)
 	}
+	var line []byte
+	num := func(prefix string, n int64) { line = strconv.AppendInt(append(line, prefix...), n, 10) }
 	for _, a := range doc.allocs {
-		fmt.Fprintf(h, "tensor %d:%d arena=%d offset=%d size=%d\n", a.ref.Subgraph, a.ref.Tensor, a.arena, a.offset, a.size)
+		// "tensor %d:%d arena=%d offset=%d size=%d\n", then
+		// "alias %d:%d[ offset=%d]\n": the most frequent lines, without fmt.
+		line = line[:0]
+		num("tensor ", int64(a.ref.Subgraph))
+		num(":", int64(a.ref.Tensor))
+		num(" arena=", a.arena)
+		num(" offset=", a.offset)
+		num(" size=", a.size)
+		line = append(line, '\n')
 		if a.aliasOf != nil {
-			fmt.Fprintf(h, "alias %d:%d", a.aliasOf.Subgraph, a.aliasOf.Tensor)
+			num("alias ", int64(a.aliasOf.Subgraph))
+			num(":", int64(a.aliasOf.Tensor))
 			if a.aliasOffset != nil && *a.aliasOffset != 0 {
-				fmt.Fprintf(h, " offset=%d", *a.aliasOffset)
+				num(" offset=", *a.aliasOffset)
 			}
-			fmt.Fprintln(h)
+			line = append(line, '\n')
 		}
+		h.Write(line)
 		if ip := a.inPlace; ip != nil {
 			fmt.Fprintf(h, "in_place op=%d:%d input=%d:%d contract=%s\n",
 				ip.op.Subgraph, ip.op.Op, ip.input.Subgraph, ip.input.Tensor, strconv.QuoteToASCII(ip.contract))
@@ -76,7 +91,8 @@ func hashOf(doc *planDoc) string {
 			}
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	h.Flush()
+	return hex.EncodeToString(sum.Sum(nil))
 }
 
 // hashArena writes an arena's line. The name and provider are written only

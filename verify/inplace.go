@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/heliac/heliac/graph"
@@ -13,10 +14,37 @@ import (
 type inPlaceIndex struct {
 	runs map[graph.OpRef]int
 	used map[graph.TensorRef]span
+	// groups holds, per alias group, its tensor members that the
+	// timeline uses.
+	groups map[key]*groupUses
+}
+
+// groupUses lists the tensor members of one alias group that the timeline
+// uses, by their first use (then file order): member[i] (an index into
+// checker.members) is first used at first[i], and last holds where each
+// is used last.
+type groupUses struct {
+	member []int
+	first  []int64
+	last   *maxTree
+}
+
+// usedAcross returns, in file order, the members of group g used before
+// step and after it.
+func (ix *inPlaceIndex) usedAcross(g key, step int64) []int {
+	gu := ix.groups[g]
+	if gu == nil {
+		return nil
+	}
+	k, _ := slices.BinarySearch(gu.first, step) // gu.first[:k] < step
+	var out []int
+	gu.last.above(k, step, func(i int) { out = append(out, gu.member[i]) })
+	slices.Sort(out)
+	return out
 }
 
 func (c *checker) inPlaceIndex() *inPlaceIndex {
-	ix := &inPlaceIndex{runs: map[graph.OpRef]int{}, used: map[graph.TensorRef]span{}}
+	ix := &inPlaceIndex{runs: map[graph.OpRef]int{}, used: map[graph.TensorRef]span{}, groups: map[key]*groupUses{}}
 	for _, r := range c.doc.schedule {
 		ix.runs[r.op]++
 	}
@@ -27,6 +55,29 @@ func (c *checker) inPlaceIndex() *inPlaceIndex {
 			continue
 		}
 		ix.used[u.ref] = span{min(s.first, u.first), max(s.last, u.last)}
+	}
+	byGroup := map[key][]int{}
+	var order []key
+	for i, q := range c.members {
+		if _, ok := ix.used[q.key.ref]; ok && q.key.kind == tensorKey {
+			if byGroup[q.group] == nil {
+				order = append(order, q.group)
+			}
+			byGroup[q.group] = append(byGroup[q.group], i)
+		}
+	}
+	for _, g := range order {
+		ms := byGroup[g]
+		slices.SortStableFunc(ms, func(a, b int) int {
+			return cmp.Compare(ix.used[c.members[a].key.ref].first, ix.used[c.members[b].key.ref].first)
+		})
+		gu := &groupUses{member: ms, first: make([]int64, len(ms)), last: newMaxTree(len(ms), &c.work)}
+		for i, m := range ms {
+			u := ix.used[c.members[m].key.ref]
+			gu.first[i] = u.first
+			gu.last.set(i, u.last)
+		}
+		ix.groups[g] = gu
 	}
 	return ix
 }
@@ -104,12 +155,9 @@ func (c *checker) checkInPlace(g *aliasGraph, ix *inPlaceIndex, p *member) {
 		return
 	}
 	step := c.tl.spans[d.op].first
-	for _, q := range c.members {
-		if q == p || q.key.kind != tensorKey || q.group != p.group {
-			continue
-		}
-		if u, ok := ix.used[q.key.ref]; ok && u.first < step && u.last > step {
-			bad("%s, a member of its group, is used at step %d, after the write at step %d", q.what, u.last, step)
+	for _, i := range ix.usedAcross(p.group, step) {
+		if q := c.members[i]; q != p {
+			bad("%s, a member of its group, is used at step %d, after the write at step %d", q.what, ix.used[q.key.ref].last, step)
 		}
 	}
 }

@@ -17,22 +17,57 @@ const (
 // it was made for, and returns every violation found, or nil when the plan
 // is clean. See the package doc for the rules.
 func Plan(m *graph.Model, planJSON []byte) []Violation {
-	var r report
 	if m == nil {
-		r.add(Malformed, "model is nil")
-		return r
+		return report{{Malformed, "model is nil"}}
 	}
 	doc, bad := decode(planJSON)
-	r = append(r, bad...)
 	if doc == nil {
-		return r
+		return bad
 	}
+	return checkPlan(m, doc)
+}
+
+// PlanAndC checks planJSON against the model as Plan does and, when the
+// plan is clean, the C module against it as C does, reading the plan
+// once: what the heliac command checks before it writes a set.
+func PlanAndC(m *graph.Model, planJSON []byte, mod Module) []Violation {
+	if m == nil {
+		return report{{Malformed, "model is nil"}}
+	}
+	doc, bad := decode(planJSON)
+	if doc == nil {
+		return bad
+	}
+	if v := checkPlan(m, doc); len(v) > 0 {
+		return v
+	}
+	return checkC(m, doc, mod)
+}
+
+// checkPlan runs Plan's checks on a decoded plan.
+func checkPlan(m *graph.Model, doc *planDoc) []Violation {
+	v, _ := checkPlanWork(m, doc)
+	return v
+}
+
+// checkPlanWork is checkPlan that also returns the checker's work.
+func checkPlanWork(m *graph.Model, doc *planDoc) ([]Violation, int64) {
+	var r report
 	tl, stop := walk(m, doc.schedule)
 	r = append(r, stop...)
 	if tl == nil {
-		return r
+		return r, 0
 	}
 	c := index(m, doc, tl, &r)
+	c.run()
+	if len(r) == 0 {
+		return nil, c.work
+	}
+	return r, c.work
+}
+
+// run runs every check.
+func (c *checker) run() {
 	for _, check := range []func(){
 		c.checkHash,
 		c.checkSchedule,
@@ -53,10 +88,6 @@ func Plan(m *graph.Model, planJSON []byte) []Violation {
 	} {
 		check()
 	}
-	if len(r) == 0 {
-		return nil
-	}
-	return r
 }
 
 // checker holds one run of Plan: the model, the document, the timeline the
@@ -107,6 +138,11 @@ type checker struct {
 	ownRegion map[graph.TensorRef]bool
 	ownOps    map[graph.TensorRef][]graph.OpRef
 	ownPairs  []ownPair
+	// work counts the steps of the checks that relate allocations to one
+	// another (alias chains, in-place writes, overlapping pairs, group
+	// widths), whose cost a naive check would square: tests compare it
+	// across plan sizes.
+	work int64
 }
 
 // member is one allocation of any kind, as the checks of arenas, banks,

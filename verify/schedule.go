@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -346,7 +347,8 @@ func (c *checker) checkSchedule() {
 		for oi, op := range sg.Ops {
 			for _, list := range [][]graph.TensorID{op.Inputs, op.Outputs, op.Intermediates} {
 				for _, t := range list {
-					if t != graph.NoTensor && !slices.Contains(access[t], graph.OpIndex(oi)) {
+					// Operators come in model order: oi can only be the last.
+					if a := access[t]; t != graph.NoTensor && (len(a) == 0 || a[len(a)-1] != graph.OpIndex(oi)) {
 						access[t] = append(access[t], graph.OpIndex(oi))
 					}
 				}
@@ -367,19 +369,41 @@ func (c *checker) checkSchedule() {
 				continue // read only: any order will do
 			}
 			ops := access[t]
-			for i, a := range ops {
-				for _, b := range ops[i+1:] {
-					if pos[a] < pos[b] || !(stateful || writes[t][a] || writes[t][b]) {
-						continue
-					}
-					c.r.add(BadSchedule, "%s runs before %s, but %s", c.opName(graph.OpRef{Subgraph: s, Op: b}),
-						c.opName(graph.OpRef{Subgraph: s, Op: a}), c.conflict(ref, writes[t][a], writes[t][b]))
-				}
+			for _, ab := range c.outOfOrder(ops, pos, stateful, writes[t]) {
+				a, b := ops[ab[0]], ops[ab[1]]
+				c.r.add(BadSchedule, "%s runs before %s, but %s", c.opName(graph.OpRef{Subgraph: s, Op: b}),
+					c.opName(graph.OpRef{Subgraph: s, Op: a}), c.conflict(ref, writes[t][a], writes[t][b]))
 			}
 		}
 		c.checkVariableOrder(s, pos, touches)
 		c.checkHandleOrder(s, pos)
 	}
+}
+
+// outOfOrder returns, sorted, the pairs i < j of ops (the operators that
+// access one tensor, in model order) that the schedule (pos) runs the
+// other way round although one of them writes the tensor (writes) or it
+// is stateful. When the schedule keeps their order there are none, and
+// only pairs with a writer can be out of order for a tensor that is not
+// stateful: the work is the operators times its writers (one, nearly
+// always), not every pair (a value a thousand operators read).
+func (c *checker) outOfOrder(ops []graph.OpIndex, pos []int, stateful bool, writes map[graph.OpIndex]bool) [][2]int {
+	if slices.IsSortedFunc(ops, func(a, b graph.OpIndex) int { return cmp.Compare(pos[a], pos[b]) }) {
+		return nil
+	}
+	var out [][2]int
+	for i, a := range ops {
+		if !stateful && !writes[a] {
+			continue
+		}
+		for j := range ops {
+			if lo, hi := min(i, j), max(i, j); j != i && pos[ops[lo]] > pos[ops[hi]] {
+				out = append(out, [2]int{lo, hi})
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y [2]int) int { return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1])) })
+	return slices.Compact(out)
 }
 
 // conflict says why two operators that access tensor r must keep the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -38,4 +39,30 @@ func TestHostileCallChain(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line")
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated")
 	assert.NoDirExists(t, filepath.Join(dir, "out"))
+}
+
+// TestWideFan compiles a wide fan (one input, 1,000 parallel TANH, then a
+// chain of ADDs; issue 19): the order search overran its wall clock on it
+// and returned an order marked both proven and timed out, which the
+// verifier refused (exit 4). It must compile, its order not claimed proven
+// unless the search finished.
+func TestWideFan(t *testing.T) {
+	data, err := tflite.Encode(randmodel.WideFan(1000), tflite.EncodeOptions{})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "fan.tflite")
+	require.NoError(t, os.WriteFile(model, data, 0o644))
+	code, _, stderr := runHeliac(model, "-o", filepath.Join(dir, "out"))
+	require.Equal(t, exitOK, code, stderr)
+	js, err := os.ReadFile(filepath.Join(dir, "out", "fan.plan.json"))
+	require.NoError(t, err)
+	var plan struct {
+		Ordering struct {
+			Proven   bool `json:"proven_optimal"`
+			TimedOut bool `json:"timed_out"`
+		} `json:"ordering"`
+	}
+	require.NoError(t, json.Unmarshal(js, &plan))
+	assert.False(t, plan.Ordering.Proven && plan.Ordering.TimedOut, "proven and timed out")
+	assert.False(t, plan.Ordering.TimedOut, "the work budget, not the clock, stops the search")
 }
