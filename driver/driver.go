@@ -211,13 +211,24 @@ func (s *planned) finish() (*Output, error) {
 		Subgraphs:   len(m.Subgraphs),
 		Version:     cfg.Version,
 	}
+	// The JSON and the C only read the model and the plan: write them at
+	// once.
+	var (
+		files emit.Files
+		cErr  error
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		files, cErr = emit.C(m, p, emit.COptions{Prefix: cfg.Prefix, Meta: meta, Constants: cfg.Constants})
+	}()
 	js, err := emit.JSON(m, p, meta)
+	<-done
 	if err != nil {
 		return nil, err
 	}
-	files, err := emit.C(m, p, emit.COptions{Prefix: cfg.Prefix, Meta: meta, Constants: cfg.Constants})
-	if err != nil {
-		return nil, err
+	if cErr != nil {
+		return nil, cErr
 	}
 	out := &Output{Model: m, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord}
 	if !cfg.NoVerify {

@@ -38,10 +38,21 @@ func PlanAndC(m *graph.Model, planJSON []byte, mod Module) []Violation {
 	if doc == nil {
 		return bad
 	}
-	if v := checkPlan(m, doc); len(v) > 0 {
+	// The C checks only read the decoded plan and the model, as the plan's
+	// do, so both run at once; the plan's violations come first, and the
+	// C's count only when the plan has none, as if run one after the other.
+	var cv []Violation
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cv = checkC(m, doc, mod)
+	}()
+	v := checkPlan(m, doc)
+	<-done
+	if len(v) > 0 {
 		return v
 	}
-	return checkC(m, doc, mod)
+	return cv
 }
 
 // checkPlan runs Plan's checks on a decoded plan.
