@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -56,11 +57,24 @@ func verifySetC(s Set, m *graph.Model, planJSON []byte) ([]verify.Violation, err
 var blobRe = regexp.MustCompile(`(?m)^\s*(?:\.incbin|#embed) "([^"/\\]+\.bin)"\s*$`)
 
 // blobRefs returns the binary files stub and source include, in order.
+// blobRe runs only on lines that name a .bin file: a source of megabytes
+// has a handful.
 func blobRefs(stub, source []byte) []string {
 	var out []string
 	for _, data := range [][]byte{stub, source} {
-		for _, m := range blobRe.FindAllSubmatch(data, -1) {
-			out = append(out, string(m[1]))
+		for len(data) > 0 {
+			line := data
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				line, data = data[:i], data[i+1:]
+			} else {
+				data = nil
+			}
+			if !bytes.Contains(line, []byte(`.bin"`)) {
+				continue
+			}
+			if m := blobRe.FindSubmatch(line); m != nil {
+				out = append(out, string(m[1]))
+			}
 		}
 	}
 	return out

@@ -18,11 +18,11 @@ import (
 // 2,339 steps and 7,666 operand uses.
 const (
 	// MaxSteps is the most steps the timeline may have.
-	MaxSteps = 1 << 16
+	MaxSteps = 1 << 15
 	// MaxUses is the most operand uses a model may make: every tensor an
 	// operator run lists (inputs, outputs, intermediates) and every input
 	// and output of every run of a subgraph.
-	MaxUses = 1 << 18
+	MaxUses = 1 << 17
 	// MaxDepth is the deepest calls may nest.
 	MaxDepth = 64
 )

@@ -11,8 +11,8 @@ import (
 // liveness.Analyze refuses, before it walks a timeline that could grow
 // exponentially with the depth of calls.
 const (
-	maxSteps = 1 << 16
-	maxUses  = 1 << 18
+	maxSteps = 1 << 15
+	maxUses  = 1 << 17
 	maxDepth = 64
 )
 

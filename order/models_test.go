@@ -83,7 +83,11 @@ func TestCorpusModels(t *testing.T) {
 	}
 	for _, nm := range corpusModels(t) {
 		t.Run(nm.name, func(t *testing.T) {
-			checkModes(t, nm.name, nm.data, load(t, nm.data))
+			m := load(t, nm.data)
+			if liveness.HasOwnPlan(m) {
+				t.Skip("the model's own offline plan fixes some offsets (Ethos-U), which order does not model: the driver runs such a model in its own order")
+			}
+			checkModes(t, nm.name, nm.data, m)
 		})
 	}
 }

@@ -107,7 +107,9 @@ type Result struct {
 // small as it can find within the budget; never worse than the model's own
 // order. It returns an error only for a model liveness.Analyze refuses (a
 // call cycle, over the work limits, an index out of range) or bad options,
-// never because time ran out.
+// never because time ran out. Its peaks do not count the groups a model's
+// own offline plan fixes (liveness.HasOwnPlan, Ethos-U operands): such a
+// model keeps its own order, which its plan was made for.
 func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error) {
 	align := opts.Alignment
 	switch {

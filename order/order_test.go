@@ -352,7 +352,7 @@ func TestBadModels(t *testing.T) {
 		{"a callee out of range", &graph.Model{Subgraphs: []graph.Subgraph{{Ops: []graph.Op{op(graph.CallOnce, nil, nil, 4)}}}},
 			"order: subgraphs[0].operators[0]: calls subgraph 4, out of range [0, 1)"},
 		{"over the work limits", randmodel.CallChain(20, 2),
-			"order: subgraph 6 takes 81917 steps with the subgraphs it calls, each run again on every call, over the limit of 65536"},
+			"order: subgraph 7 takes 40957 steps with the subgraphs it calls, each run again on every call, over the limit of 32768"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := order.Schedule(context.Background(), tt.model, order.Options{})

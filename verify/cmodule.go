@@ -52,8 +52,22 @@ func C(m *graph.Model, planJSON []byte, mod Module) []Violation {
 
 // checkC runs C's checks on a decoded plan.
 func checkC(m *graph.Model, doc *planDoc, mod Module) []Violation {
+	return checkParsedC(m, doc, mod, parseModule(mod))
+}
+
+// parsedModule is a Module's two files, parsed.
+type parsedModule struct{ h, c *cFile }
+
+// parseModule parses a Module's files; it needs no plan, so PlanAndC
+// parses them while it decodes the plan.
+func parseModule(mod Module) parsedModule {
+	return parsedModule{parseC("header", mod.Header), parseC("source", mod.Source)}
+}
+
+// checkParsedC is checkC on files parseModule parsed.
+func checkParsedC(m *graph.Model, doc *planDoc, mod Module, pm parsedModule) []Violation {
 	var r report
-	cm := newCModule(m, doc, parseC("header", mod.Header), parseC("source", mod.Source), &r)
+	cm := newCModule(m, doc, pm.h, pm.c, &r)
 	if cm == nil {
 		return r
 	}

@@ -13,11 +13,11 @@ import (
 // which a driver test keeps equal to these.
 const (
 	// MaxSteps is the most steps the timeline may have.
-	MaxSteps = 1 << 16
+	MaxSteps = 1 << 15
 	// MaxUses is the most operand uses: every tensor an operator run lists
 	// (inputs, outputs, intermediates) and every input and output of every
 	// run of a subgraph.
-	MaxUses = 1 << 18
+	MaxUses = 1 << 17
 )
 
 // cost is what one run of a subgraph costs, the subgraphs it calls

@@ -139,7 +139,7 @@
 // groups, resource variables) first, and each check only reads them.
 //
 // The checks that relate allocations to one another stay near-linear in
-// the plan, so that a plan at the planner's limits (65,536 steps) is
+// the plan, so that a plan at the planner's limits (32,768 steps) is
 // checked in well under a second: alias chains are walked once, each
 // member remembering where its walk ends (a chain of n members walked from
 // each would cost n²); the members used across an in-place write are found

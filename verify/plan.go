@@ -34,18 +34,22 @@ func PlanAndC(m *graph.Model, planJSON []byte, mod Module) []Violation {
 	if m == nil {
 		return report{{Malformed, "model is nil"}}
 	}
+	// The C files are parsed while the plan is decoded. The C checks only
+	// read the decoded plan and the model, as the plan's do, so both run
+	// at once; the plan's violations come first, and the C's count only
+	// when the plan has none, as if run one after the other.
+	parsed := make(chan parsedModule, 1)
+	go func() { parsed <- parseModule(mod) }()
 	doc, bad := decode(planJSON)
 	if doc == nil {
+		<-parsed
 		return bad
 	}
-	// The C checks only read the decoded plan and the model, as the plan's
-	// do, so both run at once; the plan's violations come first, and the
-	// C's count only when the plan has none, as if run one after the other.
 	var cv []Violation
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		cv = checkC(m, doc, mod)
+		cv = checkParsedC(m, doc, mod, <-parsed)
 	}()
 	v := checkPlan(m, doc)
 	<-done
@@ -77,28 +81,49 @@ func checkPlanWork(m *graph.Model, doc *planDoc) ([]Violation, int64) {
 	return r, c.work
 }
 
-// run runs every check.
+// run runs every check, in two halves at once: each half on a copy of
+// the checker with a report and a work count of its own (the checks only
+// read the checker), their reports joined in the order of the checks, as
+// if run one after the other.
 func (c *checker) run() {
-	for _, check := range []func(){
-		c.checkHash,
-		c.checkSchedule,
-		c.checkOrdering,
-		c.checkTensors,
-		c.checkSkipped,
-		c.checkUnplaced,
-		c.checkUses,
-		c.checkAliases,
-		c.checkSharing,
-		c.checkOwnPlan,
-		c.checkVariables,
-		c.checkKernelScratch,
-		c.checkArenas,
-		c.checkBanks,
-		c.checkRules,
-		c.checkSpills,
-	} {
-		check()
+	first := []func(*checker){
+		(*checker).checkHash,
+		(*checker).checkSchedule,
+		(*checker).checkOrdering,
+		(*checker).checkTensors,
+		(*checker).checkSkipped,
+		(*checker).checkUnplaced,
+		(*checker).checkUses,
+		(*checker).checkAliases,
+		(*checker).checkSharing,
+		(*checker).checkOwnPlan,
 	}
+	second := []func(*checker){
+		(*checker).checkVariables,
+		(*checker).checkKernelScratch,
+		(*checker).checkArenas,
+		(*checker).checkBanks,
+		(*checker).checkRules,
+		(*checker).checkSpills,
+	}
+	half := func(checks []func(*checker)) *checker {
+		h := *c
+		h.r, h.work = &report{}, 0
+		for _, check := range checks {
+			check(&h)
+		}
+		return &h
+	}
+	var b *checker
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b = half(second)
+	}()
+	a := half(first)
+	<-done
+	*c.r = append(append(*c.r, *a.r...), *b.r...)
+	c.work += a.work + b.work
 }
 
 // checker holds one run of Plan: the model, the document, the timeline the

@@ -134,10 +134,10 @@ func TestWalkErrors(t *testing.T) {
 		{"called subgraph out of range", badCall, "model: op 0:0 (FULLY_CONNECTED) calls subgraph 3, which does not exist"},
 		{"tensor out of range", badTensor, "model: output of subgraph 0 refers to tensor 0:4, which does not exist"},
 		{"each subgraph calls the next twice, 20 deep", randmodel.CallChain(20, 2),
-			"model: subgraph 6 takes 81917 steps, over the verifier's limit of 65536"},
-		{"a wide operator called many times", wide, "model: subgraph 0 makes 301000 operand uses, over the verifier's limit of 262144"},
+			"model: subgraph 7 takes 40957 steps, over the verifier's limit of 32768"},
+		{"a wide operator called many times", wide, "model: subgraph 0 makes 301000 operand uses, over the verifier's limit of 131072"},
 		{"entry subgraphs within the limit each, not together", long,
-			"model: the entry subgraphs together takes 65538 steps, over the verifier's limit of 65536"},
+			"model: the entry subgraphs together takes 32770 steps, over the verifier's limit of 32768"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,8 +34,8 @@ func TestHostileCallChain(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	assert.Equal(t, exitFailure, code)
 	assert.Empty(t, stdout)
-	assert.Equal(t, "heliac: compile "+model+`: liveness: subgraph 6 ("level6") takes 81917 steps with the subgraphs it calls, `+
-		"each run again on every call, over the limit of 65536\n", stderr)
+	assert.Equal(t, "heliac: compile "+model+`: liveness: subgraph 7 ("level7") takes 40957 steps with the subgraphs it calls, `+
+		"each run again on every call, over the limit of 32768\n", stderr)
 	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line")
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated")
 	assert.NoDirExists(t, filepath.Join(dir, "out"))
