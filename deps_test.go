@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"verify":              {"graph", "kernels"},
 	"driver":              {"graph", "kernels", "tflite", "liveness", "order", "plan", "plan/dsa", "emit", "verify", "internal/inputfile"},
 	".":                   {"driver", "emit", "kernels", "plan"},
-	"zoo":                 {"driver"},
+	"zoo":                 {"driver", "internal/inputfile"},
 	"cmd/heliac":          {".", "config", "driver", "emit", "graph", "kernels", "liveness", "plan", "plan/dsa", "tflite", "zoo", "internal/inputfile"},
 	"internal/corpus":     {},
 	"internal/inputfile":  {},

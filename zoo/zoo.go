@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/internal/inputfile"
 )
 
 // Model is a model file Find found: its path, and its name, which names its
@@ -158,7 +159,7 @@ func realPath(path string) (string, bool) {
 // why it is not compiled.
 func classify(path string, d fs.DirEntry) (size int64, skip string) {
 	if d.Type()&fs.ModeSymlink == 0 {
-		return 0, "not a regular file but " + kind(d.Type())
+		return 0, "not a regular file but " + inputfile.TypeName(d.Type())
 	}
 	st, err := os.Stat(path)
 	switch {
@@ -171,7 +172,7 @@ func classify(path string, d fs.DirEntry) (size int64, skip string) {
 	case st.IsDir():
 		return 0, dirLink
 	case !st.Mode().IsRegular():
-		return 0, "a symbolic link to " + kind(st.Mode().Type()) + ", not a regular file"
+		return 0, "a symbolic link to " + inputfile.TypeName(st.Mode().Type()) + ", not a regular file"
 	}
 	return st.Size(), ""
 }
@@ -179,19 +180,6 @@ func classify(path string, d fs.DirEntry) (size int64, skip string) {
 // dirLink is why a symbolic link to a folder is skipped: following links
 // to folders could search a folder twice, or forever around a loop.
 const dirLink = "a symbolic link to a folder, which zoo does not follow (give the folder itself)"
-
-// kind names a file mode's type for a skipped entry's reason.
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
-}
 
 // named reports whether path is named like a model (*.tflite).
 func named(path string) bool { return strings.EqualFold(filepath.Ext(path), ".tflite") }

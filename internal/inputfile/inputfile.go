@@ -105,7 +105,7 @@ func read(path string, k Kind, n int64, whole bool) ([]byte, error) {
 // bytes.
 func check(path string, st os.FileInfo, k Kind) error {
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("read %s: %s, not a regular file; give the %s as a file", path, typeName(st.Mode()), k.Name)
+		return fmt.Errorf("read %s: %s, not a regular file; give the %s as a file", path, TypeName(st.Mode()), k.Name)
 	}
 	if st.Size() > k.Max {
 		return tooLarge(path, k)
@@ -122,8 +122,9 @@ func tooLarge(path string, k Kind) error {
 	return fmt.Errorf("read %s: larger than %s, the most heliac reads of a %s", path, limit, k.Name)
 }
 
-// typeName says what kind of file m is.
-func typeName(m os.FileMode) string {
+// TypeName says what kind of file m is ("a FIFO", "a directory", ...),
+// as heliac's messages name it.
+func TypeName(m os.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
