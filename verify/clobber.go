@@ -162,18 +162,15 @@ func (c *checker) writesInPlaceOf(e shareEvent, m *member, s graph.SubgraphIndex
 }
 
 // ownWrite reports whether e writes over m where the model's own offline
-// plan puts them for an Ethos-U operator (ownShare's rule): both are its
-// tensors at the model's distance, and one is a scratch region or e's
-// operator is an Ethos-U operator of both (its output over its input).
+// plan puts them for an Ethos-U operator: ownShare at the steps of e's
+// operator (one of them a scratch region, or e's operator an Ethos-U
+// operator of both, its output over its input).
 func (c *checker) ownWrite(e shareEvent, m *member, s graph.SubgraphIndex) bool {
-	if !c.ownTogether(m, e.q) {
-		return false
+	if e.op < 0 {
+		return c.ownShare(m, e.q, -1, -1) // the input step: no operator's
 	}
-	if c.ownRegion[m.key.ref] || c.ownRegion[e.q.key.ref] {
-		return true
-	}
-	o := graph.OpRef{Subgraph: s, Op: e.op}
-	return e.op >= 0 && slices.Contains(c.ownOps[m.key.ref], o) && slices.Contains(c.ownOps[e.q.key.ref], o)
+	sp, ran := c.tl.spans[graph.OpRef{Subgraph: s, Op: e.op}]
+	return ran && c.ownShare(m, e.q, sp.first, sp.last)
 }
 
 // atPos names the operator at a position of a shareEvent.
