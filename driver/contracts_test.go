@@ -188,7 +188,7 @@ func writeMovedAll(t *testing.T, data []byte, out *driver.Output, offsets map[in
 	growArenas(&bad)
 	op, err := emit.TFLMOfflinePlan(out.Model, &bad)
 	require.NoError(t, err)
-	moved, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
+	moved, _, err := tflite.SetMetadata(data, graph.OfflinePlanName, op.Data)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, moved, 0o644))
 }
@@ -523,7 +523,7 @@ func TestTFLMPadEdges(t *testing.T) {
 				a.Offset = b.Offset + d
 				op, err := emit.TFLMOfflinePlan(out.Model, &bad)
 				require.NoError(t, err)
-				model, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
+				model, _, err := tflite.SetMetadata(data, graph.OfflinePlanName, op.Data)
 				require.NoError(t, err)
 				res := run(fmt.Sprintf("d%d", d), model)
 				key := "trace.0.0.2.0"

@@ -310,7 +310,7 @@ func withOfflinePlan(data []byte, m *graph.Model, p *plan.Plan) (*TFLiteOutput, 
 			}
 		}
 	}
-	b, replaced, err := tflite.SetMetadataAndOrder(data, emit.OfflinePlanName, op.Data, order)
+	b, replaced, err := tflite.SetMetadataAndOrder(data, graph.OfflinePlanName, op.Data, order)
 	if err != nil {
 		return nil, err
 	}

@@ -330,7 +330,7 @@ func TestTFLMSeesAClobber(t *testing.T) {
 				require.NoError(t, err)
 				data, err := os.ReadFile(m.Path)
 				require.NoError(t, err)
-				corrupt, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
+				corrupt, _, err := tflite.SetMetadata(data, graph.OfflinePlanName, op.Data)
 				require.NoError(t, err)
 				badPath := path + ".clobbered.tflite"
 				require.NoError(t, os.WriteFile(badPath, corrupt, 0o644))

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/driver"
-	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/liveness"
@@ -208,9 +207,9 @@ func TestEmitTFLiteReplacesVelasPlan(t *testing.T) {
 	require.NoError(t, err)
 	var plans int
 	for _, md := range m.Metadata {
-		if md.Name == emit.OfflinePlanName {
+		if md.Name == graph.OfflinePlanName {
 			plans++
-			version, _, offsets, err := emit.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
+			version, _, offsets, err := graph.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
 			require.NoError(t, err)
 			assert.Equal(t, 1, version, "heliac's, not Vela's (version 0)")
 			assert.Len(t, offsets, len(m.Subgraphs[0].Tensors))

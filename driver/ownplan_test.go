@@ -32,8 +32,8 @@ import (
 func offlinePlanOf(t *testing.T, m *graph.Model) []int32 {
 	t.Helper()
 	for _, md := range m.Metadata {
-		if md.Name == emit.OfflinePlanName {
-			_, _, offs, err := emit.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
+		if md.Name == graph.OfflinePlanName {
+			_, _, offs, err := graph.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
 			require.NoError(t, err)
 			return offs
 		}
@@ -95,7 +95,7 @@ func velaModel(t *testing.T, tensors []velaTensor, ops []graph.Op, inputs, outpu
 	for i, w := range words {
 		binary.LittleEndian.PutUint32(md[4*i:], uint32(w))
 	}
-	m.Metadata = []graph.Metadata{{Name: emit.OfflinePlanName, Buffer: graph.BufferIndex(len(m.Buffers))}}
+	m.Metadata = []graph.Metadata{{Name: graph.OfflinePlanName, Buffer: graph.BufferIndex(len(m.Buffers))}}
 	m.Buffers = append(m.Buffers, graph.Buffer{Data: md})
 	m.Subgraphs = []graph.Subgraph{sg}
 	data, err := tflite.Encode(m, tflite.EncodeOptions{})

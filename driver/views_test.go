@@ -120,7 +120,7 @@ func TestViewOfRewrittenTensor(t *testing.T) {
 			require.NoError(t, os.WriteFile(mine, out.TFLite.Data, 0o644))
 			op, err := emit.TFLMOfflinePlan(out.Model, bad)
 			require.NoError(t, err)
-			sharedData, _, err := tflite.SetMetadata(data, emit.OfflinePlanName, op.Data)
+			sharedData, _, err := tflite.SetMetadata(data, graph.OfflinePlanName, op.Data)
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(shared, sharedData, 0o644))
 			for seed := 1; seed <= 4; seed++ {

@@ -28,10 +28,10 @@ func Inspect(m *graph.Model) []byte {
 	}
 	if op := offlinePlanOf(m); op != nil {
 		if op.Err != "" {
-			fmt.Fprintf(&buf, "offline memory plan (%s): unreadable: %s\n", OfflinePlanName, op.Err)
+			fmt.Fprintf(&buf, "offline memory plan (%s): unreadable: %s\n", graph.OfflinePlanName, op.Err)
 		} else {
 			fmt.Fprintf(&buf, "offline memory plan (%s, version %d): %d of %d tensor(s) placed offline, ending at %d bytes\n",
-				OfflinePlanName, op.Version, op.Planned, op.Tensors, op.End)
+				graph.OfflinePlanName, op.Version, op.Planned, op.Tensors, op.End)
 		}
 	}
 	for si, sg := range m.Subgraphs {
@@ -103,13 +103,13 @@ type inspectOffline struct {
 // it has none.
 func offlinePlanOf(m *graph.Model) *inspectOffline {
 	for _, md := range m.Metadata {
-		if md.Name != OfflinePlanName {
+		if md.Name != graph.OfflinePlanName {
 			continue
 		}
 		if md.Buffer < 0 || int(md.Buffer) >= len(m.Buffers) {
 			return &inspectOffline{Err: fmt.Sprintf("buffer %d does not exist", md.Buffer)}
 		}
-		version, _, offsets, err := ReadOfflinePlan(m.Buffers[md.Buffer].Data)
+		version, _, offsets, err := graph.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
 		if err != nil {
 			return &inspectOffline{Err: err.Error()}
 		}

@@ -228,7 +228,7 @@ func ownPlanText(p *plan.Plan) string {
 		return ""
 	}
 	text := fmt.Sprintf("kept %d tensor(s) at the model's own relative offsets (its %s) for %d %s operator(s): "+
-		"the kernel addresses them relative to the operator's scratch tensor", tensors, OfflinePlanName, ops,
+		"the kernel addresses them relative to the operator's scratch tensor", tensors, graph.OfflinePlanName, ops,
 		escapeName(strings.Join(names, ", ")))
 	if p.Schedule.Ordering.Strategy == liveness.OrderModel {
 		text += "; the operators run in the model's order, which that plan was made for"

@@ -1,8 +1,6 @@
 package liveness
 
 import (
-	"encoding/binary"
-
 	"github.com/heliac/heliac/graph"
 )
 
@@ -22,10 +20,6 @@ type OwnPlan struct {
 	// Ops counts the operators that address the group.
 	Ops int
 }
-
-// OfflinePlanName is the name of the model metadata TFLM reads an offline
-// memory plan from.
-const OfflinePlanName = "OfflineMemoryAllocation"
 
 // EthosU is the custom code of the operator Arm's Vela compiler puts in a
 // model for each part it compiles for an Ethos-U NPU.
@@ -73,20 +67,16 @@ func offlineOffsets(m *graph.Model) []int64 {
 		total += len(sg.Tensors)
 	}
 	for _, md := range m.Metadata {
-		if md.Name != OfflinePlanName || md.Buffer < 0 || int(md.Buffer) >= len(m.Buffers) {
+		if md.Name != graph.OfflinePlanName || md.Buffer < 0 || int(md.Buffer) >= len(m.Buffers) {
 			continue
 		}
-		data := m.Buffers[md.Buffer].Data
-		if len(data) < 12 || len(data)%4 != 0 {
-			return nil
-		}
-		word := func(i int) int32 { return int32(binary.LittleEndian.Uint32(data[4*i:])) }
-		if n := int(word(2)); n != total || 3+n != len(data)/4 {
+		_, _, offs, err := graph.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
+		if err != nil || len(offs) != total {
 			return nil
 		}
 		out := make([]int64, total)
-		for i := range out {
-			out[i] = int64(word(3 + i))
+		for i, o := range offs {
+			out[i] = int64(o)
 		}
 		return out
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/heliac/heliac/config"
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/plan"
@@ -184,7 +185,7 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	if t := out.TFLite; t != nil {
 		fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+
 			"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail\n",
-			out.Prefix()+".tflite", t.Offline.Planned, emit.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
+			out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
 			t.Offline.ArenaSize)
 		if t.Reordered {
 			fmt.Fprintf(opts.stdout, "  note: its operators are listed in the plan's schedule order, which TFLM runs them in\n")

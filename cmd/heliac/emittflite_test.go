@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/tflite"
 )
 
@@ -25,9 +25,9 @@ func TestEmitTFLite(t *testing.T) {
 	require.NoError(t, err)
 	found := false
 	for _, md := range m.Metadata {
-		if md.Name == emit.OfflinePlanName {
+		if md.Name == graph.OfflinePlanName {
 			found = true
-			_, _, offsets, err := emit.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
+			_, _, offsets, err := graph.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
 			require.NoError(t, err)
 			assert.Len(t, offsets, len(m.Subgraphs[0].Tensors))
 		}
