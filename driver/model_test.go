@@ -74,10 +74,10 @@ func TestScheduleIsData(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(out.PlanJSON, &doc))
 	assert.Equal(t, []scheduleEntry{{0, 1, "NEG", 1, 1}, {0, 0, "ABS", 2, 2}, {0, 2, "ADD", 3, 3}}, doc.Schedule)
-	b, err := out.Plan.Allocation(graph.TensorRef{Tensor: 2})
+	b, err := out.Plan.Allocation(plan.TensorIDOf(graph.TensorRef{Tensor: 2}))
 	require.NoError(t, err)
 	assert.Equal(t, liveness.Interval{First: 1, Last: 3}, b.Live, "b is written by NEG, now at step 1")
-	model, err := out.Plan.Allocation(graph.TensorRef{Tensor: 0})
+	model, err := out.Plan.Allocation(plan.TensorIDOf(graph.TensorRef{Tensor: 0}))
 	require.NoError(t, err)
 	assert.Equal(t, liveness.Interval{First: 0, Last: 2}, model.Live)
 

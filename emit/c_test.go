@@ -186,7 +186,7 @@ func TestCHeader(t *testing.T) {
 		if i > 0 {
 			role, n = "OUTPUT", i-1
 		}
-		a, err := p.Allocation(ref)
+		a, err := p.Allocation(plan.TensorIDOf(ref))
 		require.NoError(t, err)
 		name := fmt.Sprintf("DENSE_%s_%d", role, n)
 		want[name+"_ARENA"] = arenaEnum("DENSE", *p.Arena(a.Arena))
@@ -209,7 +209,7 @@ func TestCHeader(t *testing.T) {
 func countUnallocatedBefore(p *plan.Plan, ref graph.TensorRef) int {
 	n := 0
 	for id := graph.TensorID(0); id < ref.Tensor; id++ {
-		if _, err := p.Allocation(graph.TensorRef{Subgraph: ref.Subgraph, Tensor: id}); err != nil {
+		if _, err := p.Allocation(plan.TensorIDOf(graph.TensorRef{Subgraph: ref.Subgraph, Tensor: id})); err != nil {
 			n++
 		}
 	}

@@ -33,7 +33,7 @@ func TestTFLMOfflinePlan(t *testing.T) {
 	assert.Equal(t, []int32{1, 1, int32(n)}, w[:3], "version, subgraphs, tensors")
 	planned := 0
 	for ti := range m.Subgraphs[0].Tensors {
-		a, err := p.Allocation(graph.TensorRef{Tensor: graph.TensorID(ti)})
+		a, err := p.Allocation(plan.TensorIDOf(graph.TensorRef{Tensor: graph.TensorID(ti)}))
 		if err == nil && a.Class == liveness.Scratch {
 			assert.Equal(t, int32(a.Offset), w[3+ti], "scratch tensor %d at its planned offset", ti)
 			planned++

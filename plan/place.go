@@ -150,19 +150,32 @@ func (pl *placer) checkRule(ri, i int) error {
 	return nil
 }
 
-// checkStagingSources refuses two sources staged into one memory: each
+// checkStagingSources refuses constants of one memory from two sources —
+// staged from two banks, or staged into a boot_init RAM bank that also
+// holds cold constants: heliaAOT's MemoryPlan keys constant arenas by the
+// memory they are read from at run time, each with one source, and each
 // memory gets one staged constant blob, copied in a single step.
 func (pl *placer) checkStagingSources() error {
 	src := map[string]string{}
+	from := func(m, s string) string {
+		if s == m {
+			return m + " itself (cold)"
+		}
+		return s
+	}
 	for i := range pl.p.Allocs {
-		if pl.source[i] == "" {
+		if pl.p.Allocs[i].Class != liveness.Constant {
 			continue
 		}
-		m := pl.memory[i]
-		if prev, ok := src[m]; ok && prev != pl.source[i] {
-			return fmt.Errorf("plan: constants are staged into %s from both %s and %s; stage each memory from one source", m, prev, pl.source[i])
+		m, s := pl.memory[i], pl.source[i]
+		if s == "" {
+			s = m // cold: read where it lies
 		}
-		src[m] = pl.source[i]
+		if prev, ok := src[m]; ok && prev != s {
+			return fmt.Errorf("plan: constants in %s come from both %s and %s; a memory's constants come from one source (one constant arena per memory, as heliaAOT's MemoryPlan keys them)",
+				m, from(m, prev), from(m, s))
+		}
+		src[m] = s
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func place(t *testing.T, m *graph.Model, p plan.Platform, rules ...plan.Rule) *p
 // memoryOf returns the bank tensor 0:tn lives in.
 func memoryOf(t *testing.T, p *plan.Plan, tn int) string {
 	t.Helper()
-	a, err := p.Allocation(graph.TensorRef{Tensor: graph.TensorID(tn)})
+	a, err := p.Allocation(plan.TensorIDOf(graph.TensorRef{Tensor: graph.TensorID(tn)}))
 	require.NoError(t, err)
 	return p.Arena(a.Arena).Memory
 }

@@ -385,11 +385,55 @@ func (p *Plan) Block(k Key) (offset, size int64) {
 	return lo, hi - lo
 }
 
-// Allocation returns the placement of a tensor, or an error when the tensor
-// is unknown or occupies no bytes.
-func (p *Plan) Allocation(ref graph.TensorRef) (*Alloc, error) {
+// TensorID names a tensor of a model in plan.json's heliaAOT maps
+// (tensor_allocs, tensor_lifetimes): "<subgraph>:<tensor>", both decimal
+// without sign or leading zeros, such as "0:12". It is stable (the model's
+// own indices) and unique across subgraphs, and spelled as a rule's tensor
+// selector is.
+type TensorID string
+
+// TensorIDOf returns the id of a tensor.
+func TensorIDOf(ref graph.TensorRef) TensorID { return TensorID(ref.String()) }
+
+// ParseTensorID returns the tensor an id names, or an error when id is not
+// spelled as TensorIDOf spells one.
+func ParseTensorID(id TensorID) (graph.TensorRef, error) {
+	ref, err := ParseTensorRef(string(id))
+	if err != nil || TensorIDOf(ref) != id {
+		return graph.TensorRef{}, fmt.Errorf("plan: %q is not a tensor id (subgraph:tensor in decimal, as \"0:12\")", string(id))
+	}
+	return ref, nil
+}
+
+// UnknownTensorError is the error of Allocation for an id that names no
+// tensor allocation: one that is not a tensor id, names no tensor of the
+// plan, or names a tensor that takes no bytes.
+type UnknownTensorError struct {
+	ID TensorID
+	// Reason says why: the skipped_tensors reason of a tensor that takes no
+	// bytes ("zero-size", "resource handle", ...), "not a tensor id", or
+	// "no such tensor".
+	Reason string
+}
+
+func (e *UnknownTensorError) Error() string {
+	return fmt.Sprintf("plan: tensor %q has no allocation: %s", string(e.ID), e.Reason)
+}
+
+// Allocation returns the allocation of the tensor id names, as heliaAOT's
+// MemoryPlan.get_allocation does, or an *UnknownTensorError.
+func (p *Plan) Allocation(id TensorID) (*Alloc, error) {
+	ref, err := ParseTensorID(id)
+	if err != nil {
+		return nil, &UnknownTensorError{ID: id, Reason: "not a tensor id"}
+	}
 	if a := p.Lookup(TensorKey(ref)); a != nil {
 		return a, nil
 	}
-	return nil, fmt.Errorf("plan: tensor %v has no allocation", ref)
+	for _, s := range p.Skipped {
+		if s.Ref == ref {
+			return nil, &UnknownTensorError{ID: id, Reason: s.Reason}
+		}
+	}
+	return nil, &UnknownTensorError{ID: id, Reason: "no such tensor"}
 }

@@ -81,12 +81,12 @@ func TestBuildDiamond(t *testing.T) {
 	assert.Equal(t, "SRAM", s.Memory)
 
 	c := arena(t, p, liveness.Constant)
-	w, err := p.Allocation(graph.TensorRef{Tensor: 5})
+	w, err := p.Allocation(plan.TensorIDOf(graph.TensorRef{Tensor: 5}))
 	require.NoError(t, err)
-	w2, err := p.Allocation(graph.TensorRef{Tensor: 6})
+	w2, err := p.Allocation(plan.TensorIDOf(graph.TensorRef{Tensor: 6}))
 	require.NoError(t, err)
 	assert.Equal(t, w.Offset, w2.Offset, "tensors over one buffer share its bytes")
-	odd, err := p.Allocation(graph.TensorRef{Tensor: 7})
+	odd, err := p.Allocation(plan.TensorIDOf(graph.TensorRef{Tensor: 7}))
 	require.NoError(t, err)
 	assert.Equal(t, int64(16), odd.Offset)
 	assert.Equal(t, int64(21), c.Used)
@@ -97,9 +97,56 @@ func TestBuildDiamond(t *testing.T) {
 	pers := arena(t, p, liveness.Persistent)
 	assert.Equal(t, int64(16), pers.Size)
 
-	_, err = p.Allocation(graph.TensorRef{Tensor: 42})
-	assert.ErrorContains(t, err, "0:42 has no allocation")
 	assert.Len(t, p.Hash(), 64)
+}
+
+func TestAllocationByTensorID(t *testing.T) {
+	m := diamond()
+	sg := &m.Subgraphs[0]
+	sg.Tensors = append(sg.Tensors, graph.Tensor{Name: "empty", Type: graph.Float32, Shape: []int32{0}})
+	sg.Ops[2].Inputs = append(sg.Ops[2].Inputs, graph.TensorID(len(sg.Tensors)-1))
+	p := build(t, m, plan.Options{})
+	tests := []struct {
+		id     plan.TensorID
+		name   string // the allocation found, or
+		reason string // the UnknownTensorError's reason
+	}{
+		{"0:1", "a", ""},
+		{"0:7", "odd", ""},
+		{"0:8", "state", ""},
+		{"0:9", "", "zero-size"},
+		{"0:42", "", "no such tensor"},
+		{"1:0", "", "no such tensor"},
+		{"00:1", "", "not a tensor id"},
+		{"0:+1", "", "not a tensor id"},
+		{"1", "", "not a tensor id"},
+		{"", "", "not a tensor id"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.id), func(t *testing.T) {
+			a, err := p.Allocation(tt.id)
+			if tt.reason == "" {
+				require.NoError(t, err)
+				assert.Equal(t, tt.name, a.Name)
+				assert.Equal(t, tt.id, plan.TensorIDOf(a.Ref), "the id names the tensor it finds")
+				return
+			}
+			var unknown *plan.UnknownTensorError
+			require.ErrorAs(t, err, &unknown)
+			assert.Equal(t, tt.id, unknown.ID)
+			assert.Equal(t, tt.reason, unknown.Reason)
+			assert.Nil(t, a)
+		})
+	}
+}
+
+func TestTensorIDRoundTrip(t *testing.T) {
+	for _, ref := range []graph.TensorRef{{}, {Subgraph: 0, Tensor: 12}, {Subgraph: 3, Tensor: 1000000}} {
+		back, err := plan.ParseTensorID(plan.TensorIDOf(ref))
+		require.NoError(t, err)
+		assert.Equal(t, ref, back)
+	}
+	assert.Equal(t, plan.TensorID("2:7"), plan.TensorIDOf(graph.TensorRef{Subgraph: 2, Tensor: 7}))
 }
 
 func TestBuildScratchPassesBlocksVerifier(t *testing.T) {

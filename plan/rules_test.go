@@ -30,16 +30,20 @@ func TestRulesThatCannotHold(t *testing.T) {
 		name  string
 		rules []plan.Rule
 		want  string
+		boot  bool // A is boot_init RAM, which may hold cold constants
 	}{
-		{"scratch in read-only memory", []plan.Rule{{Name: "a", Memory: "FLASH"}}, `rule 0: scratch tensor 0:1 "a" cannot live in read-only FLASH`},
-		{"state in read-only memory", []plan.Rule{{Name: "state", Memory: "FLASH"}}, `rule 0: persistent tensor 0:8 "state" cannot live in read-only FLASH`},
-		{"constant in RAM without staging", []plan.Rule{{Name: "w*", Memory: "A"}}, `rule 0: constant 0:5 "w": A is RAM; to place constants there, stage them: add source: FLASH`},
+		{"scratch in read-only memory", []plan.Rule{{Name: "a", Memory: "FLASH"}}, `rule 0: scratch tensor 0:1 "a" cannot live in read-only FLASH`, false},
+		{"state in read-only memory", []plan.Rule{{Name: "state", Memory: "FLASH"}}, `rule 0: persistent tensor 0:8 "state" cannot live in read-only FLASH`, false},
+		{"constant in RAM without staging", []plan.Rule{{Name: "w*", Memory: "A"}}, `rule 0: constant 0:5 "w": A is RAM; to place constants there, stage them: add source: FLASH`, false},
 		{"two sources into one memory", []plan.Rule{{Class: "constant", Memory: "A", Source: "FLASH"}, {Name: "odd", Memory: "A", Source: "QSPI"}},
-			"constants are staged into A from both FLASH and QSPI"},
+			"constants in A come from both FLASH and QSPI", false},
+		{"cold and staged in one memory", []plan.Rule{{Name: "w*", Memory: "A"}, {Name: "odd", Memory: "A", Source: "FLASH"}},
+			"constants in A come from both A itself (cold) and FLASH", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := twoRAMs()
+			p.Banks[0].BootInit = tt.boot
 			_, err := plan.Build(context.Background(), m, lt, plan.Options{Platform: &p, Rules: tt.rules})
 			assert.ErrorContains(t, err, tt.want)
 		})
@@ -53,7 +57,7 @@ func TestTensorRuleMatchesByIndexNotSpelling(t *testing.T) {
 	p := twoRAMs()
 	pl, err := plan.Build(context.Background(), m, lt, plan.Options{Platform: &p, Rules: []plan.Rule{{Tensor: "0:01", Memory: "B"}}})
 	require.NoError(t, err)
-	a, err := pl.Allocation(graph.TensorRef{Tensor: 1})
+	a, err := pl.Allocation(plan.TensorIDOf(graph.TensorRef{Tensor: 1}))
 	require.NoError(t, err)
 	assert.Equal(t, "B", pl.Arenas[a.Arena].Memory)
 }
