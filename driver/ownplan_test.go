@@ -222,7 +222,7 @@ func TestVelaMovedMemberRejected(t *testing.T) {
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(out.PlanJSON, &doc))
 	moved := false
-	for _, a := range doc["tensor_allocs"].([]any) {
+	for _, a := range doc["tensor_allocs"].(map[string]any) {
 		a := a.(map[string]any)
 		if a["name"] != "ifm" {
 			continue
@@ -293,7 +293,7 @@ func TestVelaSeparatePlanRejected(t *testing.T) {
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(out.PlanJSON, &doc))
 	next := 12000.0
-	for _, a := range doc["tensor_allocs"].([]any) {
+	for _, a := range doc["tensor_allocs"].(map[string]any) {
 		a := a.(map[string]any)
 		if a["alias_of"] == nil {
 			continue
@@ -325,11 +325,7 @@ func TestVelaDataOperandsKeptApartInTime(t *testing.T) {
 	require.NoError(t, err)
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(out.PlanJSON, &doc))
-	for _, l := range doc["tensor_lifetimes"].([]any) {
-		if l := l.(map[string]any); l["tensor"] == 7.0 {
-			l["start_op"] = 1.0
-		}
-	}
+	doc["tensor_lifetimes"].(map[string]any)["0:7"].(map[string]any)["start_op"] = 1.0
 	early, err := json.Marshal(doc)
 	require.NoError(t, err)
 	var overlaps []string

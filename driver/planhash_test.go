@@ -84,10 +84,10 @@ func TestVerifyPlanEditedToAnotherLayout(t *testing.T) {
 	// nothing overlaps and every figure of the arena stays the same.
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(files[planFile], &doc))
-	allocs := doc["tensor_allocs"].([]any)
-	offset := func(i int) map[string]any { return allocs[i].(map[string]any)["binding"].(map[string]any) }
-	require.Equal(t, []any{32.0, 0.0}, []any{offset(0)["offset"], offset(2)["offset"]})
-	offset(0)["offset"], offset(2)["offset"] = 0, 32
+	allocs := doc["tensor_allocs"].(map[string]any)
+	offset := func(id string) map[string]any { return allocs[id].(map[string]any)["binding"].(map[string]any) }
+	require.Equal(t, []any{32.0, 0.0}, []any{offset("0:0")["offset"], offset("0:3")["offset"]})
+	offset("0:0")["offset"], offset("0:3")["offset"] = 0, 32
 	edited, err := json.Marshal(doc)
 	require.NoError(t, err)
 	plan := string(edited)

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
@@ -19,7 +20,7 @@ import (
 
 // SchemaVersion is the version of the plan.json format written by JSON
 // (docs/plan-format.md).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Meta describes the model a plan was made for.
 type Meta struct {
@@ -41,12 +42,14 @@ type jsonPlan struct {
 	Rules            []plan.Rule      `json:"rules"`
 	PlanHash         string           `json:"plan_hash"`
 	Arenas           []jsonArena      `json:"arenas"`
-	TensorAllocs     []jsonAlloc      `json:"tensor_allocs"`
-	ArenaUsages      []jsonScratch    `json:"arena_usages"`
-	PersistentArenas []jsonPersistent `json:"persistent_arenas"`
-	ConstantArenas   []jsonConstant   `json:"constant_arenas"`
-	TensorLifetimes  []jsonLifetime   `json:"tensor_lifetimes"`
-	Variables        []jsonVariable   `json:"resource_variables"`
+	// The five maps of heliaAOT's MemoryPlan: allocations and lifetimes
+	// by tensor id, arenas by memory.
+	TensorAllocs     orderedMap[jsonAlloc]      `json:"tensor_allocs"`
+	ArenaUsages      orderedMap[jsonScratch]    `json:"arena_usages"`
+	PersistentArenas orderedMap[jsonPersistent] `json:"persistent_arenas"`
+	ConstantArenas   orderedMap[jsonConstant]   `json:"constant_arenas"`
+	TensorLifetimes  orderedMap[jsonLifetime]   `json:"tensor_lifetimes"`
+	Variables        []jsonVariable             `json:"resource_variables"`
 	KernelScratch    []jsonKernel     `json:"kernel_scratch"`
 	Skipped          []jsonSkipped    `json:"skipped_tensors"`
 	Spills           []jsonSpill      `json:"spills"`
@@ -255,11 +258,48 @@ type jsonConstant struct {
 	Used         int64  `json:"used"`
 }
 
+// jsonLifetime is a tensor_lifetimes value: the inclusive steps a scratch
+// tensor holds its value over.
 type jsonLifetime struct {
-	Subgraph int `json:"subgraph"`
-	Tensor   int `json:"tensor"`
-	StartOp  int `json:"start_op"`
-	EndOp    int `json:"end_op"`
+	StartOp int `json:"start_op"`
+	EndOp   int `json:"end_op"`
+}
+
+// orderedMap is a JSON object written with its keys in the order added
+// (heliaAOT's MemoryPlan has dicts where heliac has ordered lists; the
+// order keeps plan.json readable and its bytes deterministic).
+type orderedMap[V any] struct {
+	keys   []string
+	values []V
+}
+
+func (m *orderedMap[V]) add(key string, v V) {
+	m.keys = append(m.keys, key)
+	m.values = append(m.values, v)
+}
+
+// MarshalJSON writes the object, keys in order.
+func (m orderedMap[V]) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	buf.WriteByte('{')
+	for i, k := range m.keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := enc.Encode(k); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		buf.WriteByte(':')
+		if err := enc.Encode(m.values[i]); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
 
 // JSON renders the plan as plan.json (docs/plan-format.md). Allocations
@@ -275,11 +315,6 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 		Planner:          p.Planner,
 		PlanHash:         p.Hash(),
 		Arenas:           []jsonArena{},
-		TensorAllocs:     []jsonAlloc{},
-		ArenaUsages:      []jsonScratch{},
-		PersistentArenas: []jsonPersistent{},
-		ConstantArenas:   []jsonConstant{},
-		TensorLifetimes:  []jsonLifetime{},
 		Variables:        []jsonVariable{},
 		KernelScratch:    []jsonKernel{},
 		Skipped:          []jsonSkipped{},
@@ -317,8 +352,10 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 			return nil, err
 		}
 	}
-	for _, ar := range p.Arenas {
-		out.addArena(ar)
+	for i := range p.Arenas {
+		if err := out.addArena(&p.Arenas[i]); err != nil {
+			return nil, err
+		}
 	}
 	for _, sk := range p.Skipped {
 		out.Skipped = append(out.Skipped, jsonSkipped{Subgraph: int(sk.Ref.Subgraph), Tensor: int(sk.Ref.Tensor),
@@ -340,11 +377,7 @@ func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 	if ar == nil {
 		return fmt.Errorf("emit: %v %s is in arena %d, which the plan does not have", a.Key, quoted(a.Name), a.Arena)
 	}
-	b := jsonBinding{Role: a.Class.String(), Arena: int(ar.ID), Memory: ar.Memory, Offset: a.Offset}
-	if ar.Staged() {
-		src := ar.Source
-		b.SourceMemory = &src
-	}
+	b := jsonBinding{Role: a.Class.String(), Arena: int(ar.ID), Memory: ar.Memory, Offset: a.Offset, SourceMemory: sourceOf(ar)}
 	switch a.Kind {
 	case plan.TensorAlloc:
 		ja := jsonAlloc{Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), Name: escapeName(a.Name), Size: a.Size,
@@ -357,11 +390,10 @@ func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 			ja.InPlace = &jsonInPlace{Subgraph: int(ip.Op.Subgraph), Operator: int(ip.Op.Op), Input: int(ip.Input.Tensor),
 				Contract: ip.Contract.String()}
 		}
-		out.TensorAllocs = append(out.TensorAllocs, ja)
+		id := string(plan.TensorIDOf(a.Ref))
+		out.TensorAllocs.add(id, ja)
 		if a.Class == liveness.Scratch {
-			out.TensorLifetimes = append(out.TensorLifetimes, jsonLifetime{
-				Subgraph: int(a.Ref.Subgraph), Tensor: int(a.Ref.Tensor), StartOp: int(a.Live.First), EndOp: int(a.Live.Last),
-			})
+			out.TensorLifetimes.add(id, jsonLifetime{StartOp: int(a.Live.First), EndOp: int(a.Live.Last)})
 		}
 	case plan.VariableAlloc:
 		jv := jsonVariable{Container: escapeName(a.Variable.Container), SharedName: escapeName(a.Variable.SharedName), Size: a.Size,
@@ -379,16 +411,32 @@ func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 	return nil
 }
 
-// addArena writes one arena into arenas and into the heliaAOT list of its
-// role.
-func (out *jsonPlan) addArena(ar plan.Arena) {
-	ja := jsonArena{ID: int(ar.ID), Name: ar.Name, Role: ar.Role.String(), Memory: ar.Memory, Provider: ar.Provider.String(), SharedSize: ar.SharedSize,
-		Size: ar.Size, Used: ar.Used, Alignment: ar.Alignment}
-	if ar.Staged() {
-		src := ar.Source
-		ja.Source = &src
+// sourceOf is an arena's source_memory, by heliaAOT's rule: for a constant
+// arena the memory its bytes come from (its own memory when cold, read
+// where it lies; the staging source when staged), null for any other.
+func sourceOf(ar *plan.Arena) *string {
+	if ar.Role != liveness.Constant {
+		return nil
 	}
+	src := ar.Memory
+	if ar.Staged() {
+		src = ar.Source
+	}
+	return &src
+}
+
+// addArena writes one arena into arenas and, under its memory, into the
+// heliaAOT map of its role. The planner makes one arena per role and
+// memory; a second is an error.
+func (out *jsonPlan) addArena(ar *plan.Arena) error {
+	ja := jsonArena{ID: int(ar.ID), Name: ar.Name, Role: ar.Role.String(), Memory: ar.Memory, Source: sourceOf(ar),
+		Provider: ar.Provider.String(), SharedSize: ar.SharedSize, Size: ar.Size, Used: ar.Used, Alignment: ar.Alignment}
 	out.Arenas = append(out.Arenas, ja)
+	taken := map[liveness.Class][]string{liveness.Scratch: out.ArenaUsages.keys, liveness.Persistent: out.PersistentArenas.keys,
+		liveness.Constant: out.ConstantArenas.keys}[ar.Role]
+	if slices.Contains(taken, ar.Memory) {
+		return fmt.Errorf("emit: two %s arenas in %s; heliaAOT's MemoryPlan has one arena of a role per memory", ar.Role, ar.Memory)
+	}
 	switch ar.Role {
 	case liveness.Scratch:
 		s := jsonScratch{Arena: int(ar.ID), Memory: ar.Memory, Capacity: ar.Capacity, TotalSize: ar.Size, Used: ar.Used,
@@ -397,23 +445,24 @@ func (out *jsonPlan) addArena(ar plan.Arena) {
 		for _, k := range ar.Peak {
 			s.PeakTensors = append(s.PeakTensors, keyOf(k))
 		}
-		out.ArenaUsages = append(out.ArenaUsages, s)
+		out.ArenaUsages.add(ar.Memory, s)
 	case liveness.Persistent:
-		out.PersistentArenas = append(out.PersistentArenas, jsonPersistent{Arena: int(ar.ID), Memory: ar.Memory, TotalSize: ar.Size, Used: ar.Used})
+		out.PersistentArenas.add(ar.Memory, jsonPersistent{Arena: int(ar.ID), Memory: ar.Memory, TotalSize: ar.Size, Used: ar.Used})
 	case liveness.Constant:
-		mode, src := "cold", ar.Memory
+		mode := "cold"
 		if ar.Staged() {
-			mode, src = "staged", ar.Source
+			mode = "staged"
 		}
-		out.ConstantArenas = append(out.ConstantArenas, jsonConstant{Arena: int(ar.ID), Memory: ar.Memory, SourceMemory: src,
+		out.ConstantArenas.add(ar.Memory, jsonConstant{Arena: int(ar.ID), Memory: ar.Memory, SourceMemory: *sourceOf(ar),
 			Mode: mode, TotalSize: ar.Size, Used: ar.Used})
 	}
+	return nil
 }
 
 // fragmentation is the share of a scratch arena above its lower bound, the
 // bytes no plan could have saved excluded: (total_size - lower_bound) /
 // total_size, rounded to four decimals; 0 for an empty arena.
-func fragmentation(a plan.Arena) float64 {
+func fragmentation(a *plan.Arena) float64 {
 	if a.Size == 0 {
 		return 0
 	}

@@ -194,7 +194,7 @@ func TestJSONSummary(t *testing.T) {
 			Name string
 			Size int64
 		}
-		Usages []struct {
+		Usages map[string]struct {
 			Arena      int
 			LowerBound int64 `json:"lower_bound"`
 		} `json:"arena_usages"`
@@ -213,9 +213,9 @@ func TestJSONSummary(t *testing.T) {
 	}
 	assert.Equal(t, total, s.KernelScratch)
 	require.Len(t, doc.Usages, 1)
-	scratch := s.Arenas[doc.Usages[0].Arena]
+	scratch := s.Arenas[doc.Usages["SRAM"].Arena]
 	require.NotNil(t, scratch.LowerBound)
-	assert.Equal(t, doc.Usages[0].LowerBound, *scratch.LowerBound)
+	assert.Equal(t, doc.Usages["SRAM"].LowerBound, *scratch.LowerBound)
 	assert.Less(t, *scratch.TensorLowerBound, *scratch.LowerBound, "kernel scratch raises the bound")
 	assert.Len(t, s.Files, 3)
 }

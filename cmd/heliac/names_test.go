@@ -73,7 +73,7 @@ func TestHostileNames(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, utf8.Valid(js), "plan.json is not UTF-8")
 	var plan struct {
-		Tensors   []struct{ Name string } `json:"tensor_allocs"`
+		Tensors   map[string]struct{ Name string } `json:"tensor_allocs"`
 		Variables []struct {
 			SharedName string `json:"shared_name"`
 		} `json:"resource_variables"`
@@ -81,7 +81,7 @@ func TestHostileNames(t *testing.T) {
 		Skipped  []struct{ Name, Reason string } `json:"skipped_tensors"`
 	}
 	require.NoError(t, json.Unmarshal(js, &plan))
-	assert.Equal(t, `in\xff\x1b[2J\x1b[31m\xe2\x80\xaegpj.exe`, plan.Tensors[0].Name)
+	assert.Equal(t, `in\xff\x1b[2J\x1b[31m\xe2\x80\xaegpj.exe`, plan.Tensors["0:0"].Name)
 	assert.Equal(t, `Var\xfe\x00iable`, plan.Variables[0].SharedName)
 	assert.Contains(t, string(js), `"name": "CUSTOM:Mul\\xc0\\x0d\\x0a*/"`)
 	for _, f := range []string{"hostile.h", "hostile.c"} {
