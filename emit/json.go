@@ -31,17 +31,17 @@ type Meta struct {
 }
 
 type jsonPlan struct {
-	SchemaVersion    int              `json:"schema_version"`
-	Generator        string           `json:"generator"`
-	Model            jsonModel        `json:"model"`
-	Alignment        int64            `json:"alignment"`
-	Kernels          string           `json:"kernels,omitempty"`
-	OverwriteInputs  bool             `json:"overwrite_inputs,omitempty"`
-	Planner          string           `json:"planner"`
-	Platform         jsonPlatform     `json:"platform"`
-	Rules            []plan.Rule      `json:"rules"`
-	PlanHash         string           `json:"plan_hash"`
-	Arenas           []jsonArena      `json:"arenas"`
+	SchemaVersion   int          `json:"schema_version"`
+	Generator       string       `json:"generator"`
+	Model           jsonModel    `json:"model"`
+	Alignment       int64        `json:"alignment"`
+	Kernels         string       `json:"kernels,omitempty"`
+	OverwriteInputs bool         `json:"overwrite_inputs,omitempty"`
+	Planner         string       `json:"planner"`
+	Platform        jsonPlatform `json:"platform"`
+	Rules           []plan.Rule  `json:"rules"`
+	PlanHash        string       `json:"plan_hash"`
+	Arenas          []jsonArena  `json:"arenas"`
 	// The five maps of heliaAOT's MemoryPlan: allocations and lifetimes
 	// by tensor id, arenas by memory.
 	TensorAllocs     orderedMap[jsonAlloc]      `json:"tensor_allocs"`
@@ -50,16 +50,16 @@ type jsonPlan struct {
 	ConstantArenas   orderedMap[jsonConstant]   `json:"constant_arenas"`
 	TensorLifetimes  orderedMap[jsonLifetime]   `json:"tensor_lifetimes"`
 	Variables        []jsonVariable             `json:"resource_variables"`
-	KernelScratch    []jsonKernel     `json:"kernel_scratch"`
-	Skipped          []jsonSkipped    `json:"skipped_tensors"`
-	Spills           []jsonSpill      `json:"spills"`
-	UnusedRules      []jsonUnused     `json:"unused_rules,omitempty"`
-	UnusedExternal   []string         `json:"unused_external_arenas,omitempty"`
-	UnknownScratch   []jsonOpName     `json:"unknown_kernel_scratch,omitempty"`
-	UnusedOverrides  []jsonOverride   `json:"unused_kernel_scratch,omitempty"`
-	ScratchSource    *jsonSource      `json:"kernel_scratch_source,omitempty"`
-	Ordering         jsonOrdering     `json:"ordering"`
-	Schedule         []jsonRun        `json:"schedule"`
+	KernelScratch    []jsonKernel               `json:"kernel_scratch"`
+	Skipped          []jsonSkipped              `json:"skipped_tensors"`
+	Spills           []jsonSpill                `json:"spills"`
+	UnusedRules      []jsonUnused               `json:"unused_rules,omitempty"`
+	UnusedExternal   []string                   `json:"unused_external_arenas,omitempty"`
+	UnknownScratch   []jsonOpName               `json:"unknown_kernel_scratch,omitempty"`
+	UnusedOverrides  []jsonOverride             `json:"unused_kernel_scratch,omitempty"`
+	ScratchSource    *jsonSource                `json:"kernel_scratch_source,omitempty"`
+	Ordering         jsonOrdering               `json:"ordering"`
+	Schedule         []jsonRun                  `json:"schedule"`
 }
 
 // jsonSource names the kernel library and CPU that sized kernel_scratch.
@@ -306,19 +306,19 @@ func (m orderedMap[V]) MarshalJSON() ([]byte, error) {
 // and arenas are written once each, in the list of their kind and role.
 func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	out := jsonPlan{
-		SchemaVersion:    SchemaVersion,
-		Generator:        "heliac " + meta.Version,
-		Model:            jsonModel{Name: escapeName(meta.ModelName), SHA256: meta.ModelSHA256, Subgraphs: meta.Subgraphs, Steps: p.Schedule.Steps},
-		Alignment:        p.Alignment,
-		Kernels:          p.Kernels,
-		OverwriteInputs:  p.OverwriteInputs,
-		Planner:          p.Planner,
-		PlanHash:         p.Hash(),
-		Arenas:           []jsonArena{},
-		Variables:        []jsonVariable{},
-		KernelScratch:    []jsonKernel{},
-		Skipped:          []jsonSkipped{},
-		Spills:           []jsonSpill{},
+		SchemaVersion:   SchemaVersion,
+		Generator:       "heliac " + meta.Version,
+		Model:           jsonModel{Name: escapeName(meta.ModelName), SHA256: meta.ModelSHA256, Subgraphs: meta.Subgraphs, Steps: p.Schedule.Steps},
+		Alignment:       p.Alignment,
+		Kernels:         p.Kernels,
+		OverwriteInputs: p.OverwriteInputs,
+		Planner:         p.Planner,
+		PlanHash:        p.Hash(),
+		Arenas:          []jsonArena{},
+		Variables:       []jsonVariable{},
+		KernelScratch:   []jsonKernel{},
+		Skipped:         []jsonSkipped{},
+		Spills:          []jsonSpill{},
 		Ordering: jsonOrdering{Strategy: p.Schedule.Ordering.Strategy, ProvenOptimal: p.Schedule.Ordering.Proven,
 			TimedOut: p.Schedule.Ordering.TimedOut},
 		Schedule: []jsonRun{},
