@@ -266,8 +266,11 @@ type jsonLifetime struct {
 }
 
 // orderedMap is a JSON object written with its keys in the order added
-// (heliaAOT's MemoryPlan has dicts where heliac has ordered lists; the
-// order keeps plan.json readable and its bytes deterministic).
+// (heliaAOT's MemoryPlan has dicts where heliac had ordered lists; the
+// order keeps plan.json readable and its bytes deterministic). In jsonPlan
+// it encodes as a hole that JSON then fills with the object (fill): a
+// MarshalJSON method would have encoding/json scan its output once more,
+// which at the limits took most of the time of writing the maps.
 type orderedMap[V any] struct {
 	keys   []string
 	values []V
@@ -278,10 +281,17 @@ func (m *orderedMap[V]) add(key string, v V) {
 	m.values = append(m.values, v)
 }
 
-// MarshalJSON writes the object, keys in order.
-func (m orderedMap[V]) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+// hole is the text an orderedMap leaves in the encoded plan: the string
+// of one NUL byte. fill finds it after its map's key, a text that no string
+// value can hold (its quotes would be escaped) and no nested object has.
+const hole = `"\u0000"`
+
+// MarshalJSON leaves the hole.
+func (m orderedMap[V]) MarshalJSON() ([]byte, error) { return []byte(hole), nil }
+
+// encode writes the object, keys in order, to enc's buffer.
+func (m *orderedMap[V]) encode(buf *bytes.Buffer) error {
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	buf.WriteByte('{')
 	for i, k := range m.keys {
@@ -289,16 +299,48 @@ func (m orderedMap[V]) MarshalJSON() ([]byte, error) {
 			buf.WriteByte(',')
 		}
 		if err := enc.Encode(k); err != nil {
-			return nil, err
+			return err
 		}
 		buf.Truncate(buf.Len() - 1) // Encode's newline
 		buf.WriteByte(':')
 		if err := enc.Encode(m.values[i]); err != nil {
-			return nil, err
+			return err
 		}
 		buf.Truncate(buf.Len() - 1)
 	}
 	buf.WriteByte('}')
+	return nil
+}
+
+// fill replaces the holes the maps left in js, the compact encoding of out
+// (which writes them in this order), with the maps.
+func (out *jsonPlan) fill(js []byte) ([]byte, error) {
+	maps := []struct {
+		key    string
+		encode func(*bytes.Buffer) error
+	}{
+		{"tensor_allocs", out.TensorAllocs.encode},
+		{"arena_usages", out.ArenaUsages.encode},
+		{"persistent_arenas", out.PersistentArenas.encode},
+		{"constant_arenas", out.ConstantArenas.encode},
+		{"tensor_lifetimes", out.TensorLifetimes.encode},
+	}
+	var buf bytes.Buffer
+	buf.Grow(2 * len(js))
+	rest := js
+	for _, m := range maps {
+		at := bytes.Index(rest, []byte(`"`+m.key+`":`+hole))
+		if at < 0 {
+			return nil, fmt.Errorf("emit: no place for %s in plan.json", m.key)
+		}
+		at += len(m.key) + 3
+		buf.Write(rest[:at])
+		if err := m.encode(&buf); err != nil {
+			return nil, err
+		}
+		rest = rest[at+len(hole):]
+	}
+	buf.Write(rest)
 	return buf.Bytes(), nil
 }
 
@@ -368,7 +410,14 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 		out.Schedule = append(out.Schedule, jsonRun{Subgraph: int(r.Op.Subgraph), Operator: int(r.Op.Op),
 			Name: escapeName(m.Subgraphs[r.Op.Subgraph].Ops[r.Op.Op].Name()), StartOp: int(r.Span.First), EndOp: int(r.Span.Last)})
 	}
-	return encodeJSON(out)
+	js, err := compactJSON(out)
+	if err != nil {
+		return nil, err
+	}
+	if js, err = out.fill(js); err != nil {
+		return nil, err
+	}
+	return indentJSON(js), nil
 }
 
 // addAlloc writes one allocation into the list of its kind.
@@ -478,13 +527,23 @@ func constBank(p plan.Platform) string {
 // encodeJSON renders v as the JSON heliac writes everywhere: two-space
 // indent, no HTML escaping, a final newline.
 func encodeJSON(v any) ([]byte, error) {
+	js, err := compactJSON(v)
+	if err != nil {
+		return nil, err
+	}
+	return indentJSON(js), nil
+}
+
+// compactJSON renders v without indent or HTML escaping, with a final
+// newline.
+func compactJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return indentJSON(buf.Bytes()), nil
+	return buf.Bytes(), nil
 }
 
 // indentJSON indents compact JSON as an Encoder with SetIndent("", "  ")
