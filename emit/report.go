@@ -93,6 +93,8 @@ func reportArenaTable(b *bytes.Buffer, p *plan.Plan) {
 		role := a.Role.String()
 		if a.Staged() {
 			role += " (staged from " + a.Source + ")"
+		} else if a.Role == liveness.Constant {
+			role += " (cold)"
 		}
 		capacity := "unlimited"
 		if a.Capacity > 0 {

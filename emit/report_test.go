@@ -63,6 +63,7 @@ func TestReportKinds(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(r, `<rect class="alloc kscratch"`))
 	assert.Contains(t, r, `<line class="bound"`)
 	assert.Contains(t, r, `<line class="peak"`)
+	assert.Contains(t, r, "<td>constant (cold)</td>", "a constant arena read where it lies, as plan.json's mode says")
 	assert.NotContains(t, r, "<script>alert")
 	assert.Equal(t, 1, strings.Count(r, "<script>"), "the report's own script only")
 	assert.True(t, bytes.Contains([]byte(r), []byte("&lt;/title&gt;&lt;script&gt;")))
