@@ -73,6 +73,10 @@ func TestTimeBudget(t *testing.T) {
 		{"compile: tflm ignores the budget", []string{helloWorld, "-o", out, "--planner", "tflm", "--time-limit", "1ns"}, exitOK, `scratch +SRAM +32 +32 `, ""},
 		{"compile: zero", []string{helloWorld, "-o", out, "--time-limit", "0"}, exitUsage, "", "heliac: --time-limit must be positive, got 0s\n"},
 		{"compile: negative", []string{helloWorld, "-o", out, "--time-limit", "-3s"}, exitUsage, "", "heliac: --time-limit must be positive, got -3s\n"},
+		{"compile: no unit", []string{helloWorld, "-o", out, "--time-limit", "5"}, exitUsage, "",
+			"heliac: invalid argument \"5\" for \"--time-limit\" flag: 5 has no unit: write 5s for seconds or 5ms for milliseconds\n"},
+		{"pack: not a duration", []string{"pack", in, "--time-limit", "soon"}, exitUsage, "",
+			"heliac: invalid argument \"soon\" for \"--time-limit\" flag: soon is not a duration (such as 2s, 500ms or 1m30s)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

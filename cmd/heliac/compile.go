@@ -56,7 +56,7 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVarP(&opts.outDir, "out", "o", "out", "directory to write <prefix>.plan.json and the C sources into")
 	f.StringVar(&opts.prefix, "prefix", "", "prefix of every C name (default: derived from the model file name)")
 	f.StringVar(&opts.planner, "planner", plan.PlannerBest, "offset allocator: "+strategyHelp())
-	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit,
+	durationFlag(f, &opts.timeLimit, "time-limit", plan.DefaultTimeLimit,
 		"search budget per scratch arena for --planner best; when it runs out, the best placement found by then is used")
 	f.StringVar(&opts.platform, "platform", "", "built-in platform: "+strings.Join(plan.BuiltinPlatformNames(), ", ")+" (default generic)")
 	f.StringVar(&opts.platformFile, "platform-file", "", "platform description (YAML or JSON); overrides --config's platform")

@@ -59,7 +59,7 @@ With -o it writes the rows back with an offset column.`,
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "out", "o", "", "write the buffers with their offsets to this CSV file")
 	f.Int64Var(&opts.capacity, "capacity", 0, "arena capacity in bytes (0: unbounded)")
-	f.DurationVar(&opts.timeLimit, "time-limit", plan.DefaultTimeLimit, "search budget of --strategy best; the best placement found by then is used")
+	durationFlag(f, &opts.timeLimit, "time-limit", plan.DefaultTimeLimit, "search budget of --strategy best; the best placement found by then is used")
 	f.StringVar(&opts.strategy, "strategy", plan.PlannerBest, "allocator: "+strategyHelp())
 	return cmd
 }
