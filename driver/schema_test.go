@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,9 +21,10 @@ import (
 
 // schemaChecker validates JSON values against the subset of JSON Schema
 // that docs/plan.schema.json uses: type, required, properties,
-// additionalProperties: false, items, enum, minimum, maximum, oneOf and
-// local $ref. It is deliberately small; a keyword it does not know fails
-// the test rather than being ignored.
+// additionalProperties (false or a schema), propertyNames, items, enum,
+// minimum, maximum, pattern, oneOf and local $ref. It is deliberately
+// small; a keyword it does not know fails the test rather than being
+// ignored.
 type schemaChecker struct {
 	root map[string]any
 	errs []string
@@ -31,6 +34,7 @@ var knownKeywords = map[string]bool{
 	"$schema": true, "$id": true, "title": true, "description": true, "$defs": true,
 	"type": true, "required": true, "properties": true, "additionalProperties": true, "items": true,
 	"enum": true, "minimum": true, "maximum": true, "oneOf": true, "$ref": true,
+	"propertyNames": true, "pattern": true,
 }
 
 func (c *schemaChecker) fail(path, format string, args ...any) {
@@ -104,6 +108,18 @@ func (c *schemaChecker) check(path string, v any, s map[string]any) {
 			c.fail(path, "%v above maximum %v", n, m)
 		}
 	}
+	if p, ok := s["pattern"].(string); ok {
+		if str, ok := v.(string); ok {
+			// JSON Schema patterns are ECMA-262 and unanchored; the
+			// schema's use only syntax RE2 reads the same way.
+			re, err := regexp.Compile(p)
+			if err != nil {
+				c.fail(path, "pattern %q: %v", p, err)
+			} else if !re.MatchString(str) {
+				c.fail(path, "%q does not match pattern %q", str, p)
+			}
+		}
+	}
 	if alts, ok := s["oneOf"].([]any); ok {
 		matches := 0
 		for _, a := range alts {
@@ -130,10 +146,20 @@ func (c *schemaChecker) check(path string, v any, s map[string]any) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			if pn, ok := s["propertyNames"].(map[string]any); ok {
+				c.check(path+" key "+strconv.Quote(k), k, pn)
+			}
 			if ps, ok := props[k]; ok {
 				c.check(path+"."+k, obj[k], ps.(map[string]any))
-			} else if ap, ok := s["additionalProperties"].(bool); ok && !ap {
-				c.fail(path, "unexpected key %q", k)
+				continue
+			}
+			switch ap := s["additionalProperties"].(type) {
+			case bool:
+				if !ap {
+					c.fail(path, "unexpected key %q", k)
+				}
+			case map[string]any:
+				c.check(path+"["+strconv.Quote(k)+"]", obj[k], ap)
 			}
 		}
 	}
@@ -182,7 +208,8 @@ func TestPlanMatchesJSONSchema(t *testing.T) {
 	}
 }
 
-// The checker itself must reject what the schema forbids.
+// The checker itself must reject what the schema forbids, starting from a
+// plan it accepts.
 func TestSchemaCheckerRejects(t *testing.T) {
 	data, err := os.ReadFile("testdata/golden/hello_world_int8/plan.json")
 	require.NoError(t, err)
@@ -191,9 +218,36 @@ func TestSchemaCheckerRejects(t *testing.T) {
 		"extra key":       func(m map[string]any) { m["surprise"] = 1 },
 		"wrong type":      func(m map[string]any) { m["alignment"] = "16" },
 		"bad enum":        func(m map[string]any) { m["planner"] = "magic" },
-		"negative offset": func(m map[string]any) { binding(m)["offset"] = -16.0 },
-		"bad alias":       func(m map[string]any) { m["tensor_allocs"].([]any)[0].(map[string]any)["alias_of"] = 3.0 },
+		"negative offset": func(m map[string]any) { binding(m, "0:0")["offset"] = -16.0 },
+		"bad alias":       func(m map[string]any) { alloc(m, "0:0")["alias_of"] = 3.0 },
+		"v3 list of tensors": func(m map[string]any) {
+			m["tensor_allocs"] = []any{alloc(m, "0:0")}
+		},
+		"v3 list of arena usages": func(m map[string]any) {
+			m["arena_usages"] = []any{m["arena_usages"].(map[string]any)["SRAM"]}
+		},
+		"tensor id with a leading zero": func(m map[string]any) { rekey(m, "tensor_allocs", "0:1", "0:01") },
+		"tensor id without subgraph":    func(m map[string]any) { rekey(m, "tensor_allocs", "0:1", "1") },
+		"lifetime keyed by a number":    func(m map[string]any) { rekey(m, "tensor_lifetimes", "0:0", "0") },
+		"lifetime with v3 fields": func(m map[string]any) {
+			m["tensor_lifetimes"].(map[string]any)["0:0"].(map[string]any)["subgraph"] = 0.0
+		},
+		"arena usage not an object": func(m map[string]any) { m["arena_usages"].(map[string]any)["SRAM"] = 48.0 },
+		"cold constant with null source": func(m map[string]any) {
+			binding(m, "0:1")["source_memory"] = nil // 0:1 is a constant
+		},
+		"scratch with a source": func(m map[string]any) { binding(m, "0:0")["source_memory"] = "SRAM" },
+		"constant arena record with null source": func(m map[string]any) {
+			m["arenas"].([]any)[0].(map[string]any)["source_memory"] = nil // arena 0 is the constant one
+		},
 	}
+	var base map[string]any
+	require.NoError(t, json.Unmarshal(data, &base))
+	c := loadSchema(t)
+	c.check("$", base, c.root)
+	require.Empty(t, c.errs, "the unchanged golden plan")
+	require.Equal(t, "constant", binding(base, "0:1")["role"])
+	require.Equal(t, "constant", base["arenas"].([]any)[0].(map[string]any)["role"])
 	for name, mutate := range tests {
 		t.Run(name, func(t *testing.T) {
 			var v map[string]any
@@ -206,6 +260,54 @@ func TestSchemaCheckerRejects(t *testing.T) {
 	}
 }
 
-func binding(m map[string]any) map[string]any {
-	return m["tensor_allocs"].([]any)[0].(map[string]any)["binding"].(map[string]any)
+func alloc(m map[string]any, id string) map[string]any {
+	return m["tensor_allocs"].(map[string]any)[id].(map[string]any)
+}
+
+func binding(m map[string]any, id string) map[string]any {
+	return alloc(m, id)["binding"].(map[string]any)
+}
+
+// rekey moves m[key][from] to m[key][to].
+func rekey(m map[string]any, key, from, to string) {
+	obj := m[key].(map[string]any)
+	obj[to] = obj[from]
+	delete(obj, from)
+}
+
+// Each keyword the checker knows beyond the first subset, with a value it
+// accepts and one it rejects.
+func TestSchemaCheckerKeywords(t *testing.T) {
+	tests := []struct {
+		name, schema, value string
+		ok                  bool
+	}{
+		{"additionalProperties schema: match", `{"type":"object","additionalProperties":{"type":"integer"}}`, `{"a":1,"b":2}`, true},
+		{"additionalProperties schema: mismatch", `{"type":"object","additionalProperties":{"type":"integer"}}`, `{"a":1,"b":"2"}`, false},
+		{"additionalProperties schema: not for properties", `{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":{"type":"integer"}}`, `{"a":"x","b":2}`, true},
+		{"additionalProperties false", `{"type":"object","properties":{"a":{}},"additionalProperties":false}`, `{"a":1,"b":2}`, false},
+		{"propertyNames: match", `{"type":"object","propertyNames":{"pattern":"^[a-z]+$"}}`, `{"ab":1,"c":2}`, true},
+		{"propertyNames: mismatch", `{"type":"object","propertyNames":{"pattern":"^[a-z]+$"}}`, `{"ab":1,"C":2}`, false},
+		{"propertyNames: a declared property too", `{"type":"object","properties":{"A":{}},"propertyNames":{"pattern":"^[a-z]+$"}}`, `{"A":1}`, false},
+		{"pattern: match", `{"type":"string","pattern":"^(0|[1-9][0-9]*):(0|[1-9][0-9]*)$"}`, `"10:0"`, true},
+		{"pattern: mismatch", `{"type":"string","pattern":"^(0|[1-9][0-9]*):(0|[1-9][0-9]*)$"}`, `"10:00"`, false},
+		{"pattern: unanchored", `{"pattern":"b"}`, `"abc"`, true},
+		{"pattern: not a string", `{"pattern":"^a$"}`, `1`, true},
+		{"pattern: invalid", `{"pattern":"("}`, `"("`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var schema map[string]any
+			var v any
+			require.NoError(t, json.Unmarshal([]byte(tt.schema), &schema))
+			require.NoError(t, json.Unmarshal([]byte(tt.value), &v))
+			c := &schemaChecker{root: schema}
+			c.check("$", v, schema)
+			if tt.ok {
+				require.Empty(t, c.errs)
+			} else {
+				require.NotEmpty(t, c.errs)
+			}
+		})
+	}
 }
