@@ -113,6 +113,12 @@ type arenaRec struct {
 	alignment  int64
 }
 
+// staged reports whether a is a constant arena copied from another bank
+// (its source_memory is not its memory) before the first run.
+func (a *arenaRec) staged() bool {
+	return a.role == roleConstant && a.source != nil && *a.source != a.memory
+}
+
 // binding is where an allocation lies: its arena and the offset in it.
 type binding struct {
 	role   string
@@ -120,6 +126,15 @@ type binding struct {
 	memory string
 	offset int64
 	source *string // source_memory; nil for null
+}
+
+// stagedFrom returns the bank a staged constant binding is copied from,
+// "" for any other.
+func (b *binding) stagedFrom() string {
+	if b.role != roleConstant || b.source == nil || *b.source == b.memory {
+		return ""
+	}
+	return *b.source
 }
 
 // alloc is one tensor_allocs entry.

@@ -98,13 +98,12 @@ func hashOf(doc *planDoc) string {
 // hashArena writes an arena's line. The name and provider are written only
 // when they are not the defaults, <role>_<memory as a C name> and "owned".
 func hashArena(w io.Writer, a arenaRec) {
-	staged := a.role == roleConstant && a.source != nil
+	// A cold constant arena's source_memory is its memory, so these are
+	// the figures schema_version 3 hashed (its null source then).
+	staged := a.staged()
 	src := ""
-	switch {
-	case a.source != nil:
+	if a.source != nil {
 		src = *a.source
-	case a.role == roleConstant:
-		src = a.memory // a cold arena is its own source
 	}
 	fmt.Fprintf(w, "arena %d %s %s size=%d align=%d src=%s staged=%t", a.id, a.role, a.memory, a.size, a.alignment, src, staged)
 	if a.name != defaultArenaName(a.role, a.memory) || a.provider != "owned" {
