@@ -69,7 +69,10 @@ func (c *checker) checkArenas() {
 			c.r.add(Malformed, "%s: %s names memory %q, but arena %q is in %q", p.path, p.what, p.memory, a.name, a.memory)
 			continue
 		}
-		if p.key.kind != variableKey && (p.source == nil) != (a.source == nil) || p.source != nil && a.source != nil && *p.source != *a.source {
+		// Single source: a constant has its arena's source_memory. (A
+		// scratch or persistent binding's is null: checkTensors and
+		// checkKernelScratch say so.)
+		if p.role == roleConstant && strOrNull(p.source) != strOrNull(a.source) {
 			c.r.add(Malformed, "%s: binding.source_memory is %s, but arena %q has %s", p.path, strOrNull(p.source), a.name, strOrNull(a.source))
 		}
 		members[a] = append(members[a], p)
