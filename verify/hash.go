@@ -37,8 +37,9 @@ func (c *checker) checkHash() {
 }
 
 // hashOf computes plan_hash: a SHA-256 over one line per arena, one per
-// allocation (tensors, then resource variables, then kernel scratch, in
-// file order) and one per subgraph run in an order other than its own.
+// allocation (tensors by (subgraph, tensor), whatever the order of
+// tensor_allocs' keys; then resource variables and kernel scratch, in file
+// order) and one per subgraph run in an order other than its own.
 func hashOf(doc *planDoc) string {
 	// Many short lines: buffered, sha256 sees few writes.
 	sum := sha256.New()
