@@ -43,7 +43,10 @@ func (c *checker) arenaList() []*arenaRec {
 // checkArenas checks every arena on its own and against its heliaAOT view
 // (arena_usages, persistent_arenas or constant_arenas), puts each
 // allocation in the arena its binding names, and checks each arena's
-// allocations.
+// allocations. An allocation's binding names an arena of its role and
+// memory, with its source_memory, and that arena has the one entry of its
+// map under that memory: so heliaAOT's maps, keyed by memory, find every
+// tensor's arena from its binding's role and memory (partition by role).
 func (c *checker) checkArenas() {
 	for _, a := range c.arenaList() {
 		c.checkArenaEntry(a)
@@ -66,7 +69,10 @@ func (c *checker) checkArenas() {
 			c.r.add(Malformed, "%s: %s names memory %q, but arena %q is in %q", p.path, p.what, p.memory, a.name, a.memory)
 			continue
 		}
-		if p.key.kind != variableKey && (p.source == nil) != (a.source == nil) || p.source != nil && a.source != nil && *p.source != *a.source {
+		// Single source: a constant has its arena's source_memory. (A
+		// scratch or persistent binding's is null: checkTensors and
+		// checkKernelScratch say so.)
+		if p.role == roleConstant && strOrNull(p.source) != strOrNull(a.source) {
 			c.r.add(Malformed, "%s: binding.source_memory is %s, but arena %q has %s", p.path, strOrNull(p.source), a.name, strOrNull(a.source))
 		}
 		members[a] = append(members[a], p)
@@ -97,8 +103,12 @@ func (c *checker) checkArenaEntry(a *arenaRec) {
 	case a.provider != "shared" && a.sharedSize != 0:
 		c.r.add(Malformed, "%s: shared_size %d on a %s arena; only shared arenas have one", a.path, a.sharedSize, a.provider)
 	}
-	if a.source != nil && a.role != roleConstant {
-		c.r.add(Malformed, "%s: a %s arena has source_memory %q; only staged constant arenas have one", a.path, a.role, *a.source)
+	switch {
+	case a.source != nil && a.role != roleConstant:
+		c.r.add(Malformed, "%s: a %s arena has source_memory %q; only constant arenas have one", a.path, a.role, *a.source)
+	case a.source == nil && a.role == roleConstant:
+		c.r.add(Malformed, "%s: a constant arena has source_memory null; want its memory %q when cold, the bank it is copied from when staged",
+			a.path, a.memory)
 	}
 	if a.size < 0 || a.used < 0 {
 		c.r.add(Malformed, "%s: size %d and used %d must not be negative", a.path, a.size, a.used)
@@ -124,19 +134,43 @@ func validName(name string) bool {
 	return true
 }
 
-// checkViews checks the heliaAOT lists of arenas: every entry names an
-// arena of its list's role by id, once, and repeats its memory, size and
-// used; every arena has an entry. It returns the entry of each arena.
+// arenaMaps are heliaAOT's maps of arenas, by role.
+var arenaMaps = map[string]string{roleScratch: "arena_usages", rolePersistent: "persistent_arenas", roleConstant: "constant_arenas"}
+
+// checkViews checks the heliaAOT maps of arenas, keyed by memory: every
+// entry's memory is its key, it names an arena of its map's role in that
+// memory by id, and repeats its size and used; the keys of arena_usages
+// and persistent_arenas are writable banks; every arena has its entry, so
+// one role has at most one arena in a memory. It returns the entry of
+// each arena.
 func (c *checker) checkViews() map[*arenaRec]*usage {
+	type roleMemory struct{ role, memory string }
+	first := map[roleMemory]*arenaRec{}
+	second := map[*arenaRec]bool{} // reported: not again for a missing entry
+	for _, a := range c.arenaList() {
+		k := roleMemory{a.role, a.memory}
+		if f := first[k]; f != nil && knownRole(a.role) {
+			c.r.add(Malformed, "%s: a second %s arena in %q (the first is %s); %s keys arenas by memory, one per memory",
+				a.path, a.role, a.memory, f.path, arenaMaps[a.role])
+			second[a] = true
+			continue
+		}
+		first[k] = a
+	}
 	views := map[*arenaRec]*usage{}
 	for _, list := range []struct {
-		key  string
 		role string
 		us   []usage
-	}{{"arena_usages", roleScratch, c.doc.scratch}, {"persistent_arenas", rolePersistent, c.doc.persistent},
-		{"constant_arenas", roleConstant, c.doc.constant}} {
+	}{{roleScratch, c.doc.scratch}, {rolePersistent, c.doc.persistent}, {roleConstant, c.doc.constant}} {
 		for i := range list.us {
 			u := &list.us[i]
+			if u.memory != u.key {
+				c.r.add(Malformed, "%s.memory: %q, but the entry is under %q; want its key", u.path, u.memory, u.key)
+				continue
+			}
+			if b := c.banks[u.key]; b != nil && !b.writable && list.role != roleConstant {
+				c.r.add(Malformed, "%s: %q is a read-only bank; %s holds arenas of writable banks", u.path, u.key, arenaMaps[list.role])
+			}
 			a := c.arenas[u.arena]
 			switch {
 			case a == nil:
@@ -145,20 +179,23 @@ func (c *checker) checkViews() map[*arenaRec]*usage {
 			case a.role != list.role:
 				c.r.add(Malformed, "%s: arena %d (%s) is a %s arena, not %s", u.path, u.arena, a.name, a.role, list.role)
 				continue
+			case a.memory != u.key:
+				c.r.add(Malformed, "%s: arena %d (%s) is in %q; want its entry under that memory", u.path, u.arena, a.name, a.memory)
+				continue
 			case views[a] != nil:
 				c.r.add(Malformed, "%s: arena %d (%s) is already %s", u.path, u.arena, a.name, views[a].path)
 				continue
 			}
 			views[a] = u
-			if u.memory != a.memory || u.total != a.size || u.used != a.used {
-				c.r.add(Malformed, "%s: memory %q, total_size %d and used %d, but arena %q has %q, %d and %d",
-					u.path, u.memory, u.total, u.used, a.name, a.memory, a.size, a.used)
+			if u.total != a.size || u.used != a.used {
+				c.r.add(Malformed, "%s: total_size %d and used %d, but arena %q has %d and %d",
+					u.path, u.total, u.used, a.name, a.size, a.used)
 			}
 		}
 	}
 	for _, a := range c.arenaList() {
-		if views[a] == nil && knownRole(a.role) {
-			c.r.add(Malformed, "%s: %s arena %q has no entry in the list of %s arenas", a.path, a.role, a.name, a.role)
+		if views[a] == nil && !second[a] && knownRole(a.role) {
+			c.r.add(Malformed, "%s: %s arena %q has no entry %s[%q]", a.path, a.role, a.name, arenaMaps[a.role], a.memory)
 		}
 	}
 	return views
@@ -455,23 +492,24 @@ func keyList(ks []key) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-// checkStaging checks a constant arena's mode and source against its
-// arenas entry: a cold arena is read where it lies (its source_memory is
-// its memory, and the arena has none); a staged one is copied from the
-// arena's source_memory.
+// checkStaging checks a constant arena's source and mode against its
+// arenas entry: its source_memory is the arena's (single source); its mode
+// is cold, read where it lies, exactly when that source is its memory, and
+// staged, copied from the source before the first run, otherwise.
 func (c *checker) checkStaging(u *usage, a *arenaRec) {
-	switch u.mode {
-	case modeCold:
-		if u.source != a.memory || a.source != nil {
-			c.r.add(Malformed, "%s: a cold constant arena in %q has source_memory %q, and arena %q has %s; a cold arena is read where it lies",
-				u.path, a.memory, u.source, a.name, strOrNull(a.source))
-		}
-	case modeStaged:
-		if a.source == nil || u.source != *a.source {
-			c.r.add(Malformed, "%s: a staged constant arena from %q, but arena %q has source_memory %s", u.path, u.source, a.name, strOrNull(a.source))
-		}
-	default:
+	if a.source != nil && u.source != *a.source {
+		c.r.add(Malformed, "%s: source_memory %q, but arena %q has %q", u.path, u.source, a.name, *a.source)
+	}
+	want := modeStaged
+	if u.source == u.memory {
+		want = modeCold
+	}
+	switch {
+	case u.mode != modeCold && u.mode != modeStaged:
 		c.r.add(Malformed, "%s.mode: %q, want \"cold\" or \"staged\"", u.path, u.mode)
+	case u.mode != want:
+		c.r.add(Malformed, "%s: mode %q with source_memory %q in %q; want %q (cold exactly when the source is the memory)",
+			u.path, u.mode, u.source, u.memory, want)
 	}
 }
 

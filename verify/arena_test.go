@@ -20,37 +20,35 @@ func kernelScratchJSON(op, offset, start, end int) map[string]any {
 func withKernelScratch(edits ...edit) []edit {
 	return join([]edit{
 		insert("kernel_scratch.0", kernelScratchJSON(1, 64, 2, 2)),
-		set("arena_usages.0.lower_bound", 80), set("arena_usages.0.lower_bound_without_aliases", 80),
-		set("arena_usages.0.peak_tensors", []any{refJSON(0, 1), refJSON(0, 2),
+		set("arena_usages.SRAM.lower_bound", 80), set("arena_usages.SRAM.lower_bound_without_aliases", 80),
+		set("arena_usages.SRAM.peak_tensors", []any{refJSON(0, 1), refJSON(0, 2),
 			map[string]any{"subgraph": 0, "operator": 1, "index": 0}}),
-	}, arenaSet("arena_usages.0", 0, "total_size", 80), arenaSet("arena_usages.0", 0, "used", 80), edits)
+	}, arenaSet("arena_usages.SRAM", 0, "total_size", 80), arenaSet("arena_usages.SRAM", 0, "used", 80), edits)
 }
 
 // twoScratchArenas splits the chain plan's scratch arena in two, both in
-// SRAM: input and a stay in arena 0, b and output move to arena 1.
+// SRAM: input and a stay in arena 0, b and output move to arena 1, which
+// arena_usages, keyed by memory, cannot hold.
 func twoScratchArenas(edits ...edit) []edit {
 	return join([]edit{
 		insert("arenas.1", map[string]any{"id": 1, "name": "scratch_sram_2", "role": "scratch", "memory": "SRAM",
 			"source_memory": nil, "provider": "owned", "size": 48, "used": 48, "alignment": 16}),
 		set("arenas.0.used", 64), set("arenas.0.size", 64),
-		set("tensor_allocs.2.binding.arena", 1), set("tensor_allocs.2.binding.offset", 0),
-		set("tensor_allocs.3.binding.arena", 1), set("tensor_allocs.3.binding.offset", 32),
-		set("arena_usages.0.lower_bound", 48), set("arena_usages.0.lower_bound_without_aliases", 48),
-		set("arena_usages.0.fragmentation", 0.25), set("arena_usages.0.peak_step", 1),
-		set("arena_usages.0.peak_tensors", []any{refJSON(0, 0), refJSON(0, 1)}),
-		insert("arena_usages.1", map[string]any{"arena": 1, "memory": "SRAM", "capacity": 0, "total_size": 48, "used": 48,
-			"lower_bound": 48, "lower_bound_without_aliases": 48, "fragmentation": 0, "peak_step": 3,
-			"peak_tensors": []any{refJSON(0, 2), refJSON(0, 3)}}),
+		set("tensor_allocs.0:2.binding.arena", 1), set("tensor_allocs.0:2.binding.offset", 0),
+		set("tensor_allocs.0:3.binding.arena", 1), set("tensor_allocs.0:3.binding.offset", 32),
+		set("arena_usages.SRAM.lower_bound", 48), set("arena_usages.SRAM.lower_bound_without_aliases", 48),
+		set("arena_usages.SRAM.fragmentation", 0.25), set("arena_usages.SRAM.peak_step", 1),
+		set("arena_usages.SRAM.peak_tensors", []any{refJSON(0, 0), refJSON(0, 1)}),
 	}, edits)
 }
 
 func TestPlanArenas(t *testing.T) {
 	runViolationCases(t, []violationCase{
-		{name: "two scratch arenas in one memory", model: "chain", edits: twoScratchArenas()},
+		{name: "two scratch arenas in one memory", model: "chain", edits: twoScratchArenas(), want: []Kind{Malformed}},
 		{
 			name: "two scratch arenas in one memory, the second overlapping", model: "chain",
-			edits: twoScratchArenas(set("tensor_allocs.3.binding.offset", 16)),
-			want:  []Kind{Overlap, HeightMismatch},
+			edits: twoScratchArenas(set("tensor_allocs.0:3.binding.offset", 16)),
+			want:  []Kind{Malformed, Overlap, HeightMismatch},
 		},
 		{name: "an arena the application binds", model: "chain", edits: []edit{set("arenas.0.provider", "bound")}},
 		{name: "an arena shared between models", model: "chain", edits: []edit{set("arenas.0.provider", "shared"), put("arenas.0.shared_size", 96)}},
@@ -81,22 +79,22 @@ func TestPlanArenas(t *testing.T) {
 		},
 		{
 			name: "an allocation in an unknown arena", model: "chain",
-			edits: []edit{set("tensor_allocs.0.binding.arena", 7)},
+			edits: []edit{set("tensor_allocs.0:0.binding.arena", 7)},
 			want:  []Kind{Malformed},
 		},
 		{
 			name: "a heliaAOT entry for an unknown arena", model: "chain",
-			edits: []edit{set("arena_usages.0.arena", 3)},
+			edits: []edit{set("arena_usages.SRAM.arena", 3)},
 			want:  []Kind{Malformed},
 		},
 		{
 			name: "a heliaAOT entry in the list of another role", model: "constant",
-			edits: []edit{set("constant_arenas.0.arena", 0)},
+			edits: []edit{set("constant_arenas.FLASH.arena", 0)},
 			want:  []Kind{Malformed},
 		},
 		{
 			name: "a binding in another memory than its arena", model: "chain",
-			edits: []edit{set("tensor_allocs.0.binding.memory", "FLASH")},
+			edits: []edit{set("tensor_allocs.0:0.binding.memory", "FLASH")},
 			want:  []Kind{Malformed, RuleViolated},
 		},
 		{
@@ -154,7 +152,7 @@ func TestPlanArenas(t *testing.T) {
 		},
 		{
 			name: "kernel scratch left out of peak_tensors", model: "chain",
-			edits: withKernelScratch(del("arena_usages.0.peak_tensors.2")),
+			edits: withKernelScratch(del("arena_usages.SRAM.peak_tensors.2")),
 			want:  []Kind{HeightMismatch},
 		},
 		{
@@ -196,17 +194,17 @@ func TestPlanArenaMessages(t *testing.T) {
 			edits: []edit{set("arenas.1.id", 0)},
 			want: []Violation{
 				{Malformed, `arenas[1]: id 0 is already arenas[0]'s; two arenas cannot share an id`},
-				{Malformed, `constant_arenas[0].arena: arena 1 is not in arenas`},
-				{Malformed, `tensor_allocs[1]: 0:1 (weights) is in arena 1, which arenas does not list`},
-				{Malformed, `tensor_allocs[2]: 0:2 (bias) is in arena 1, which arenas does not list`},
-				{Malformed, `tensor_allocs[4]: 0:4 (weights_again) is in arena 1, which arenas does not list`},
+				{Malformed, `constant_arenas["FLASH"].arena: arena 1 is not in arenas`},
+				{Malformed, `tensor_allocs["0:1"]: 0:1 (weights) is in arena 1, which arenas does not list`},
+				{Malformed, `tensor_allocs["0:2"]: 0:2 (bias) is in arena 1, which arenas does not list`},
+				{Malformed, `tensor_allocs["0:4"]: 0:4 (weights_again) is in arena 1, which arenas does not list`},
 			},
 		},
 		{
 			name: "an allocation in an unknown arena", model: "chain",
-			edits: []edit{set("tensor_allocs.0.binding.arena", 7)},
+			edits: []edit{set("tensor_allocs.0:0.binding.arena", 7)},
 			want: []Violation{
-				{Malformed, `tensor_allocs[0]: 0:0 (input) is in arena 7, which arenas does not list`},
+				{Malformed, `tensor_allocs["0:0"]: 0:0 (input) is in arena 7, which arenas does not list`},
 			},
 		},
 		{

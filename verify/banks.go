@@ -157,11 +157,11 @@ func (c *checker) checkBanks() {
 			}
 		case roleConstant:
 			what = modeCold + " constant"
-			if a.source != nil {
+			if a.staged() {
 				what = modeStaged + " constant"
 			}
 			c.checkConstantBanks(a, b)
-			if a.source != nil && *a.source != a.memory && c.banks[*a.source] != nil {
+			if a.staged() && c.banks[*a.source] != nil {
 				take(*a.source, "staged constant source", a.size)
 			}
 		}
@@ -185,7 +185,7 @@ func (c *checker) checkBanks() {
 
 // checkConstantBanks checks where a constant arena and its source lie.
 func (c *checker) checkConstantBanks(a *arenaRec, b *bank) {
-	if a.source == nil {
+	if !a.staged() {
 		if b.writable && !b.bootInit {
 			c.r.add(WrongClass, "%s: cold constant arena in writable bank %q, which nothing fills at start-up; stage it from a read-only bank", a.path, a.memory)
 		}

@@ -36,18 +36,19 @@ func TestPlanBanks(t *testing.T) {
 	// chainTo moves the chain plan's scratch arena and every allocation
 	// in it to memory.
 	chainTo := func(memory string) []edit {
-		es := arenaSet("arena_usages.0", 0, "memory", memory)
-		for _, i := range []string{"0", "1", "2", "3"} {
-			es = append(es, set("tensor_allocs."+i+".binding.memory", memory))
+		es := arenaSet("arena_usages.SRAM", 0, "memory", memory)
+		for _, id := range []string{"0:0", "0:1", "0:2", "0:3"} {
+			es = append(es, set("tensor_allocs."+id+".binding.memory", memory))
 		}
 		return es
 	}
 	// constantsTo moves the constant plan's cold constant arena and every
-	// allocation in it to memory.
+	// allocation in it to memory, its source with it.
 	constantsTo := func(memory string) []edit {
-		es := append(arenaSet("constant_arenas.0", 1, "memory", memory), set("constant_arenas.0.source_memory", memory))
-		for _, i := range []string{"1", "2", "4"} {
-			es = append(es, set("tensor_allocs."+i+".binding.memory", memory))
+		es := append(arenaSet("constant_arenas.FLASH", 1, "memory", memory),
+			set("constant_arenas."+memory+".source_memory", memory), set("arenas.1.source_memory", memory))
+		for _, id := range []string{"0:1", "0:2", "0:4"} {
+			es = append(es, set("tensor_allocs."+id+".binding.memory", memory), set("tensor_allocs."+id+".binding.source_memory", memory))
 		}
 		return es
 	}
@@ -55,7 +56,7 @@ func TestPlanBanks(t *testing.T) {
 		// capacity
 		{
 			name: "bank over capacity", model: "banks",
-			edits: []edit{set("platform.banks.0.capacity", 48), set("arena_usages.0.capacity", 48)},
+			edits: []edit{set("platform.banks.0.capacity", 48), set("arena_usages.DTCM.capacity", 48)},
 			want:  []Kind{OverCapacity},
 		},
 		{
@@ -65,20 +66,20 @@ func TestPlanBanks(t *testing.T) {
 		},
 		{
 			name: "exactly full", model: "banks",
-			edits: []edit{set("platform.banks.0.capacity", 64), set("arena_usages.0.capacity", 64)},
+			edits: []edit{set("platform.banks.0.capacity", 64), set("arena_usages.DTCM.capacity", 64)},
 		},
 		{
 			name: "unlimited bank", model: "banks",
-			edits: []edit{set("platform.banks.1.capacity", 0), set("arena_usages.1.capacity", 0)},
+			edits: []edit{set("platform.banks.1.capacity", 0), set("arena_usages.SRAM.capacity", 0)},
 		},
 		{
 			name: "arena_usages capacity is not the bank's", model: "banks",
-			edits: []edit{set("arena_usages.1.capacity", 0)},
+			edits: []edit{set("arena_usages.SRAM.capacity", 0)},
 			want:  []Kind{Malformed},
 		},
 		{
 			name: "wrong fragmentation", model: "banks",
-			edits: []edit{set("arena_usages.0.fragmentation", 0.5)},
+			edits: []edit{set("arena_usages.DTCM.fragmentation", 0.5)},
 			want:  []Kind{HeightMismatch},
 		},
 
@@ -114,13 +115,13 @@ func TestPlanBanks(t *testing.T) {
 		{
 			name: "scratch in a read-only bank", model: "chain",
 			edits: append(chainTo("FLASH"), set("rules", []any{ruleJSON("name", "*", "memory", "FLASH")})),
-			want:  []Kind{WrongClass},
+			want:  []Kind{WrongClass, Malformed}, // arena_usages has a read-only key
 		},
 		{
 			name: "persistent in a read-only bank", model: "variable",
-			edits: join(arenaSet("persistent_arenas.0", 1, "memory", "FLASH"), []edit{set("tensor_allocs.1.binding.memory", "FLASH"),
-				set("tensor_allocs.3.binding.memory", "FLASH"), set("rules", []any{ruleJSON("class", "persistent", "memory", "FLASH")})}),
-			want: []Kind{WrongClass},
+			edits: join(arenaSet("persistent_arenas.SRAM", 1, "memory", "FLASH"), []edit{set("tensor_allocs.0:1.binding.memory", "FLASH"),
+				set("tensor_allocs.0:3.binding.memory", "FLASH"), set("rules", []any{ruleJSON("class", "persistent", "memory", "FLASH")})}),
+			want: []Kind{WrongClass, Malformed}, // persistent_arenas has a read-only key
 		},
 		{
 			name: "cold constants in RAM", model: "constant",
@@ -134,31 +135,31 @@ func TestPlanBanks(t *testing.T) {
 		},
 		{
 			name: "cold arena with another source", model: "constant",
-			edits: []edit{set("constant_arenas.0.source_memory", "SRAM")},
+			edits: []edit{set("constant_arenas.FLASH.source_memory", "SRAM")},
 			want:  []Kind{Malformed},
 		},
 		{
 			name: "staged from a writable bank", model: "banks",
-			edits: []edit{set("arenas.3.source_memory", "DTCM"), set("constant_arenas.0.source_memory", "DTCM"),
-				set("tensor_allocs.1.binding.source_memory", "DTCM"), set("rules.1.source", "DTCM")},
+			edits: []edit{set("arenas.3.source_memory", "DTCM"), set("constant_arenas.SRAM.source_memory", "DTCM"),
+				set("tensor_allocs.0:1.binding.source_memory", "DTCM"), set("rules.1.source", "DTCM")},
 			want: []Kind{WrongClass},
 		},
 
 		// bank alignment
 		{
 			name: "offset off the bank's alignment", model: "banks",
-			edits: join([]edit{set("tensor_allocs.5.binding.offset", 16), set("arena_usages.0.fragmentation", 0.5)},
-				arenaSet("arena_usages.0", 0, "used", 48), arenaSet("arena_usages.0", 0, "total_size", 64)),
+			edits: join([]edit{set("tensor_allocs.0:5.binding.offset", 16), set("arena_usages.DTCM.fragmentation", 0.5)},
+				arenaSet("arena_usages.DTCM", 0, "used", 48), arenaSet("arena_usages.DTCM", 0, "total_size", 64)),
 			want: []Kind{Misaligned},
 		},
 		{
 			name: "persistent offset off the bank's alignment", model: "banks",
-			edits: join([]edit{set("tensor_allocs.4.binding.offset", 16)}, arenaSet("persistent_arenas.0", 2, "used", 32)),
+			edits: join([]edit{set("tensor_allocs.0:4.binding.offset", 16)}, arenaSet("persistent_arenas.DTCM", 2, "used", 32)),
 			want:  []Kind{Misaligned},
 		},
 		{
 			name: "total_size off the bank's alignment", model: "banks",
-			edits: join(arenaSet("arena_usages.0", 0, "total_size", 48), []edit{set("arena_usages.0.fragmentation", 0.3333)}),
+			edits: join(arenaSet("arena_usages.DTCM", 0, "total_size", 48), []edit{set("arena_usages.DTCM.fragmentation", 0.3333)}),
 			want:  []Kind{HeightMismatch},
 		},
 
@@ -360,7 +361,7 @@ func TestPlanBankMessages(t *testing.T) {
 	}{
 		{
 			name: "over capacity", model: "banks",
-			edits: []edit{set("platform.banks.0.capacity", 48), set("arena_usages.0.capacity", 48)},
+			edits: []edit{set("platform.banks.0.capacity", 48), set("arena_usages.DTCM.capacity", 48)},
 			want: []Violation{
 				{OverCapacity, `bank "DTCM": its arenas take 64 bytes (scratch 32 + persistent 32), but its capacity is 48`},
 			},
@@ -390,6 +391,7 @@ func TestPlanBankMessages(t *testing.T) {
 			name: "scratch in flash", model: "chain",
 			edits: []edit{set("platform.banks.1.writable", true), set("platform.banks.0.writable", false)},
 			want: []Violation{
+				{Malformed, `arena_usages["SRAM"]: "SRAM" is a read-only bank; arena_usages holds arenas of writable banks`},
 				{WrongClass, `arenas[0]: scratch arena in read-only bank "SRAM"`},
 				{RuleViolated, `0:0 (input) is in "SRAM", but asks for "FLASH" (default), and spills records no move`},
 				{RuleViolated, `0:1 (a) is in "SRAM", but asks for "FLASH" (default), and spills records no move`},

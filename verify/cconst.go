@@ -27,7 +27,7 @@ func (cm *cModule) checkConstants() {
 			continue
 		}
 		sym, section := cm.symOf[a.id], cm.section(a.memory, cold(a))
-		if a.source != nil {
+		if a.staged() {
 			sym, section = sym+"_source", cm.section(*a.source, false)
 		}
 		want, owner := cm.image(a)

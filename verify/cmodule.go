@@ -296,7 +296,7 @@ func (cm *cModule) checkEnums() {
 func external(a arenaRec) bool { return a.provider == "bound" || a.provider == "shared" }
 
 // cold reports whether arena a holds constants read where they lie.
-func cold(a arenaRec) bool { return a.role == roleConstant && a.source == nil }
+func cold(a arenaRec) bool { return a.role == roleConstant && !a.staged() }
 
 // checkArenas checks each arena's macros, its row of <prefix>_arenas and
 // its storage: an array in its bank's placement, or none when the
@@ -328,7 +328,7 @@ func (cm *cModule) checkArenas() {
 		default:
 			cm.checkArray(sym, a, false, upper+"_ATTR", put)
 		}
-		if a.role == roleConstant && a.source != nil {
+		if a.staged() {
 			cm.checkImage(sym+"_source", a, upper+"_SOURCE_ATTR", cm.put[*a.source])
 		}
 	}
@@ -396,7 +396,7 @@ func (cm *cModule) checkState() {
 		if k < len(image) && image[k] != wantImage {
 			cm.r.add(CMismatch, "%s: %s_arena_image[%d] is %s, but %s wants %s", cm.c.name, cm.p, k, image[k], a.path, wantImage)
 		}
-		if a.role == roleConstant && a.source != nil {
+		if a.staged() {
 			e := cm.enumOf[a.id]
 			hydrate = append(hydrate, strings.Join([]string{e, e, sym + "_source", cm.P + "_" + strings.ToUpper(a.name) + "_SIZE"}, " "))
 		}

@@ -34,8 +34,9 @@ func (cm *cModule) dimCount() int64 {
 	return n
 }
 
-// checkTensors compares the tensor table with tensor_allocs and the model's
-// types and shapes, and <prefix>_dims with the shapes.
+// checkTensors compares the tensor table, a row per tensor_allocs entry by
+// (subgraph, tensor), with tensor_allocs and the model's types and shapes,
+// and <prefix>_dims with the shapes.
 func (cm *cModule) checkTensors() {
 	sym := cm.p + "_tensors"
 	rows := cm.table(sym, len(cm.doc.allocs), "tensor_allocs")

@@ -2,28 +2,35 @@ package verify
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/heliac/heliac/graph"
 )
 
 // schemaVersion is the plan.json version this package reads.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // planDoc is plan.json as the verifier reads it: the fields it checks, each
 // entry with its JSON path for messages.
 type planDoc struct {
-	planHash   string
-	alignment  int64
-	steps      int64 // model.steps
-	subgraphs  int64 // model.subgraphs
-	arenas     []arenaRec
-	allocs     []alloc // tensor_allocs
-	scratch    []usage // arena_usages
+	planHash  string
+	alignment int64
+	steps     int64 // model.steps
+	subgraphs int64 // model.subgraphs
+	arenas    []arenaRec
+	// allocs are the tensor_allocs entries, lifetimes the
+	// tensor_lifetimes ones, by (subgraph, tensor); scratch, persistent
+	// and constant the entries of arena_usages, persistent_arenas and
+	// constant_arenas, by arena id.
+	allocs     []alloc
+	scratch    []usage
 	persistent []usage
 	constant   []usage
 	lifetimes  []lifetime
@@ -90,18 +97,26 @@ type spill struct {
 
 // arenaRec is one arenas entry.
 type arenaRec struct {
-	path     string
-	id       int64
-	name     string
-	role     string
-	memory   string
-	source   *string // source_memory; nil for null
+	path   string
+	id     int64
+	name   string
+	role   string
+	memory string
+	// source is source_memory, nil for null: a constant arena's memory
+	// when it is cold, the bank it is copied from when staged.
+	source   *string
 	provider string
 	// sharedSize is a shared arena's buffer (shared_size); 0 otherwise.
 	sharedSize int64
 	size       int64
 	used       int64
 	alignment  int64
+}
+
+// staged reports whether a is a constant arena copied from another bank
+// (its source_memory is not its memory) before the first run.
+func (a *arenaRec) staged() bool {
+	return a.role == roleConstant && a.source != nil && *a.source != a.memory
 }
 
 // binding is where an allocation lies: its arena and the offset in it.
@@ -111,6 +126,15 @@ type binding struct {
 	memory string
 	offset int64
 	source *string // source_memory; nil for null
+}
+
+// stagedFrom returns the bank a staged constant binding is copied from,
+// "" for any other.
+func (b *binding) stagedFrom() string {
+	if b.role != roleConstant || b.source == nil || *b.source == b.memory {
+		return ""
+	}
+	return *b.source
 }
 
 // alloc is one tensor_allocs entry.
@@ -141,10 +165,11 @@ type inPlaceDecl struct {
 }
 
 // usage is one entry of arena_usages, persistent_arenas or constant_arenas:
-// the heliaAOT view of an arena, which names it by id.
+// the heliaAOT view of an arena, under its memory, which names it by id.
 type usage struct {
 	path   string
-	role   string // the list it is in
+	role   string // the map it is in
+	key    string // its key in that map
 	arena  int64
 	memory string
 	total  int64
@@ -161,7 +186,8 @@ type usage struct {
 	mode   string
 }
 
-// lifetime is one tensor_lifetimes entry; start and end are inclusive steps.
+// lifetime is one tensor_lifetimes entry, of the tensor its key names;
+// start and end are inclusive steps.
 type lifetime struct {
 	path       string
 	ref        graph.TensorRef
@@ -214,8 +240,8 @@ type skipped struct {
 // would only make them report errors that are not there.
 func decode(data []byte) (*planDoc, []Violation) {
 	var r report
-	v, ok := fastJSON(data)
-	if !ok {
+	v, dup, ok := fastJSON(data)
+	if !ok && dup == nil {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		if err := dec.Decode(&v); err != nil {
@@ -226,6 +252,15 @@ func decode(data []byte) (*planDoc, []Violation) {
 			r.add(Malformed, "plan.json: data after the top-level object")
 			return nil, r
 		}
+		dup = duplicateKey(data)
+	}
+	if dup != nil {
+		where := dup.path
+		if where == "" {
+			where = "plan.json"
+		}
+		r.add(Malformed, "%s: key %q is given twice; the keys of a JSON object are unique", where, dup.key)
+		return nil, r
 	}
 	top := newObject(&r, v, "")
 	if top.m == nil {
@@ -255,9 +290,12 @@ func decode(data []byte) (*planDoc, []Violation) {
 		doc.timedOut = *b
 	}
 	lists := map[string][]any{}
-	for _, k := range []string{"arenas", "tensor_allocs", "arena_usages", "persistent_arenas", "constant_arenas",
-		"tensor_lifetimes", "resource_variables", "kernel_scratch", "skipped_tensors", "rules", "spills", "schedule"} {
+	for _, k := range []string{"arenas", "resource_variables", "kernel_scratch", "skipped_tensors", "rules", "spills", "schedule"} {
 		lists[k] = top.list(k)
+	}
+	maps := map[string]map[string]any{}
+	for _, k := range []string{"tensor_allocs", "tensor_lifetimes", "arena_usages", "persistent_arenas", "constant_arenas"} {
+		maps[k] = top.keyed(k)
 	}
 	plat := top.object("platform")
 	doc.platform.name = plat.str("name")
@@ -279,13 +317,31 @@ func decode(data []byte) (*planDoc, []Violation) {
 			doc.arenas[len(doc.arenas)-1].sharedSize = *n
 		}
 	})
-	each("tensor_allocs", func(o *object) {
-		doc.allocs = append(doc.allocs, alloc{path: o.path, ref: o.ref(), name: o.name("name"), size: o.int("size"),
+	byID := func(list string, f func(o *object, ref graph.TensorRef)) {
+		for _, e := range tensorEntries(&r, list, maps[list]) {
+			f(newObject(&r, e.v, e.path), e.ref)
+		}
+	}
+	byID("tensor_allocs", func(o *object, id graph.TensorRef) {
+		a := alloc{path: o.path, ref: o.ref(), name: o.name("name"), size: o.int("size"),
 			binding: o.binding(), aliasOf: o.refOrNull("alias_of"), aliasOffset: o.optInt("alias_offset"),
-			dynamic: o.optBool("dynamic_shape"), inPlace: o.inPlace()})
+			dynamic: o.optBool("dynamic_shape"), inPlace: o.inPlace()}
+		if *o.ok && a.ref != id {
+			r.add(Malformed, "%s: subgraph %d and tensor %d, but its key is the id of tensor %d:%d",
+				o.path, a.ref.Subgraph, a.ref.Tensor, id.Subgraph, id.Tensor)
+		}
+		doc.allocs = append(doc.allocs, a)
 	})
-	each("arena_usages", func(o *object) {
-		a := usage{path: o.path, role: roleScratch, arena: o.int("arena"), memory: o.str("memory"), capacity: o.int("capacity"),
+	byID("tensor_lifetimes", func(o *object, id graph.TensorRef) {
+		doc.lifetimes = append(doc.lifetimes, lifetime{path: o.path, ref: id, start: o.int("start_op"), end: o.int("end_op")})
+	})
+	byMemory := func(list string, f func(o *object, memory string)) {
+		for _, e := range memoryEntries(&r, list, maps[list]) {
+			f(newObject(&r, e.v, e.path), e.memory)
+		}
+	}
+	byMemory("arena_usages", func(o *object, key string) {
+		a := usage{path: o.path, role: roleScratch, key: key, arena: o.int("arena"), memory: o.str("memory"), capacity: o.int("capacity"),
 			total: o.int("total_size"), used: o.int("used"), frag: o.number("fragmentation"), lowerBound: o.int("lower_bound"),
 			noAliases: o.int("lower_bound_without_aliases"), peakStep: o.int("peak_step")}
 		for j, p := range o.list("peak_tensors") {
@@ -293,16 +349,13 @@ func decode(data []byte) (*planDoc, []Violation) {
 		}
 		doc.scratch = append(doc.scratch, a)
 	})
-	each("persistent_arenas", func(o *object) {
-		doc.persistent = append(doc.persistent, usage{path: o.path, role: rolePersistent, arena: o.int("arena"),
+	byMemory("persistent_arenas", func(o *object, key string) {
+		doc.persistent = append(doc.persistent, usage{path: o.path, role: rolePersistent, key: key, arena: o.int("arena"),
 			memory: o.str("memory"), total: o.int("total_size"), used: o.int("used")})
 	})
-	each("constant_arenas", func(o *object) {
-		doc.constant = append(doc.constant, usage{path: o.path, role: roleConstant, arena: o.int("arena"), memory: o.str("memory"),
+	byMemory("constant_arenas", func(o *object, key string) {
+		doc.constant = append(doc.constant, usage{path: o.path, role: roleConstant, key: key, arena: o.int("arena"), memory: o.str("memory"),
 			source: o.str("source_memory"), mode: o.str("mode"), total: o.int("total_size"), used: o.int("used")})
-	})
-	each("tensor_lifetimes", func(o *object) {
-		doc.lifetimes = append(doc.lifetimes, lifetime{path: o.path, ref: o.ref(), start: o.int("start_op"), end: o.int("end_op")})
 	})
 	each("resource_variables", func(o *object) {
 		rv := varEntry{path: o.path, container: o.name("container"), shared: o.name("shared_name"),
@@ -346,6 +399,72 @@ func decode(data []byte) (*planDoc, []Violation) {
 		return nil, r
 	}
 	return doc, nil
+}
+
+// idEntry is an entry of a map keyed by tensor id.
+type idEntry struct {
+	path string
+	ref  graph.TensorRef
+	v    any
+}
+
+// tensorEntries returns the entries of the map list (tensor_allocs or
+// tensor_lifetimes) by (subgraph, tensor), each with the tensor its key
+// names; a key that is not a canonical tensor id is reported.
+func tensorEntries(r *report, list string, m map[string]any) []idEntry {
+	var out []idEntry
+	for k, v := range m {
+		ref, ok := parseID(k)
+		if !ok {
+			r.add(Malformed, "%s: key %q is not a tensor id (\"<subgraph>:<tensor>\", both decimal without sign or leading zeros)", list, k)
+			continue
+		}
+		out = append(out, idEntry{path: fmt.Sprintf("%s[%q]", list, k), ref: ref, v: v})
+	}
+	slices.SortFunc(out, func(a, b idEntry) int {
+		return cmp.Or(cmp.Compare(a.ref.Subgraph, b.ref.Subgraph), cmp.Compare(a.ref.Tensor, b.ref.Tensor))
+	})
+	return out
+}
+
+// parseID reads a tensor id as plan.json writes it: "<subgraph>:<tensor>",
+// both decimal indices without sign or leading zeros.
+func parseID(s string) (graph.TensorRef, bool) {
+	ref, ok := parseRef(s)
+	if !ok || fmt.Sprintf("%d:%d", ref.Subgraph, ref.Tensor) != s {
+		return graph.TensorRef{}, false
+	}
+	return ref, true
+}
+
+// memEntry is an entry of a map keyed by memory.
+type memEntry struct {
+	path   string
+	memory string
+	arena  int64 // the entry's arena when it reads as an integer, else -1
+	v      any
+}
+
+// memoryEntries returns the entries of an arena map (arena_usages,
+// persistent_arenas or constant_arenas) in the order of their arena ids,
+// then of their keys.
+func memoryEntries(r *report, list string, m map[string]any) []memEntry {
+	var out []memEntry
+	for k, v := range m {
+		e := memEntry{path: fmt.Sprintf("%s[%q]", list, k), memory: k, arena: -1, v: v}
+		if o, isObj := v.(map[string]any); isObj {
+			if n, isNum := o["arena"].(json.Number); isNum {
+				if id, err := n.Int64(); err == nil {
+					e.arena = id
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b memEntry) int {
+		return cmp.Or(cmp.Compare(a.arena, b.arena), strings.Compare(a.memory, b.memory))
+	})
+	return out
 }
 
 // binding reads the binding object of a tensor or kernel scratch entry.
@@ -628,6 +747,19 @@ func (o *object) object(key string) *object {
 		child.m = child.asObject(v)
 	}
 	return child
+}
+
+// keyed reads an object whose keys are ids (tensor ids or memories).
+func (o *object) keyed(key string) map[string]any {
+	v, ok := o.field(key)
+	if !ok {
+		return nil
+	}
+	m, isObj := v.(map[string]any)
+	if !isObj {
+		o.wrong(key, v, "an object")
+	}
+	return m
 }
 
 func (o *object) list(key string) []any {

@@ -3,10 +3,14 @@
 // it is obviously right even where it is slow.
 //
 // Input: a *graph.Model and the plan.json bytes written for it
-// (docs/plan-format.md), plan.json and the C sources written with it, or,
-// for allocator tests, a list of Blocks and a capacity. Output: every Violation found, nil when the plan is clean. The
-// inputs are never changed. Plan and Blocks never panic on bad input; a plan
-// that cannot be read is reported as Malformed.
+// (docs/plan-format.md, schema_version 4: tensor_allocs and
+// tensor_lifetimes keyed by tensor id "<subgraph>:<tensor>", arena_usages,
+// persistent_arenas and constant_arenas keyed by memory, as heliaAOT's
+// MemoryPlan), plan.json and the C sources written with it, or, for
+// allocator tests, a list of Blocks and a capacity. Output: every
+// Violation found, nil when the plan is clean. The inputs are never
+// changed. Plan and Blocks never panic on bad input; a plan that cannot be
+// read, or of another schema_version, is reported as Malformed.
 //
 // Plan reads the artifact users ship rather than the planner's in-memory
 // value, so that emitter bugs are caught as well as planner bugs. It walks
@@ -116,9 +120,19 @@
 // A plan that does not describe the model is Malformed: two arenas with one
 // id or name, an arena name C cannot use, an unknown provider, an
 // allocation or heliaAOT arena entry in an arena that arenas does not list
-// or of another role or memory, an arena without its heliaAOT entry or one
-// whose figures it does not repeat, a tensor or operator that does not
-// exist or is allocated twice, a size or name that is not the tensor's, a
+// or of another role or memory, an arena without its entry in the map of
+// its role under its memory, or one whose figures it does not repeat, an
+// entry whose memory is not its key, two arenas of one role in one memory
+// (the maps cannot key them), an arena_usages or persistent_arenas key that
+// is not a writable bank, a source_memory that breaks heliaAOT's rule (a
+// constant arena's is its memory when cold, the bank it is copied from when
+// staged, never null; each constant binding and its constant_arenas entry
+// repeat it, whose mode is cold exactly when it is the memory; scratch and
+// persistent arenas and bindings have none), a tensor id key that is not
+// canonical or whose entry names another tensor, a lifetime whose key has
+// no scratch tensor_allocs entry, a key given twice in one JSON object, a
+// tensor or operator that does not exist or is allocated twice, a size or
+// name that is not the tensor's, a
 // schedule entry under another operator's name, a memory that is not a
 // bank of platform, a platform with duplicate or bad banks, a rule with
 // other than one selector, a spills entry that does not lead from where the

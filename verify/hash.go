@@ -37,8 +37,9 @@ func (c *checker) checkHash() {
 }
 
 // hashOf computes plan_hash: a SHA-256 over one line per arena, one per
-// allocation (tensors, then resource variables, then kernel scratch, in
-// file order) and one per subgraph run in an order other than its own.
+// allocation (tensors by (subgraph, tensor), whatever the order of
+// tensor_allocs' keys; then resource variables and kernel scratch, in file
+// order) and one per subgraph run in an order other than its own.
 func hashOf(doc *planDoc) string {
 	// Many short lines: buffered, sha256 sees few writes.
 	sum := sha256.New()
@@ -98,13 +99,12 @@ func hashOf(doc *planDoc) string {
 // hashArena writes an arena's line. The name and provider are written only
 // when they are not the defaults, <role>_<memory as a C name> and "owned".
 func hashArena(w io.Writer, a arenaRec) {
-	staged := a.role == roleConstant && a.source != nil
+	// A cold constant arena's source_memory is its memory, so these are
+	// the figures schema_version 3 hashed (its null source then).
+	staged := a.staged()
 	src := ""
-	switch {
-	case a.source != nil:
+	if a.source != nil {
 		src = *a.source
-	case a.role == roleConstant:
-		src = a.memory // a cold arena is its own source
 	}
 	fmt.Fprintf(w, "arena %d %s %s size=%d align=%d src=%s staged=%t", a.id, a.role, a.memory, a.size, a.alignment, src, staged)
 	if a.name != defaultArenaName(a.role, a.memory) || a.provider != "owned" {

@@ -10,7 +10,7 @@ import (
 // b is written over a by the RELU (operator 1, step 2) under
 // tflm-reference's contract.
 func TestPlanInPlace(t *testing.T) {
-	const contract = "tensor_allocs.2.in_place.contract"
+	const contract = "tensor_allocs.0:2.in_place.contract"
 	runViolationCases(t, []violationCase{
 		{name: "RELU writes b over a, which dies there", model: "inplace"},
 		{
@@ -44,30 +44,30 @@ func TestPlanInPlace(t *testing.T) {
 			name: "the input is read after the write", model: "inplace",
 			// The last FULLY_CONNECTED reads a as well as b.
 			mod:   func(m *graph.Model) { m.Subgraphs[0].Ops[2].Inputs = ids(2, 1) },
-			edits: []edit{set("tensor_lifetimes.1.end_op", 3), set("arena_usages.0.lower_bound_without_aliases", 80)},
+			edits: []edit{set("tensor_lifetimes.0:1.end_op", 3), set("arena_usages.SRAM.lower_bound_without_aliases", 80)},
 			// and a and b share bytes while both live at steps 2..3
 			want: []Kind{BadAlias, Overlap},
 		},
 		{
 			name: "the operator named does not write the tensor", model: "inplace",
-			edits: []edit{set("tensor_allocs.2.in_place.operator", 0)},
+			edits: []edit{set("tensor_allocs.0:2.in_place.operator", 0)},
 			// and no write at the step a and b share relates them
 			want: []Kind{BadAlias, Overlap},
 		},
 		{
 			name: "the input named is not the operator's", model: "inplace",
-			edits: []edit{set("tensor_allocs.2.in_place.input", 0)},
+			edits: []edit{set("tensor_allocs.0:2.in_place.input", 0)},
 			// and no write over a's value relates a and b
 			want: []Kind{BadAlias, Overlap},
 		},
 		{
 			name: "in_place without alias_of", model: "inplace",
-			edits: []edit{set("tensor_allocs.2.alias_of", nil)},
+			edits: []edit{set("tensor_allocs.0:2.alias_of", nil)},
 			want:  []Kind{Malformed, HeightMismatch, Overlap},
 		},
 		{
 			name: "the same bytes without in_place", model: "inplace",
-			edits: []edit{del("tensor_allocs.2.in_place")},
+			edits: []edit{del("tensor_allocs.0:2.in_place")},
 			// and nothing relates a and b, which share bytes at step 2
 			want: []Kind{BadAlias, Overlap},
 		},
@@ -98,33 +98,33 @@ func TestPlanInPlaceOffsets(t *testing.T) {
 			name: "PAD's input at its output's start", model: "pad",
 			// PadImpl would write padding over a's elements before it
 			// copies them.
-			edits: []edit{set("tensor_allocs.1.binding.offset", 0), del("tensor_allocs.3.alias_offset"), del("tensor_allocs.4.alias_offset")},
+			edits: []edit{set("tensor_allocs.0:1.binding.offset", 0), del("tensor_allocs.0:3.alias_offset"), del("tensor_allocs.0:4.alias_offset")},
 			want:  []Kind{BadAlias},
 		},
 		{
 			name: "QUANTIZE's output toward its input's end", model: "pad",
 			// c at 96: output element i lands on input element 24 + i/4,
 			// not yet read.
-			edits: []edit{set("tensor_allocs.4.binding.offset", 96), set("tensor_allocs.4.alias_offset", 16)},
+			edits: []edit{set("tensor_allocs.0:4.binding.offset", 96), set("tensor_allocs.0:4.alias_offset", 16)},
 			want:  []Kind{BadAlias},
 		},
 		{
 			name: "a placement the contract allows, off the alignment", model: "pad",
 			// b and c 4 bytes on: a starts 76 bytes into b, which PAD
 			// allows, but no offset is a multiple of 16.
-			edits: []edit{set("tensor_allocs.3.binding.offset", 4), set("tensor_allocs.3.alias_offset", -76),
-				set("tensor_allocs.4.binding.offset", 4), set("tensor_allocs.4.alias_offset", -76)},
+			edits: []edit{set("tensor_allocs.0:3.binding.offset", 4), set("tensor_allocs.0:3.alias_offset", -76),
+				set("tensor_allocs.0:4.binding.offset", 4), set("tensor_allocs.0:4.alias_offset", -76)},
 			want: []Kind{Misaligned},
 		},
 		{
 			name: "alias_offset left out", model: "pad",
-			edits: []edit{del("tensor_allocs.3.alias_offset")},
+			edits: []edit{del("tensor_allocs.0:3.alias_offset")},
 			// and by the declaration the block reaches from a to c's end
 			want: []Kind{BadAlias, HeightMismatch},
 		},
 		{
 			name: "alias_offset that does not match the bindings", model: "pad",
-			edits: []edit{set("tensor_allocs.4.alias_offset", -64)},
+			edits: []edit{set("tensor_allocs.0:4.alias_offset", -64)},
 			// and by it, c would not lie at its input's start
 			want: []Kind{BadAlias},
 		},
@@ -132,19 +132,19 @@ func TestPlanInPlaceOffsets(t *testing.T) {
 			name: "the input declared live after a write over part of it", model: "pad",
 			// a is live at step 3 while b, written over it at step 2,
 			// holds [80, 144) too.
-			edits: []edit{set("tensor_lifetimes.1.end_op", 3), set("arena_usages.0.lower_bound_without_aliases", 256)},
+			edits: []edit{set("tensor_lifetimes.0:1.end_op", 3), set("arena_usages.SRAM.lower_bound_without_aliases", 256)},
 			want:  []Kind{Overlap},
 		},
 		{
 			name: "the input read after a write over part of it", model: "pad",
 			mod:   func(m *graph.Model) { m.Subgraphs[0].Ops[3].Inputs = ids(4, 1) },
-			edits: []edit{set("tensor_lifetimes.1.end_op", 4), set("arena_usages.0.lower_bound_without_aliases", 256)},
+			edits: []edit{set("tensor_lifetimes.0:1.end_op", 4), set("arena_usages.SRAM.lower_bound_without_aliases", 256)},
 			// a, live to step 4, widens the group there
 			want: []Kind{BadAlias, Overlap, HeightMismatch},
 		},
 		{
 			name: "lower_bound counting each member", model: "pad",
-			edits: []edit{set("arena_usages.0.lower_bound", 208)},
+			edits: []edit{set("arena_usages.SRAM.lower_bound", 208)},
 			want:  []Kind{HeightMismatch},
 		},
 		{

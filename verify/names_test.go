@@ -91,15 +91,15 @@ func TestPlanNames(t *testing.T) {
 	}
 	runViolationCases(t, []violationCase{
 		{name: "tensor name escaped", model: "chain", mod: renameTensor,
-			edits: []edit{set("tensor_allocs.1.name", `a\xff\x1b[2J\\`)}},
+			edits: []edit{set("tensor_allocs.0:1.name", `a\xff\x1b[2J\\`)}},
 		{name: "tensor name with a raw control character", model: "chain", mod: renameTensor,
-			edits: []edit{set("tensor_allocs.1.name", "a\ufffd\x1b[2J\\")},
+			edits: []edit{set("tensor_allocs.0:1.name", "a\ufffd\x1b[2J\\")},
 			want:  []Kind{Malformed}},
 		{name: "tensor name decoded lossily", model: "chain", mod: renameTensor,
-			edits: []edit{set("tensor_allocs.1.name", `a\ufffd\x1b[2J\\`)},
+			edits: []edit{set("tensor_allocs.0:1.name", `a\ufffd\x1b[2J\\`)},
 			want:  []Kind{Malformed}},
 		{name: "tensor name with its backslash not doubled", model: "chain", mod: renameTensor,
-			edits: []edit{set("tensor_allocs.1.name", `a\xff\x1b[2J\`)},
+			edits: []edit{set("tensor_allocs.0:1.name", `a\xff\x1b[2J\`)},
 			want:  []Kind{Malformed}},
 		{name: "custom operator escaped", model: "chain", mod: customOp,
 			edits: []edit{set("schedule.0.name", `CUSTOM:my\xffop\x0a`)}},
@@ -121,6 +121,6 @@ func TestPlanMessagesEscapeNames(t *testing.T) {
 	m.Subgraphs[0].Tensors[1].Name = "a\xff\n\x1b[2J"
 	got := Plan(m, readPlan(t, "chain"))
 	assert.Equal(t, []Violation{
-		{Malformed, `tensor_allocs[1]: name "a", but 0:1 is named "a\xff\x0a\x1b[2J"`},
+		{Malformed, `tensor_allocs["0:1"]: name "a", but 0:1 is named "a\xff\x0a\x1b[2J"`},
 	}, got)
 }

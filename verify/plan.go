@@ -142,8 +142,9 @@ type checker struct {
 	banks    map[string]*bank
 	writable []*bank
 	align    int64
-	// members lists every allocation of every kind in file order:
-	// tensor_allocs, resource_variables, kernel_scratch. byKey finds one
+	// members lists every allocation of every kind: tensor_allocs by
+	// (subgraph, tensor), then resource_variables and kernel_scratch in
+	// file order. byKey finds one
 	// by its key (the first, when a key is given twice).
 	members []*member
 	byKey   map[key]*member

@@ -98,7 +98,7 @@ func TestPlanResourceVariables(t *testing.T) {
 		},
 		{
 			name: "variables overlap", model: "resource",
-			edits: join([]edit{set("resource_variables.1.offset", 48)}, arenaSet("persistent_arenas.0", 1, "used", 64)),
+			edits: join([]edit{set("resource_variables.1.offset", 48)}, arenaSet("persistent_arenas.SRAM", 1, "used", 64)),
 			want:  []Kind{Overlap},
 		},
 		{
@@ -109,7 +109,7 @@ func TestPlanResourceVariables(t *testing.T) {
 		{
 			name: "variable larger than its largest value", model: "resource",
 			edits: join([]edit{set("resource_variables.1.size", 32)},
-				arenaSet("persistent_arenas.0", 1, "used", 96), arenaSet("persistent_arenas.0", 1, "total_size", 96)),
+				arenaSet("persistent_arenas.SRAM", 1, "used", 96), arenaSet("persistent_arenas.SRAM", 1, "total_size", 96)),
 			want: []Kind{Malformed},
 		},
 		{
@@ -155,12 +155,12 @@ func TestPlanResourceVariables(t *testing.T) {
 		{
 			name: "variable misaligned", model: "resource",
 			edits: join([]edit{set("resource_variables.1.offset", 72)},
-				arenaSet("persistent_arenas.0", 1, "used", 88), arenaSet("persistent_arenas.0", 1, "total_size", 96)),
+				arenaSet("persistent_arenas.SRAM", 1, "used", 88), arenaSet("persistent_arenas.SRAM", 1, "total_size", 96)),
 			want: []Kind{Misaligned},
 		},
 		{
 			name: "persistent used leaves out the variables", model: "resource",
-			edits: arenaSet("persistent_arenas.0", 1, "used", 16),
+			edits: arenaSet("persistent_arenas.SRAM", 1, "used", 16),
 			want:  []Kind{HeightMismatch},
 		},
 		{
@@ -192,7 +192,7 @@ func TestPlanResourceVariables(t *testing.T) {
 		// skipped_tensors
 		{
 			name: "resource handle placed", model: "resource",
-			edits: []edit{insert("tensor_allocs.1", scratchAlloc(0, 1, "h", 0, 0))},
+			edits: []edit{put("tensor_allocs.0:1", scratchAlloc(0, 1, "h", 0, 0))},
 			// needs no bytes; skipped as well; a scratch tensor without a lifetime
 			want: []Kind{WrongClass, Malformed},
 		},

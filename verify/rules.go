@@ -169,7 +169,7 @@ func (c *checker) checkRules() {
 		}
 		// The source is checked once the memory is right; an unknown
 		// one is Malformed already.
-		if src := deref(p.source); p.role == roleConstant && src != w.source && (src == "" || c.banks[src] != nil) {
+		if src := p.stagedFrom(); p.role == roleConstant && src != w.source && (src == "" || c.banks[src] != nil) {
 			c.r.add(RuleViolated, "%s has source_memory %s, but asks for %s", p.what, strOrNull(p.source), w)
 		}
 	}
@@ -191,13 +191,6 @@ func (c *checker) ruleChecked(p *member) bool {
 		return p.role == roleScratch
 	}
 	return p.group == p.key || c.byKey[p.group] == nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // checkSpills checks every spills entry: it names an allocation (the root,

@@ -157,17 +157,21 @@ func TestFastJSONMatchesDecoder(t *testing.T) {
 				err = errors.New("data after the value")
 			}
 		}
-		got, ok := fastJSON([]byte(doc))
+		got, dup, ok := fastJSON([]byte(doc))
+		if dup != nil && err == nil {
+			assert.Equal(t, dup, duplicateKey([]byte(doc)), "%.80q: fastJSON's duplicate key is not the token pass's", doc)
+		}
 		if !ok {
 			continue // left to encoding/json
 		}
 		require.NoError(t, err, "fastJSON read %q, encoding/json does not", doc)
 		assert.Equal(t, want, got, "%.80q", doc)
+		assert.Nil(t, duplicateKey([]byte(doc)), "%.80q", doc)
 	}
 	ok := 0
 	for _, p := range paths {
 		data, _ := os.ReadFile(p)
-		if _, k := fastJSON(data); k {
+		if _, _, k := fastJSON(data); k {
 			ok++
 		}
 	}

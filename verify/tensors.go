@@ -3,21 +3,16 @@ package verify
 import "github.com/heliac/heliac/graph"
 
 // indexTensors makes a member of each tensor_allocs entry that names an
-// existing tensor once, in (subgraph, tensor) order.
+// existing tensor, in (subgraph, tensor) order. Each names another
+// tensor: decode checked that an entry's tensor is its key's.
 func (c *checker) indexTensors() {
 	c.placed = map[graph.TensorRef]*member{}
 	c.byKey = map[key]*member{}
-	order := c.orderOf("allocations")
 	for i := range c.doc.allocs {
 		a := &c.doc.allocs[i]
-		order(a.path, a.ref)
 		t := c.tensor(a.ref)
 		if t == nil {
 			c.r.add(Malformed, "%s: tensor %v does not exist", a.path, a.ref)
-			continue
-		}
-		if c.placed[a.ref] != nil {
-			c.r.add(Malformed, "%s: %s is allocated twice", a.path, c.name(a.ref))
 			continue
 		}
 		mb := &member{path: a.path, key: tensorKeyOf(a.ref), what: c.name(a.ref), binding: a.binding, size: c.size(t), declared: a.size,
@@ -28,20 +23,26 @@ func (c *checker) indexTensors() {
 	}
 }
 
-// indexLifetimes pairs each scratch tensor with its tensor_lifetimes entry.
+// indexLifetimes pairs each scratch tensor with its tensor_lifetimes
+// entry: every key of tensor_lifetimes is the id of a scratch tensor's
+// tensor_allocs entry, and every scratch tensor has one.
 func (c *checker) indexLifetimes() {
-	order := c.orderOf("lifetimes")
+	listed := map[graph.TensorRef]bool{}
+	allocated := map[graph.TensorRef]bool{}
+	for _, a := range c.doc.allocs {
+		allocated[a.ref] = true
+	}
 	for i := range c.doc.lifetimes {
 		l := &c.doc.lifetimes[i]
-		order(l.path, l.ref)
+		listed[l.ref] = true
 		p := c.placed[l.ref]
 		switch {
-		case c.tensor(l.ref) == nil:
-			c.r.add(Malformed, "%s: tensor %v does not exist", l.path, l.ref)
-		case p == nil || p.role != roleScratch:
+		case !allocated[l.ref]:
+			c.r.add(Malformed, "%s: tensor_allocs has no entry of id \"%d:%d\"; a lifetime is a scratch tensor allocation's", l.path, l.ref.Subgraph, l.ref.Tensor)
+		case p == nil:
+			// The tensor_allocs entry is reported.
+		case p.role != roleScratch:
 			c.r.add(Malformed, "%s: %s has a lifetime but no scratch allocation", l.path, c.name(l.ref))
-		case p.live != nil:
-			c.r.add(Malformed, "%s: %s has a second lifetime", l.path, c.name(l.ref))
 		case !c.onTimeline(l.start, l.end):
 			c.r.add(Malformed, "%s: %s lives over steps %d..%d, not inside the timeline 0..%d",
 				l.path, c.name(l.ref), l.start, l.end, c.tl.steps-1)
@@ -50,22 +51,9 @@ func (c *checker) indexLifetimes() {
 		}
 	}
 	for _, a := range c.doc.allocs {
-		if p := c.placed[a.ref]; p != nil && p.path == a.path && p.role == roleScratch && p.live == nil && !c.hasLifetimeEntry(a.ref) {
+		if p := c.placed[a.ref]; p != nil && p.role == roleScratch && !listed[a.ref] {
 			c.r.add(Malformed, "%s: scratch tensor %s has no tensor_lifetimes entry", a.path, c.name(a.ref))
 		}
-	}
-}
-
-// orderOf returns a function to call on each entry of a list that must be
-// ordered by (subgraph, tensor); it reports an entry that comes after a
-// later tensor's.
-func (c *checker) orderOf(list string) func(path string, ref graph.TensorRef) {
-	var prev *graph.TensorRef
-	return func(path string, ref graph.TensorRef) {
-		if prev != nil && less(ref, *prev) {
-			c.r.add(Malformed, "%s: tensor %v comes after %v; %s must be ordered by (subgraph, tensor)", path, ref, *prev, list)
-		}
-		prev = &ref
 	}
 }
 
@@ -73,15 +61,6 @@ func (c *checker) orderOf(list string) func(path string, ref graph.TensorRef) {
 // timeline.
 func (c *checker) onTimeline(start, end int64) bool {
 	return start >= 0 && start <= end && end < c.tl.steps
-}
-
-func (c *checker) hasLifetimeEntry(r graph.TensorRef) bool {
-	for _, l := range c.doc.lifetimes {
-		if l.ref == r {
-			return true
-		}
-	}
-	return false
 }
 
 // checkTensors checks each tensor allocation against its tensor: name,
@@ -180,5 +159,18 @@ func (c *checker) checkUses() {
 		seen[k] = true
 		c.r.add(UseOutsideLifetime, "%s is used by %s at steps %d..%d, outside its lifetime %d..%d",
 			p.what, c.where(x), x.first, x.last, p.live.start, p.live.end)
+	}
+}
+
+// orderOf returns a function to call on each entry of a list that must be
+// ordered by (subgraph, tensor); it reports an entry that comes after a
+// later tensor's.
+func (c *checker) orderOf(list string) func(path string, ref graph.TensorRef) {
+	var prev *graph.TensorRef
+	return func(path string, ref graph.TensorRef) {
+		if prev != nil && less(ref, *prev) {
+			c.r.add(Malformed, "%s: tensor %v comes after %v; %s must be ordered by (subgraph, tensor)", path, ref, *prev, list)
+		}
+		prev = &ref
 	}
 }

@@ -30,7 +30,8 @@ const (
 
 // Violation is one broken rule. Msg names tensors as
 // "subgraph:tensor (name)", operators as "op subgraph:index (NAME)" and
-// plan.json entries by their path, "tensor_allocs[3]".
+// plan.json entries by their path, "arenas[3]", `tensor_allocs["0:3"]`,
+// `arena_usages["SRAM"]`.
 type Violation struct {
 	Kind Kind
 	Msg  string
