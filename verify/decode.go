@@ -412,14 +412,20 @@ type idEntry struct {
 // tensor_lifetimes) by (subgraph, tensor), each with the tensor its key
 // names; a key that is not a canonical tensor id is reported.
 func tensorEntries(r *report, list string, m map[string]any) []idEntry {
-	var out []idEntry
+	out := make([]idEntry, 0, len(m))
+	var bad []string
 	for k, v := range m {
 		ref, ok := parseID(k)
 		if !ok {
-			r.add(Malformed, "%s: key %q is not a tensor id (\"<subgraph>:<tensor>\", both decimal without sign or leading zeros)", list, k)
+			bad = append(bad, k)
 			continue
 		}
-		out = append(out, idEntry{path: fmt.Sprintf("%s[%q]", list, k), ref: ref, v: v})
+		// A canonical id needs no quoting: %q would write it as it is.
+		out = append(out, idEntry{path: list + `["` + k + `"]`, ref: ref, v: v})
+	}
+	slices.Sort(bad) // messages in one order, not the map's
+	for _, k := range bad {
+		r.add(Malformed, "%s: key %q is not a tensor id (\"<subgraph>:<tensor>\", both decimal without sign or leading zeros)", list, k)
 	}
 	slices.SortFunc(out, func(a, b idEntry) int {
 		return cmp.Or(cmp.Compare(a.ref.Subgraph, b.ref.Subgraph), cmp.Compare(a.ref.Tensor, b.ref.Tensor))
@@ -431,7 +437,7 @@ func tensorEntries(r *report, list string, m map[string]any) []idEntry {
 // both decimal indices without sign or leading zeros.
 func parseID(s string) (graph.TensorRef, bool) {
 	ref, ok := parseRef(s)
-	if !ok || fmt.Sprintf("%d:%d", ref.Subgraph, ref.Tensor) != s {
+	if !ok || strconv.Itoa(int(ref.Subgraph))+":"+strconv.Itoa(int(ref.Tensor)) != s {
 		return graph.TensorRef{}, false
 	}
 	return ref, true

@@ -206,10 +206,6 @@ func (p *jsonParser) object(depth int) (any, bool) {
 			return nil, false
 		}
 		k := kv.(string)
-		if _, twice := m[k]; twice {
-			p.dup = &dupKey{key: k}
-			return nil, false
-		}
 		p.space()
 		if p.i >= len(p.d) || p.d[p.i] != ':' {
 			return nil, false
@@ -222,7 +218,11 @@ func (p *jsonParser) object(depth int) (any, bool) {
 			}
 			return nil, false
 		}
-		m[k] = v
+		n := len(m)
+		if m[k] = v; len(m) == n { // no new key: k was given before
+			p.dup = &dupKey{key: k}
+			return nil, false
+		}
 		p.space()
 		if p.i >= len(p.d) {
 			return nil, false
