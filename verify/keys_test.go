@@ -163,18 +163,7 @@ func TestPlanV4Shape(t *testing.T) {
 			want: []Violation{{Malformed,
 				`arenas[1]: a second scratch arena in "SRAM" (the first is arenas[0]); arena_usages keys arenas by memory, one per memory`}},
 		},
-		{
-			name: "a scratch arena under a read-only bank", model: "chain",
-			edits: []edit{set("platform.banks.1.writable", true), set("platform.banks.0.writable", false)},
-			want: []Violation{
-				{Malformed, `arena_usages["SRAM"]: "SRAM" is a read-only bank; arena_usages holds arenas of writable banks`},
-				{WrongClass, `arenas[0]: scratch arena in read-only bank "SRAM"`},
-				{RuleViolated, `0:0 (input) is in "SRAM", but asks for "FLASH" (default), and spills records no move`},
-				{RuleViolated, `0:1 (a) is in "SRAM", but asks for "FLASH" (default), and spills records no move`},
-				{RuleViolated, `0:2 (b) is in "SRAM", but asks for "FLASH" (default), and spills records no move`},
-				{RuleViolated, `0:3 (output) is in "SRAM", but asks for "FLASH" (default), and spills records no move`},
-			},
-		},
+		// a scratch arena under a read-only bank: banks_test.go's "scratch in flash"
 
 		// single source, cold iff source == memory
 		{
