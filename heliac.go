@@ -61,6 +61,10 @@ type Options struct {
 	// TimeLimit its search budget per scratch arena (0 is the default).
 	Planner   string
 	TimeLimit time.Duration
+	// OneScratchBank plans every scratch allocation into one bank, the
+	// fastest that holds them all, as TFLM's one tensor_arena needs
+	// (plan.Options.OneScratchBank; --one-scratch-bank).
+	OneScratchBank bool
 	// Strict makes rules that select nothing and operators whose kernel
 	// scratch is unknown errors.
 	Strict bool
@@ -114,7 +118,7 @@ func (o Options) Config() (driver.Config, error) {
 	cfg := driver.Config{ModelName: name, Prefix: o.Prefix, Version: version, Schedule: o.Schedule,
 		EmitTFLite: o.EmitTFLite, Constants: o.Constants, Report: o.Report}
 	cfg.Plan = plan.Options{Planner: o.Planner, TimeLimit: o.TimeLimit, Rules: slices.Clone(o.Rules),
-		External: slices.Clone(o.External), Strict: o.Strict, Platform: o.PlatformSpec}
+		External: slices.Clone(o.External), Strict: o.Strict, Platform: o.PlatformSpec, OneScratchBank: o.OneScratchBank}
 	if o.PlatformSpec == nil && o.Platform != "" {
 		p, err := plan.BuiltinPlatform(o.Platform)
 		if err != nil {

@@ -94,4 +94,11 @@ func TestTFLMOfflinePlanNeedsOneArena(t *testing.T) {
 	require.NoError(t, err)
 	_, err = emit.TFLMOfflinePlan(m, p)
 	assert.ErrorContains(t, err, "emit: TFLM has one arena, but this plan puts scratch tensors in 2: scratch_dtcm (DTCM), scratch_sram (SRAM)")
+	assert.ErrorContains(t, err, "--one-scratch-bank", "the error names the way out")
+
+	p, err = plan.Build(context.Background(), m, lt, plan.Options{Platform: &platform, OneScratchBank: true})
+	require.NoError(t, err)
+	op, err := emit.TFLMOfflinePlan(m, p)
+	require.NoError(t, err, "with one scratch bank")
+	assert.Equal(t, p.Arenas[len(p.Arenas)-1].Size, op.ArenaSize)
 }

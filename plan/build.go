@@ -63,6 +63,14 @@ type Options struct {
 	// plan (--emit-tflite). Without it, TFLM's placement is taken only when
 	// it costs nothing (see placeKernelScratchAsTFLM).
 	TFLMKernelScratch bool
+	// OneScratchBank plans every scratch allocation (tensors and kernel
+	// scratch) into one scratch arena in one bank, as TFLM's single
+	// tensor_arena needs: the first writable bank in allocation order
+	// (the fastest) that holds them all, never spilling. A scratch rule
+	// (class or tensor) that names a bank makes it that bank; rules naming
+	// two banks are an error. The plan records the bank as a class rule
+	// after Rules (Plan.Rules).
+	OneScratchBank bool
 	// Strict makes a tensor or name rule that selects nothing, an
 	// External glob that binds nothing, an operator in UnknownScratch and
 	// an entry of UnusedOverrides an error; otherwise Plan.UnusedRules,

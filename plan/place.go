@@ -47,6 +47,7 @@ type placer struct {
 	reserved map[string]int64 // bytes already taken in each bank by other arenas
 	memory   []string         // per allocation: the bank it asked for, then the one it is in
 	pinned   []bool           // per allocation: named by a tensor or name rule
+	ruled    []bool           // per allocation: placed by a rule of any rank
 	source   []string         // per constant allocation: staged from here, or ""
 	names    map[string]bool  // arena names taken
 	// fit, when set, decides which allocations fit a bank of limited
@@ -84,7 +85,7 @@ func (pl *placer) run(ctx context.Context) error {
 // Options.Strict).
 func (pl *placer) applyRules() error {
 	n := len(pl.p.Allocs)
-	pl.memory, pl.pinned, pl.source = make([]string, n), make([]bool, n), make([]string, n)
+	pl.memory, pl.pinned, pl.source, pl.ruled = make([]string, n), make([]bool, n), make([]string, n), make([]bool, n)
 	cb, _ := pl.opts.Platform.ConstBank()
 	matched := make([]bool, len(pl.opts.Rules))
 	for i := range pl.p.Allocs {
@@ -102,7 +103,7 @@ func (pl *placer) applyRules() error {
 				continue
 			}
 			rank, chosen = rk, ri
-			pl.memory[i], pl.source[i], pl.pinned[i] = r.Memory, "", rk == 2
+			pl.memory[i], pl.source[i], pl.pinned[i], pl.ruled[i] = r.Memory, "", rk == 2, true
 			if a.Class == liveness.Constant {
 				pl.source[i] = r.Source
 			}
@@ -124,7 +125,7 @@ func (pl *placer) applyRules() error {
 	for i := range pl.p.Allocs {
 		if a := &pl.p.Allocs[i]; a.AliasOf != nil {
 			root := pl.p.tensors[*a.AliasOf]
-			pl.memory[i], pl.pinned[i] = pl.memory[root], pl.pinned[root]
+			pl.memory[i], pl.pinned[i], pl.ruled[i] = pl.memory[root], pl.pinned[root], pl.ruled[root]
 		}
 	}
 	return nil
@@ -373,6 +374,19 @@ func (pl *placer) placePersistent() error {
 // largest unpinned one live at its busiest step moves (with its alias
 // group) to the next bank.
 func (pl *placer) placeScratch(ctx context.Context) error {
+	if pl.opts.OneScratchBank {
+		if err := pl.oneScratchBank(ctx); err != nil {
+			return err
+		}
+	} else if err := pl.scratchBanks(ctx); err != nil {
+		return err
+	}
+	return pl.placeScratchMembers()
+}
+
+// scratchBanks places each writable bank's scratch roots in an arena of
+// its own, spilling to the next bank.
+func (pl *placer) scratchBanks(ctx context.Context) error {
 	for _, b := range pl.writable {
 		var roots []int
 		for i := range pl.p.Allocs {
@@ -388,6 +402,71 @@ func (pl *placer) placeScratch(ctx context.Context) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// oneScratchBank places every scratch root in one arena (Options.
+// OneScratchBank): in the bank the scratch rules name, or else in the
+// first writable bank that holds them all without spilling. The choice
+// joins the plan's rules as a class rule.
+func (pl *placer) oneScratchBank(ctx context.Context) error {
+	var roots []int
+	asked := map[string]bool{}
+	for i := range pl.p.Allocs {
+		a := &pl.p.Allocs[i]
+		if a.Class != liveness.Scratch || a.AliasOf != nil {
+			continue
+		}
+		roots = append(roots, i)
+		if pl.ruled[i] {
+			asked[pl.memory[i]] = true
+		}
+	}
+	if len(roots) == 0 {
+		return nil
+	}
+	candidates := pl.writable
+	switch len(asked) {
+	case 0:
+	case 1:
+		for name := range asked {
+			b, _ := pl.opts.Platform.Bank(name)
+			candidates = []Bank{b}
+		}
+	default:
+		names := make([]string, 0, len(asked))
+		for name := range asked {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("plan: one scratch bank: the rules put scratch tensors in %s; with one scratch bank, name one",
+			strings.Join(names, " and "))
+	}
+	var tried []string
+	var last error
+	for _, b := range candidates {
+		for _, id := range roots {
+			pl.memory[id], pl.pinned[id] = b.Name, true // never spill
+		}
+		err := pl.scratchBank(ctx, b, roots)
+		if err == nil {
+			// Recorded as the class rule it amounts to, after the
+			// config's, so plan.json says where scratch asked to go.
+			pl.p.Rules = append(pl.p.Rules, Rule{Class: liveness.Scratch.String(), Memory: b.Name})
+			return nil
+		}
+		var ce *CapacityError
+		if !errors.As(err, &ce) {
+			return err
+		}
+		tried, last = append(tried, fmt.Sprintf("%s needs %d B, has %d", b.Name, ce.Need, ce.Have)), err
+	}
+	return fmt.Errorf("plan: one scratch bank: no bank holds every scratch allocation (%s): %w", strings.Join(tried, "; "), last)
+}
+
+// placeScratchMembers gives alias members their roots' arena and offset,
+// and places kernel scratch as TFLM would.
+func (pl *placer) placeScratchMembers() error {
 	for i := range pl.p.Allocs {
 		if a := &pl.p.Allocs[i]; a.Class == liveness.Scratch && a.AliasOf != nil {
 			ri := pl.p.tensors[*a.AliasOf]

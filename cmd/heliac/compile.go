@@ -41,6 +41,7 @@ type compileOptions struct {
 	overwriteIn  bool
 	strict       bool
 	emitTFLite   bool
+	oneBank      bool
 	report       bool
 	external     bool
 	constants    string
@@ -74,6 +75,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing, or an operator may ask for kernel scratch the library has no rule for (by default a warning)")
 	f.BoolVar(&opts.report, "report", false, "also write DIR/<prefix>.report.html: the plan as one self-contained page (memory maps, arenas, peaks)")
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
+	f.BoolVar(&opts.oneBank, "one-scratch-bank", false,
+		"plan every scratch tensor and kernel scratch buffer into one bank, the fastest that holds them all, as TFLM's one tensor_arena needs (for --emit-tflite on a platform of several RAM banks)")
 	f.BoolVar(&opts.external, "external-arenas", false,
 		"emit no storage for scratch, persistent and staged constant arenas: the application binds its own buffers (<prefix>_bind_arena); the config's external_arenas names some")
 	f.StringVar(&opts.constants, "constants", string(emit.ConstantsC), "how the C module writes constant arenas: "+constantsHelp())
@@ -129,7 +132,7 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 		Kernels: opts.kernels, CPU: opts.cpu, KernelScratch: file.KernelScratch, Schedule: opts.schedule,
 		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias,
 		Planner: opts.planner, TimeLimit: opts.timeLimit, Strict: opts.strict,
-		EmitTFLite: opts.emitTFLite, Report: opts.report, Constants: emit.Constants(opts.constants), Version: heliacVersion()}
+		EmitTFLite: opts.emitTFLite, OneScratchBank: opts.oneBank, Report: opts.report, Constants: emit.Constants(opts.constants), Version: heliacVersion()}
 	if opts.external {
 		o.External = append(o.External, "*")
 	}

@@ -70,4 +70,10 @@ func TestEmitTFLiteNeedsOneArena(t *testing.T) {
 	code, _, stderr := runHeliac(helloWorld, "-o", filepath.Join(dir, "out"), "--emit-tflite", "--platform-file", platform)
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "TFLM has one arena, but this plan puts scratch tensors in 2")
+	assert.Contains(t, stderr, "--one-scratch-bank", "the error names the flag that gives one arena")
+
+	code, stdout, stderr := runHeliac(helloWorld, "-o", filepath.Join(dir, "out"), "--emit-tflite", "--platform-file", platform, "--one-scratch-bank")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `scratch +SRAM `, stdout, "every scratch tensor in the one bank that holds them all")
+	assert.NotContains(t, stdout, "DTCM ")
 }
