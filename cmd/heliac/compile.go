@@ -109,6 +109,9 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if err := writeOutput(opts, cfg.ModelName, files); err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)
 	}
+	if !opts.quiet {
+		warnHybrid(opts, out.Model)
+	}
 	switch {
 	case opts.quiet:
 	case opts.json:
@@ -203,6 +206,17 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 		names[i] = filepath.Join(opts.outDir, f.Name)
 	}
 	fmt.Fprintf(opts.stdout, "wrote %s\n", strings.Join(names, ", "))
+}
+
+// warnHybrid warns on stderr of each operator of m that reads FLOAT32
+// activations with weights of another type: TFLM's kernels refuse such
+// hybrid models, so the plan is of no use to them until the model is
+// quantized through (or keeps float weights).
+func warnHybrid(opts *compileOptions, m *graph.Model) {
+	for _, h := range kernels.Hybrid(m) {
+		fmt.Fprintf(opts.stderr, "heliac: warning: %s: %s; quantize the model fully (int8 activations) or keep float weights\n",
+			opts.model, h.Describe(m))
+	}
 }
 
 // refuseInput returns an error when writing files into dir would replace
