@@ -99,6 +99,9 @@ type TFLiteOutput struct {
 	// Reordered says the model's operators are listed in the plan's
 	// schedule order, which differs from the input's.
 	Reordered bool
+	// C is Data as a C array for firmware: <prefix>.tflite.h and
+	// <prefix>.tflite.c (emit.TFLiteC).
+	C emit.Files
 }
 
 // VerifyError reports that the emitted plan failed independent
@@ -244,6 +247,7 @@ func (s *planned) finish() (*Output, error) {
 		if out.TFLite, err = withOfflinePlan(data, m, p); err != nil {
 			return nil, err
 		}
+		out.TFLite.C = emit.TFLiteC(out.Prefix(), p, meta, out.TFLite.Data)
 	}
 	return out, nil
 }

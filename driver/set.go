@@ -45,7 +45,8 @@ func (o *Output) Prefix() string {
 const ReportSuffix = ".report.html"
 
 // Files returns o's set as heliac writes it into a directory: <prefix>.h,
-// <prefix>.c, <prefix>.tflite with Config.EmitTFLite, <prefix>.report.html
+// <prefix>.c, <prefix>.tflite, <prefix>.tflite.h and <prefix>.tflite.c with
+// Config.EmitTFLite, <prefix>.report.html
 // with Config.Report, and the plan file
 // <prefix>.plan.json last. The C files carry the plan's hash, so a reader
 // can tell a set whose files come from different runs; a writer puts the
@@ -55,6 +56,7 @@ func (o *Output) Files() emit.Files {
 	files := slices.Clone(o.CFiles)
 	if o.TFLite != nil {
 		files = append(files, emit.File{Name: prefix + ".tflite", Data: o.TFLite.Data})
+		files = append(files, o.TFLite.C...)
 	}
 	if o.Report != nil {
 		files = append(files, emit.File{Name: prefix + ReportSuffix, Data: o.Report})

@@ -28,7 +28,7 @@ func TestFiles(t *testing.T) {
 		{name: "--prefix", cfg: driver.Config{ModelName: "hello_world_int8", Prefix: "hw"},
 			want: []string{"hw.h", "hw.c", "hw.plan.json"}},
 		{name: "with the model", cfg: driver.Config{ModelName: "hello_world_int8", Prefix: "hw", EmitTFLite: true},
-			want: []string{"hw.h", "hw.c", "hw.tflite", "hw.plan.json"}},
+			want: []string{"hw.h", "hw.c", "hw.tflite", "hw.tflite.h", "hw.tflite.c", "hw.plan.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

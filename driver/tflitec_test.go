@@ -1,0 +1,89 @@
+package driver_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/internal/corpus"
+)
+
+// tflmMain completes the README's TFLM example into a program: the
+// logging hooks TFLM's library leaves to the platform
+// (../shared/tflm/README.md), and a main that runs the model once and says
+// whether the model array is aligned.
+const tflmMain = `
+#include <cstdarg>
+#include <cstdio>
+#include <cstdint>
+
+extern "C" void DebugLog(const char* format, va_list args) { vfprintf(stderr, format, args); }
+extern "C" int DebugVsnprintf(char* buf, size_t n, const char* format, va_list args) {
+  return vsnprintf(buf, n, format, args);
+}
+
+int main() {
+  std::printf("aligned %d\n", static_cast<int>(reinterpret_cast<uintptr_t>(hello_world_int8_tflite) % 16 == 0));
+  TfLiteStatus s = run_model();
+  std::printf("status %d\n", static_cast<int>(s));
+  return s == kTfLiteOk ? 0 : 1;
+}
+`
+
+// TestTFLiteCRunsInTFLM builds the README's TFLM example as it stands
+// against the emitted model's C array (hello_world_int8 with
+// --emit-tflite), with the host g++ and the prebuilt TFLM of ../shared/tflm,
+// and runs it: TFLM allocates the model from the array and invokes it once.
+// Until the module header gives <PREFIX>_TFLM_ARENA_SIZE, the test defines
+// it as heliac's head plus 16 KiB for TFLM's tail.
+func TestTFLiteCRunsInTFLM(t *testing.T) {
+	shared := corpus.SharedDir()
+	if shared == "" {
+		t.Skip("../shared not found; skipping the TFLM build")
+	}
+	tflm := filepath.Join(shared, "tflm")
+	lib := filepath.Join(tflm, "lib", "host-x86_64", "libtflm.a")
+	for _, p := range []string{filepath.Join(tflm, "include"), lib} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s not found; skipping the TFLM build", p)
+		}
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not on PATH")
+	}
+	gcc := needGCC(t)
+
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
+	require.NoError(t, err)
+	cfg := defaultConfig(t)
+	cfg.ModelName, cfg.Version, cfg.EmitTFLite = "hello_world_int8", "test", true
+	out, err := driver.Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	for _, f := range out.Files() {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644))
+	}
+	example := readmeExample(t, "tflm")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "example.cc"), []byte(example+tflmMain), 0o644))
+
+	var defs []string
+	if !strings.Contains(string(out.CFiles[0].Data), "HELLO_WORLD_INT8_TFLM_ARENA_SIZE") {
+		size := out.TFLite.Offline.ArenaSize + 16<<10
+		t.Logf("hello_world_int8.h has no HELLO_WORLD_INT8_TFLM_ARENA_SIZE yet: the example gets %d B", size)
+		defs = append(defs, fmt.Sprintf("-DHELLO_WORLD_INT8_TFLM_ARENA_SIZE=%d", size))
+	}
+	run(t, dir, gcc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c", "hello_world_int8.tflite.c", "-o", "model.o")
+	run(t, dir, gxx, append(append([]string{"-std=c++17", "-fno-rtti", "-DTF_LITE_STATIC_MEMORY", "-Wall", "-Werror"}, defs...),
+		"-I", filepath.Join(tflm, "include"), "-I.", "example.cc", "model.o", lib, "-lm", "-o", "example")...)
+	got := run(t, dir, filepath.Join(dir, "example"))
+	assert.Equal(t, "aligned 1\nstatus 0\n", got, "TFLM allocates and invokes the model from its C array")
+}
