@@ -2,9 +2,14 @@ package emit
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
@@ -121,8 +126,17 @@ func allocsOf(p *plan.Plan, id plan.ArenaID) []*plan.Alloc {
 const (
 	mapWidth  = 960
 	mapHeight = 320
-	mapLeft   = 70 // room for the address axis
-	mapBottom = 24 // room for the step axis
+	mapLeft   = 78 // room for the address axis
+	mapBottom = 34 // room for the step axis and its title
+	// minBox is the least width and height a box is drawn with, so that a
+	// small tensor stays visible beside a spike hundreds of times its size.
+	minBox = 2.0
+	// labelChar is the width of one character of a box label (11-unit
+	// font), labelHeight the least box height a label fits in.
+	labelChar   = 6.2
+	labelHeight = 13.0
+	// minLabelName is the fewest characters of a name a label shows.
+	minLabelName = 8
 )
 
 // boxKind classes an allocation for its colour.
@@ -143,7 +157,120 @@ func boxKind(p *plan.Plan, a *plan.Alloc) string {
 	return "tensor"
 }
 
-// reportArena draws one arena's memory map and says where it peaks.
+// niceStep returns a round step, 1, 2 or 5 times a power of ten, that
+// divides span into at most n intervals (and at least 1).
+func niceStep(span float64, n int) float64 {
+	if span <= 0 || n < 1 {
+		return 1
+	}
+	raw := span / float64(n)
+	pow := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*pow >= raw {
+			return m * pow
+		}
+	}
+	return 10 * pow
+}
+
+// byteUnit chooses the unit of an address axis up to height bytes: B,
+// KiB or MiB, and its size in bytes.
+func byteUnit(height int64) (string, int64) {
+	switch {
+	case height >= 10<<20:
+		return "MiB", 1 << 20
+	case height >= 10<<10:
+		return "KiB", 1 << 10
+	}
+	return "B", 1
+}
+
+// byteTicks returns the addresses of an axis up to height bytes, at a
+// round step of its unit (at most n intervals), and their labels.
+func byteTicks(height int64, n int) ([]int64, []string) {
+	unit, size := byteUnit(height)
+	step := int64(niceStep(float64(height)/float64(size), n) * float64(size))
+	step = max(step, 1)
+	var at []int64
+	var labels []string
+	for v := int64(0); v <= height; v += step {
+		at = append(at, v)
+		labels = append(labels, fmt.Sprintf("%s %s", strconv.FormatFloat(float64(v)/float64(size), 'f', -1, 64), unit))
+	}
+	return at, labels
+}
+
+// shortName is the part of a tensor name a label shows: the first of the
+// names a converter joins with ';', without its leading scope when it has
+// more than two ("model/conv2d_13/Conv2D" is "conv2d_13/Conv2D").
+func shortName(name string) string {
+	name, _, _ = strings.Cut(name, ";")
+	if parts := strings.Split(name, "/"); len(parts) > 2 {
+		name = strings.Join(parts[len(parts)-2:], "/")
+	}
+	return name
+}
+
+// boxLabel returns the label that fits a box width units wide: the
+// allocation's id and short name, the name cut short with "…", or the id
+// alone (the name when minLabelName of its characters fit); "" when not
+// even the id fits.
+func boxLabel(a *plan.Alloc, width float64) string {
+	fits := func(s string) bool { return float64(utf8.RuneCountInString(s))*labelChar+6 <= width }
+	id := keyText(a.Key)
+	full := id + " " + escapeName(shortName(a.Name))
+	switch {
+	case a.Name == "" || !fits(id+" "+strings.Repeat("x", minLabelName)+"…"):
+		if fits(id) {
+			return id
+		}
+		return ""
+	case fits(full):
+		return full
+	}
+	r := []rune(full)
+	n := int((width-6)/labelChar) - 1 // room for the ellipsis
+	return string(r[:max(n, 0)]) + "…"
+}
+
+// boxText is a box's label as SVG and where it lies.
+type boxText struct {
+	svg string
+	at  labelBox
+}
+
+// placeLabel labels the box of a at (x, y), w by h units, inside it:
+// across when the label fits its width, else up its height when the box
+// is tall and narrow (a large tensor live for one step); ok is false when
+// neither fits.
+func placeLabel(a *plan.Alloc, x, y, w, h float64) (boxText, bool) {
+	if label := boxLabel(a, w); label != "" && h >= labelHeight {
+		lx, ly := x+3, y+h/2+4
+		width := float64(utf8.RuneCountInString(label)) * labelChar
+		return boxText{fmt.Sprintf("<text class=\"label\" x=\"%.2f\" y=\"%.2f\">%s</text>\n", lx, ly, html.EscapeString(label)),
+			labelBox{lx, ly - 10, lx + width, ly + 2}}, true
+	}
+	if label := boxLabel(a, h); label != "" && w >= labelHeight {
+		cx, cy := x+w/2+4, y+h/2
+		width := float64(utf8.RuneCountInString(label)) * labelChar
+		return boxText{fmt.Sprintf("<text class=\"label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" transform=\"rotate(-90 %.2f %.2f)\">%s</text>\n",
+			cx, cy, cx, cy, html.EscapeString(label)), labelBox{cx - 10, cy - width/2, cx + 2, cy + width/2}}, true
+	}
+	return boxText{}, false
+}
+
+// labelBox is where a label is drawn, to keep labels apart.
+type labelBox struct{ x0, y0, x1, y1 float64 }
+
+func (l labelBox) overlaps(o labelBox) bool {
+	return l.x0 < o.x1 && o.x0 < l.x1 && l.y0 < o.y1 && o.y0 < l.y1
+}
+
+// reportArena draws one arena's memory map and says where it peaks:
+// boxes (the largest drawn first, so that small ones lie on top), each at
+// least minBox wide and high, labelled inside when the label fits; the
+// address axis with round ticks in B, KiB or MiB and grid lines, the step
+// axis with round ticks.
 func reportArena(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) {
 	allocs := allocsOf(p, ar.ID)
 	fmt.Fprintf(b, "<h2 id=\"arena-%d\">%s · %s · %d B</h2>\n", ar.ID, esc(ar.Name), esc(ar.Memory), ar.Size)
@@ -154,26 +281,46 @@ func reportArena(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) 
 	}
 	// Persistent and constant allocations hold their bytes at every step:
 	// a lower map suffices.
-	mh := int64(mapHeight)
+	mh, yTicks := int64(mapHeight), 8
 	if ar.Role != liveness.Scratch {
-		mh = mapHeight / 3
+		mh, yTicks = mapHeight/3, 3
 	}
 	x := func(step int64) float64 { return mapLeft + float64(step)*float64(mapWidth)/float64(steps) }
 	y := func(addr int64) float64 { return float64(mh) - float64(addr)*float64(mh)/float64(height) }
 	fmt.Fprintf(b, "<svg class=\"map\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"memory map of %s\">\n",
 		mapLeft+mapWidth+10, mh+mapBottom+6, esc(ar.Name))
 	fmt.Fprintf(b, "<rect class=\"frame\" x=\"%d\" y=\"0\" width=\"%d\" height=\"%d\"/>\n", mapLeft, mapWidth, mh)
-	fmt.Fprintf(b, "<text class=\"axis\" x=\"%d\" y=\"12\" text-anchor=\"end\">%d B</text>\n", mapLeft-4, height)
-	fmt.Fprintf(b, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n", mapLeft-4, mh)
-	fmt.Fprintf(b, "<text class=\"axis\" x=\"%d\" y=\"%d\">step 0</text>\n", mapLeft, mh+16)
-	fmt.Fprintf(b, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"end\">step %d</text>\n", mapLeft+mapWidth, mh+16, steps-1)
-	for _, a := range allocs {
+	at, labels := byteTicks(height, yTicks)
+	for i, v := range at {
+		yv := y(v)
+		if v > 0 {
+			fmt.Fprintf(b, "<line class=\"grid\" x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\"/>\n", mapLeft, yv, mapLeft+mapWidth, yv)
+		}
+		fmt.Fprintf(b, "<line class=\"tick\" x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\"/>", mapLeft-4, yv, mapLeft, yv)
+		fmt.Fprintf(b, "<text class=\"axis\" x=\"%d\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n", mapLeft-6, yv+4, labels[i])
+	}
+	stepTick := max(int64(niceStep(float64(steps), 12)), 1)
+	for s := int64(0); s < steps; s += stepTick {
+		xs := (x(s) + x(s+1)) / 2 // a step is a column: its tick at its middle
+		fmt.Fprintf(b, "<line class=\"tick\" x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\"/>", xs, mh, xs, mh+4)
+		fmt.Fprintf(b, "<text class=\"axis\" x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n", xs, mh+15, s)
+	}
+	fmt.Fprintf(b, "<text class=\"axis title\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">step</text>\n", mapLeft+mapWidth/2, mh+30)
+	fmt.Fprintf(b, "<text class=\"axis title\" x=\"12\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 12 %d)\">offset</text>\n", mh/2, mh/2)
+	// The largest boxes first: a small one drawn later stays on top.
+	order := slices.Clone(allocs)
+	slices.SortStableFunc(order, func(x, y *plan.Alloc) int { return cmp.Compare(y.Size, x.Size) })
+	var texts bytes.Buffer
+	var placed []labelBox
+	for _, a := range order {
 		first, last := int64(0), steps-1
 		if ar.Role == liveness.Scratch {
 			first, last = int64(a.Live.First), int64(a.Live.Last)
 		}
 		x0, x1 := x(first), x(last+1)
 		y0, y1 := y(a.Offset+a.Size), y(a.Offset)
+		w, h := max(x1-x0, minBox), max(y1-y0, minBox)
+		top := min(max(y1-h, 0), float64(mh)-h) // a box grown to minBox stays in the frame
 		kind := boxKind(p, a)
 		detail := fmt.Sprintf("%s %s: %d B at offset %d, live steps %d–%d (%s)", keyText(a.Key), a.Name, a.Size, a.Offset, first, last, kind)
 		if a.InPlace != nil {
@@ -185,8 +332,16 @@ func reportArena(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) 
 			detail += fmt.Sprintf("; shares the bytes of %v", *a.AliasOf)
 		}
 		fmt.Fprintf(b, "<rect class=\"alloc %s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" data-detail=\"%s\"><title>%s</title></rect>\n",
-			kind, x0, y0, max(x1-x0, 0.5), max(y1-y0, 0.5), esc(detail), esc(detail))
+			kind, x0, top, w, h, esc(detail), esc(detail))
+		if l, ok := placeLabel(a, x0, top, w, h); ok && !slices.ContainsFunc(placed, l.at.overlaps) {
+			// Skipped where a larger box's label (an alias over its
+			// root) is already.
+			placed = append(placed, l.at)
+			texts.WriteString(l.svg)
+		}
 	}
+	// Labels over every box, and not in the way of the pointer (CSS).
+	b.Write(texts.Bytes())
 	if ar.Role == liveness.Scratch {
 		yb := y(ar.LowerBound)
 		fmt.Fprintf(b, "<line class=\"bound\" x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\"><title>lower bound %d B</title></line>\n",
@@ -258,7 +413,9 @@ h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#f3f3f3}td:first-child,td.name{text-align:left}td.name{max-width:420px;overflow-wrap:anywhere}
 svg.map{width:100%;height:auto;background:#fff}
-.frame{fill:#fafafa;stroke:#999}.axis{font-size:11px;fill:#555}
+.frame{fill:#fafafa;stroke:#999}.axis{font-size:11px;fill:#555}.axis.title{font-size:12px;fill:#333}
+.grid{stroke:#e4e4e4;stroke-width:.6}.tick{stroke:#999}
+.label{font-size:11px;fill:#fff;pointer-events:none;paint-order:stroke;stroke:rgba(0,0,0,.35);stroke-width:2px}
 rect.alloc{stroke:#fff;stroke-width:.4}rect.alloc:hover{stroke:#000;stroke-width:1.5}
 .tensor{fill:#4c78a8;background:#4c78a8}.inplace{fill:#f58518;background:#f58518}.view{fill:#9ecae9;background:#9ecae9}
 .kscratch{fill:#54a24b;background:#54a24b}.variable{fill:#b279a2;background:#b279a2}.spilled{fill:#e45756;background:#e45756}
