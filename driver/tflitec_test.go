@@ -43,7 +43,9 @@ int main() {
 // --emit-tflite), with the host g++ and the prebuilt TFLM of ../shared/tflm,
 // and runs it: TFLM allocates the model from the array and invokes it once.
 // Until the module header gives <PREFIX>_TFLM_ARENA_SIZE, the test defines
-// it as heliac's head plus 16 KiB for TFLM's tail.
+// it as heliac's head plus 16 KiB for TFLM's tail; once it does, the
+// program runs on x86-64, so the figure must be the host's (64-bit
+// pointers: TFLM's tail is larger there than on a Cortex-M).
 func TestTFLiteCRunsInTFLM(t *testing.T) {
 	shared := corpus.SharedDir()
 	if shared == "" {
