@@ -22,12 +22,12 @@ build: ## build bin/heliac
 # ../shared (or $$HELIAC_SHARED), whether or not the tests passed.
 test: ## run every test with the race detector (uses ../shared when present; says when it is absent)
 	@status=0; $(GO) test -race -count=1 -timeout 30m $(PKGS) || status=$$?; \
-		$(GO) run ./internal/cmd/sharedcheck; exit $$status
+		$(GO) run ./internal/cmd/skips; exit $$status
 
 .PHONY: test-short
 test-short: ## run the quick tests only
 	@status=0; $(GO) test -short $(PKGS) || status=$$?; \
-		$(GO) run ./internal/cmd/sharedcheck; exit $$status
+		$(GO) run ./internal/cmd/skips; exit $$status
 
 .PHONY: vet
 vet: ## go vet

@@ -1,4 +1,4 @@
-// Command sharedcheck says which tests skip for want of the shared
+// Command skips says which tests skip for want of the shared
 // reference material (../shared, or $HELIAC_SHARED): `make test` runs it
 // after the tests, so a checkout without it learns that the corpus and
 // TFLM tests did not run, and how to point them elsewhere. It finds the
