@@ -254,7 +254,7 @@ func (s *planned) finish() (*Output, error) {
 		}
 	}
 	if cfg.Report {
-		out.Report = emit.Report(m, p, meta)
+		out.Report = emit.ReportWithTFLM(m, p, meta, out.TFLMHeads())
 	}
 	if cfg.EmitTFLite {
 		var err error

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 
+	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
@@ -134,4 +135,13 @@ func (s *planned) againstTFLM(ctx context.Context) {
 		s.lt, s.p, s.ord = t.lt, t.p, nil
 	}
 	s.tflm = cmp
+}
+
+// TFLMHeads is o.TFLM as the summary and the report show it, or nil.
+func (o *Output) TFLMHeads() *emit.TFLMHeads {
+	t := o.TFLM
+	if t == nil {
+		return nil
+	}
+	return &emit.TFLMHeads{OwnHead: t.OwnHead, Head: t.Head, Kept: t.Kept, Discarded: t.Discarded}
 }
