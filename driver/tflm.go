@@ -14,8 +14,8 @@ import (
 // GreedyMemoryPlanner puts the tensors and the kernels' scratch (TFLM's
 // persistent tail comes on top of both). It is computed where TFLM's one
 // arena can be compared with the plan's: a plan with at most one scratch
-// arena. Costs one more liveness analysis and greedy placement of the
-// model (plan.PlannerTFLM), a small fraction of a default compile.
+// arena, of at most TFLMLimit allocations. It costs one more liveness
+// analysis and greedy placement of the model (plan.PlannerTFLM).
 type TFLM struct {
 	// OwnHead is TFLM's head when TFLM plans the model itself: its
 	// greedy planner, the operators in the model's order, every operand
@@ -99,16 +99,33 @@ func head(p *plan.Plan) (int64, bool) {
 	return 0, false
 }
 
+// TFLMLimit is the most scratch allocations a plan may hold for Compile
+// to compare it with TFLM's (Output.TFLM): TFLM's greedy planner, which
+// the comparison runs (dsa.Greedy), takes time quadratic in them, and on
+// a model at heliac's limits (32,765 tensors) it would double the
+// compile. Every corpus model holds fewer than a thousand.
+const TFLMLimit = 4096
+
 // againstTFLM plans the model as TFLM's own planner does and records the
 // comparison (s.tflm). Where heliac's plan needs more than TFLM's and
 // heliac chose the placement (the default planner, its own order), it
 // keeps TFLM's instead: one plan like any other, emitted and verified as
 // heliac's would be. Where TFLM's plan cannot be made (a platform whose
 // bank cannot hold it, an offline plan off the arena's alignment) or
-// heliac's plan has several scratch arenas, s.tflm stays nil.
+// heliac's plan has several scratch arenas or more than TFLMLimit scratch
+// allocations, s.tflm stays nil.
 func (s *planned) againstTFLM(ctx context.Context) {
 	mine, ok := head(s.p)
 	if !ok {
+		return
+	}
+	n := 0
+	for _, a := range s.p.Allocs {
+		if a.Class == liveness.Scratch {
+			n++
+		}
+	}
+	if n > TFLMLimit {
 		return
 	}
 	t, err := planLoaded(ctx, s.m, tflmConfig(s.m, s.cfg))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/kernels"
+	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/tflite"
 )
 
@@ -44,4 +45,32 @@ func TestTFLMPlansVerify(t *testing.T) {
 		})
 	}
 	assert.NotZero(t, pinned, "a corpus model carries its own offline plan")
+}
+
+// BenchmarkAgainstTFLM measures what the comparison with TFLM's own plan
+// costs (againstTFLM: one more liveness analysis and greedy placement)
+// beside the default compile, on the largest corpus models.
+func BenchmarkAgainstTFLM(b *testing.B) {
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(b, err)
+	for _, file := range []string{"tflite-micro/dp_net.tflite", "coral/tf2_mobilenet_v2_1.0_224_ptq.tflite",
+		"tflite-micro/mobilenet_v2_quantized_1x3x224x224.tflite"} {
+		data, err := os.ReadFile(corpus.Require(b) + "/corpus/" + file)
+		require.NoError(b, err)
+		cfg := Config{ModelName: "m", Liveness: liveness.Options{Kernels: lib}, Kernels: lib, EmitTFLite: true}
+		b.Run(file+"/compile", func(b *testing.B) {
+			for b.Loop() {
+				_, err := Compile(context.Background(), data, cfg)
+				require.NoError(b, err)
+			}
+		})
+		m, err := tflite.Load(data)
+		require.NoError(b, err)
+		b.Run(file+"/tflm", func(b *testing.B) {
+			for b.Loop() {
+				_, err := planLoaded(context.Background(), m, tflmConfig(m, cfg))
+				require.NoError(b, err)
+			}
+		})
+	}
 }

@@ -210,3 +210,25 @@ func scratchArenasOf(p *plan.Plan) []plan.Arena {
 	}
 	return out
 }
+
+// TestTFLMComparisonLimit: a plan of more than driver.TFLMLimit scratch
+// allocations is not compared (TFLM's greedy planner is quadratic in
+// them); one of fewer is.
+func TestTFLMComparisonLimit(t *testing.T) {
+	for n, compared := range map[int]bool{driver.TFLMLimit - 2: true, driver.TFLMLimit + 1: false} {
+		data, err := tflite.Encode(randmodel.ReluChain(n, 4), tflite.EncodeOptions{})
+		require.NoError(t, err)
+		cfg := cliConfig(t, false, kernels.CortexM)
+		cfg.NoVerify = true
+		out, err := driver.Compile(context.Background(), data, cfg)
+		require.NoError(t, err)
+		scratch := 0
+		for _, a := range out.Plan.Allocs {
+			if a.Class == liveness.Scratch {
+				scratch++
+			}
+		}
+		assert.Equal(t, compared, scratch <= driver.TFLMLimit, "%d scratch allocations", scratch)
+		assert.Equal(t, compared, out.TFLM != nil, "%d scratch allocations", scratch)
+	}
+}
