@@ -161,7 +161,6 @@ func planModel(ctx context.Context, data []byte, cfg Config) (*planned, error) {
 
 // planLoaded orders and plans a loaded model.
 func planLoaded(ctx context.Context, m *graph.Model, cfg Config) (*planned, error) {
-	var err error
 	// The config's kernel_scratch entries against the model's operators,
 	// before any work: one naming an operand its operator lacks fails.
 	unusedOverrides, err := cfg.Kernels.CheckOverrides(m)
