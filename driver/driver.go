@@ -86,6 +86,9 @@ type Output struct {
 	// otherwise): its peaks count exact in-place writes only, so the
 	// plan's bound may be lower still.
 	Order *order.Result
+	// TFLM compares the plan with what TFLM's own planner needs for the
+	// model; nil where the comparison means nothing (see TFLM).
+	TFLM *TFLM
 }
 
 // TFLiteOutput is the input model with the plan written in as TFLM's
@@ -140,14 +143,27 @@ type planned struct {
 	lt   *liveness.Lifetimes
 	p    *plan.Plan
 	ord  *order.Result
+	tflm *TFLM
 }
 
-// planModel loads, orders and plans a model.
+// planModel loads, orders and plans a model, and compares the plan with
+// TFLM's own (againstTFLM), keeping TFLM's where heliac's needs more.
 func planModel(ctx context.Context, data []byte, cfg Config) (*planned, error) {
 	m, err := tflite.Load(data)
 	if err != nil {
 		return nil, err
 	}
+	s, err := planLoaded(ctx, m, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.data = data
+	s.againstTFLM(ctx)
+	return s, nil
+}
+
+// planLoaded orders and plans a loaded model.
+func planLoaded(ctx context.Context, m *graph.Model, cfg Config) (*planned, error) {
 	// The config's kernel_scratch entries against the model's operators,
 	// before any work: one naming an operand its operator lacks fails.
 	unusedOverrides, err := cfg.Kernels.CheckOverrides(m)
@@ -201,7 +217,7 @@ func planModel(ctx context.Context, data []byte, cfg Config) (*planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &planned{data: data, cfg: cfg, m: m, lt: lt, p: p, ord: ord}, nil
+	return &planned{cfg: cfg, m: m, lt: lt, p: p, ord: ord}, nil
 }
 
 // finish emits a planned model, verifies what it emitted and adds the
@@ -233,14 +249,14 @@ func (s *planned) finish() (*Output, error) {
 	if cErr != nil {
 		return nil, cErr
 	}
-	out := &Output{Model: m, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord}
+	out := &Output{Model: m, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord, TFLM: s.tflm}
 	if !cfg.NoVerify {
 		if v := verify.PlanAndC(m, js, cModule(files)); len(v) > 0 {
 			return out, &VerifyError{Violations: v}
 		}
 	}
 	if cfg.Report {
-		out.Report = emit.Report(m, p, meta)
+		out.Report = emit.ReportWithTFLM(m, p, meta, out.TFLMHeads())
 	}
 	if cfg.EmitTFLite {
 		var err error

@@ -172,10 +172,10 @@ func TestTFLMRunsHeliacPlans(t *testing.T) {
 		switch {
 		case r.heliacHead < r.tflmHead:
 			smaller++
-			note = fmt.Sprintf("%+.1f%%", 100*float64(r.heliacHead-r.tflmHead)/float64(r.tflmHead))
+			note = emit.Difference(r.heliacHead, r.tflmHead)
 		case r.heliacHead > r.tflmHead:
 			larger++
-			note = fmt.Sprintf("%+.1f%%, TFLM places %d kernel scratch buffer(s) around heliac's tensors", 100*float64(r.heliacHead-r.tflmHead)/float64(r.tflmHead), r.scratchBuffers)
+			note = fmt.Sprintf("%s, TFLM places %d kernel scratch buffer(s) around heliac's tensors", emit.Difference(r.heliacHead, r.tflmHead), r.scratchBuffers)
 		}
 		fmt.Fprintf(&b, "  %-58s TFLM head %9d  with heliac's plan %9d  %s\n", r.file, r.tflmHead, r.heliacHead, note)
 	}
@@ -206,6 +206,38 @@ func TestTFLMHeadWithTFLMPlanner(t *testing.T) {
 				// scratch after, where its own plan sorts both by size.
 				t.Logf("kernel scratch: TFLM's head %d with its offsets offline, %d with its own plan", head, m.head)
 			}
+		})
+	}
+}
+
+// TestTFLMRunsTFLMPlacement: the plan heliac keeps where its own needs
+// more than TFLM's (TFLM's placement, driver.KeptTFLM: --planner tflm
+// --schedule model --no-alias --no-in-place with the kernels' scratch
+// planned, as the CLI compiles it with --emit-tflite) gives stock TFLM
+// exactly its own head and its own outputs, on every corpus model it
+// runs: keeping it is never worse than TFLM's own plan.
+func TestTFLMRunsTFLMPlacement(t *testing.T) {
+	tool := tflmrun.Require(t)
+	if testing.Short() {
+		t.Skip("runs TFLM on every corpus model; skipped with -short")
+	}
+	dir := t.TempDir()
+	for _, m := range tflmModels(t) {
+		t.Run(m.File, func(t *testing.T) {
+			t.Parallel()
+			cfg := defaultConfig(t)
+			cfg.Schedule, cfg.Liveness = driver.ScheduleModel, liveness.Options{NoAlias: true}
+			cfg.Plan.Planner = plan.PlannerTFLM
+			out, path := emitTFLite(t, m, dir, cfg)
+			orig := m.run(t, tool, m.Path, 1, false)
+			mine := m.run(t, tool, path, 1, false)
+			if !outputsFromArena[m.File] {
+				assert.Equal(t, orig.Outputs(), mine.Outputs())
+			}
+			assert.Equal(t, m.head, mine.Int("planner_max_bytes"), "TFLM's head with its own placement written in")
+			assert.Equal(t, m.head, out.TFLite.Offline.ArenaSize)
+			require.NotNil(t, out.TFLM)
+			assert.Equal(t, m.head, out.TFLM.OwnHead)
 		})
 	}
 }

@@ -26,13 +26,18 @@ import (
 // finds into the body's data-boxes attribute and any script error into
 // data-errors, which the tests read back from a headless browser. The
 // same plan gives the same bytes.
-func Report(m *graph.Model, p *plan.Plan, meta Meta) []byte {
+func Report(m *graph.Model, p *plan.Plan, meta Meta) []byte { return ReportWithTFLM(m, p, meta, nil) }
+
+// ReportWithTFLM is Report led by a short section comparing the plan's
+// head with TFLM's own planner's (tflm; none when nil).
+func ReportWithTFLM(m *graph.Model, p *plan.Plan, meta Meta, tflm *TFLMHeads) []byte {
 	var b bytes.Buffer
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	title := "heliac plan: " + meta.ModelName
 	w("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s</style>\n</head>\n",
 		esc(title), reportCSS)
 	w("<body data-allocations=\"%d\">\n<h1>%s</h1>\n", countBoxes(p), esc(title))
+	reportTFLM(&b, tflm)
 	moved := p.Schedule.Moved()
 	w("<p>Plan %s · %d subgraph(s), %d step(s), %d operator run(s) · platform %s · %s order%s · planner %s",
 		esc(p.Hash()[:16]), len(m.Subgraphs), p.Schedule.Steps, len(p.Schedule.Runs), esc(p.Platform.Name),
@@ -65,6 +70,23 @@ func Report(m *graph.Model, p *plan.Plan, meta Meta) []byte {
 	return b.Bytes()
 }
 
+// reportTFLM writes the report's lead: TFLM's own head beside the plan's
+// and the difference, and whose placement the plan keeps when heliac's
+// own needed more.
+func reportTFLM(b *bytes.Buffer, h *TFLMHeads) {
+	if h == nil {
+		return
+	}
+	fmt.Fprintf(b, "<section id=\"tflm\">\n<h2>Against TFLM's own planner</h2>\n<table>\n<tr><th></th><th>arena head</th></tr>\n"+
+		"<tr><td>TFLM's own planner</td><td>%d B</td></tr>\n<tr><td>heliac's plan</td><td>%d B</td></tr>\n"+
+		"<tr><td>difference</td><td>%s</td></tr>\n</table>\n", h.OwnHead, h.Head, esc(Difference(h.Head, h.OwnHead)))
+	fmt.Fprintf(b, "<p>The head is what TFLM's planner places: tensors and the kernels' scratch; TFLM's persistent tail comes on top of both.")
+	if kept := h.keptText(); kept != "" {
+		fmt.Fprintf(b, " The plan %s.", esc(kept))
+	}
+	fmt.Fprintf(b, "</p>\n</section>\n")
+}
+
 // esc escapes text for HTML, names included (a tensor name may hold any
 // byte).
 func esc(s string) string { return html.EscapeString(escapeName(s)) }
@@ -92,7 +114,7 @@ func reportArenaTable(b *bytes.Buffer, p *plan.Plan) {
 				lb = fmt.Sprintf("%d (tensors alone %d)", a.LowerBound, a.TensorLowerBound)
 			}
 			if a.LowerBound > 0 {
-				over = fmt.Sprintf("%+.1f%%", 100*float64(a.Size-a.LowerBound)/float64(a.LowerBound))
+				over = Percent(a.Size, a.LowerBound)
 			}
 		}
 		role := a.Role.String()

@@ -32,7 +32,7 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 		if a.Role == liveness.Scratch {
 			lb = fmt.Sprint(a.LowerBound)
 			if a.LowerBound > 0 {
-				over = fmt.Sprintf("%+.1f%%", 100*float64(a.Size-a.LowerBound)/float64(a.LowerBound))
+				over = Percent(a.Size, a.LowerBound)
 			}
 		}
 		capacity := "unlimited"

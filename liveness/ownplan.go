@@ -201,3 +201,9 @@ func HasOwnPlan(m *graph.Model) bool {
 	}
 	return false
 }
+
+// OwnOffsets returns the offsets the model's own offline plan (TFLM's
+// OfflineMemoryAllocation metadata) gives its tensors, subgraph by
+// subgraph, -1 for a tensor TFLM places itself; nil when the model
+// carries none TFLM would take.
+func OwnOffsets(m *graph.Model) []int64 { return offlineOffsets(m) }

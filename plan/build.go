@@ -71,6 +71,13 @@ type Options struct {
 	// two banks are an error. The plan records the bank as a class rule
 	// after Rules (Plan.Rules).
 	OneScratchBank bool
+	// Offline keeps scratch tensors at the offsets the model's own offline
+	// plan gives them (liveness.OwnOffsets), as TFLM's planner does with a
+	// model that carries one: each is pinned there and the others are
+	// placed around them as TFLM places them (dsa.Around). Only with
+	// PlannerTFLM, on banks of unlimited capacity; an offset that breaks
+	// the arena's alignment is an error.
+	Offline map[graph.TensorRef]int64
 	// Strict makes a tensor or name rule that selects nothing, an
 	// External glob that binds nothing, an operator in UnknownScratch and
 	// an entry of UnusedOverrides an error; otherwise Plan.UnusedRules,
@@ -122,6 +129,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if err := checkExternal(o.External); err != nil {
 		return o, err
+	}
+	if len(o.Offline) > 0 && o.Planner != PlannerTFLM {
+		return o, fmt.Errorf("plan: offline offsets are kept by planner %s only, not %s", PlannerTFLM, o.Planner)
 	}
 	return o, nil
 }

@@ -514,6 +514,10 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 	}
 	for {
 		prob := pl.problem(roots, align)
+		pinned := pl.pin(roots, prob)
+		if pinned && avail != 0 {
+			return fmt.Errorf("plan: scratch arena in %s: the model's own offline offsets are kept in a bank of unlimited capacity only", b.Name)
+		}
 		lb, peak := dsa.Peak(prob)
 		var sol solution
 		fits := avail == 0
@@ -526,7 +530,13 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 				return fmt.Errorf("plan: scratch arena in %s: %w", b.Name, err)
 			}
 		}
-		if avail == 0 {
+		if avail == 0 && pinned {
+			s, err := dsa.Around(prob)
+			if err != nil {
+				return fmt.Errorf("plan: scratch arena in %s: the model's own offline offsets: %w", b.Name, err)
+			}
+			sol = solution{Solution: s}
+		} else if avail == 0 {
 			s, err := pl.solve(ctx, prob)
 			if err != nil {
 				return fmt.Errorf("plan: scratch arena in %s: %w", b.Name, err)
@@ -570,6 +580,23 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 			return nil
 		}
 	}
+}
+
+// pin pins, in prob, the block of each root that Options.Offline places
+// at the root's offline offset, and reports whether it pinned any.
+func (pl *placer) pin(roots []int, prob dsa.Problem) bool {
+	pinned := false
+	for i, id := range roots {
+		a := &pl.p.Allocs[id]
+		if a.Kind != TensorAlloc {
+			continue
+		}
+		if off, ok := pl.opts.Offline[a.Ref]; ok {
+			start := off + pl.extent(id).Lo
+			prob.Buffers[i].Fixed, pinned = &start, true
+		}
+	}
+	return pinned
 }
 
 // solution is a placement and whether the search that made it ran out of

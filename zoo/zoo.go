@@ -325,6 +325,15 @@ type Row struct {
 	// clock rather than its work budget, as on a loaded machine: the
 	// figures may then differ from another run's.
 	TimedOut bool `json:"timed_out"`
+	// TFLMOwnHead is the head TFLM's own planner needs for the model
+	// (driver.TFLM), VsTFLM the plan's head minus it (negative where
+	// heliac needs less) and VsTFLMPercent that in percent of it; Kept
+	// says whose placement the plan keeps. All are empty where the plan
+	// is not compared with TFLM's (several scratch arenas).
+	TFLMOwnHead   int64   `json:"tflm_own_head,omitempty"`
+	VsTFLM        int64   `json:"vs_tflm,omitempty"`
+	VsTFLMPercent float64 `json:"vs_tflm_percent,omitempty"`
+	Kept          string  `json:"kept,omitempty"`
 }
 
 // Statuses of a Row.
@@ -366,6 +375,12 @@ func Summarize(results []Result) []Row {
 		if row.Bound > 0 {
 			row.OverBound = float64(row.Arena-row.Bound) / float64(row.Bound) * 100
 		}
+		if t := r.Output.TFLM; t != nil {
+			row.TFLMOwnHead, row.VsTFLM, row.Kept = t.OwnHead, t.Head-t.OwnHead, t.Kept
+			if t.OwnHead > 0 {
+				row.VsTFLMPercent = float64(t.Head-t.OwnHead) / float64(t.OwnHead) * 100
+			}
+		}
 		rows[i] = row
 	}
 	return rows
@@ -378,16 +393,23 @@ func firstLine(s string) string {
 }
 
 // CSV renders rows as summary.csv: a header and a line per row, numbers
-// as Go formats them (over_bound with two decimals, milliseconds with
-// one).
+// as Go formats them (over_bound with two decimals, vs_tflm_percent with
+// four, so that a few bytes above TFLM's never read 0, milliseconds with
+// one; the TFLM columns empty where the plan is not compared).
 func CSV(rows []Row) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	w.Write([]string{"model", "path", "status", "error", "steps", "arenas", "bound", "arena", "over_bound", "kernel_scratch", "milliseconds", "timed_out"})
+	w.Write([]string{"model", "path", "status", "error", "steps", "arenas", "bound", "arena", "over_bound", "kernel_scratch", "milliseconds", "timed_out",
+		"tflm_own_head", "vs_tflm", "vs_tflm_percent", "kept"})
 	for _, r := range rows {
-		w.Write([]string{r.Model, r.Path, r.Status, r.Error, strconv.Itoa(r.Steps), strconv.Itoa(r.Arenas),
+		tflm := []string{"", "", "", ""}
+		if r.Kept != "" {
+			tflm = []string{strconv.FormatInt(r.TFLMOwnHead, 10), strconv.FormatInt(r.VsTFLM, 10),
+				strconv.FormatFloat(r.VsTFLMPercent, 'f', 4, 64), r.Kept}
+		}
+		w.Write(append([]string{r.Model, r.Path, r.Status, r.Error, strconv.Itoa(r.Steps), strconv.Itoa(r.Arenas),
 			strconv.FormatInt(r.Bound, 10), strconv.FormatInt(r.Arena, 10), strconv.FormatFloat(r.OverBound, 'f', 2, 64),
-			strconv.FormatInt(r.KernelScratch, 10), strconv.FormatFloat(r.Milliseconds, 'f', 1, 64), strconv.FormatBool(r.TimedOut)})
+			strconv.FormatInt(r.KernelScratch, 10), strconv.FormatFloat(r.Milliseconds, 'f', 1, 64), strconv.FormatBool(r.TimedOut)}, tflm...))
 	}
 	w.Flush()
 	return buf.Bytes()

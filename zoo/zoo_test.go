@@ -113,12 +113,20 @@ func TestRun(t *testing.T) {
 	assert.Equal(t, arena, rows[0].Arena)
 	assert.Equal(t, results[0].Output.Plan.Schedule.Steps, rows[0].Steps)
 	assert.Equal(t, len(results[0].Output.Plan.Arenas), rows[0].Arenas)
+	own := results[0].Output.TFLM
+	require.NotNil(t, own, "one scratch arena: compared with TFLM's")
+	assert.Equal(t, own.OwnHead, rows[0].TFLMOwnHead)
+	assert.Equal(t, arena-own.OwnHead, rows[0].VsTFLM, "the plan's head minus TFLM's own")
+	assert.Equal(t, own.Kept, rows[0].Kept)
 
 	csv := string(zoo.CSV(rows))
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	require.Len(t, lines, 4)
-	assert.Equal(t, "model,path,status,error,steps,arenas,bound,arena,over_bound,kernel_scratch,milliseconds,timed_out", lines[0])
+	assert.Equal(t, "model,path,status,error,steps,arenas,bound,arena,over_bound,kernel_scratch,milliseconds,timed_out,"+
+		"tflm_own_head,vs_tflm,vs_tflm_percent,kept", lines[0])
 	assert.True(t, strings.HasPrefix(lines[2], "bad,bad,failed,corrupt model,0,0,0,0,0.00,0,"), lines[2])
+	assert.True(t, strings.HasSuffix(lines[2], ",false,,,,"), "no TFLM figures for a failed model: %s", lines[2])
+	assert.True(t, strings.HasSuffix(lines[1], fmt.Sprintf(",%d,%d,%.4f,%s", rows[0].TFLMOwnHead, rows[0].VsTFLM, rows[0].VsTFLMPercent, rows[0].Kept)), lines[1])
 	js, err := zoo.JSON(rows)
 	require.NoError(t, err)
 	var doc struct{ Models []zoo.Row }

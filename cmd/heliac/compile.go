@@ -188,6 +188,9 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	fmt.Fprintf(opts.stdout, "heliac %s: %d subgraph(s), %d step(s), %d tensor(s) placed\n",
 		opts.model, len(out.Model.Subgraphs), out.Plan.Schedule.Steps, tensors)
 	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
+	if h := out.TFLMHeads(); h != nil {
+		fmt.Fprintf(opts.stdout, "  %s\n", h.Text())
+	}
 	if t := out.TFLite; t != nil {
 		fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+
 			"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail\n",

@@ -24,6 +24,19 @@ type jsonSummary struct {
 	Schedule      jsonSchedule `json:"schedule"`
 	Files         []string     `json:"files"`
 	TFLite        *jsonTFLite  `json:"tflite,omitempty"`
+	TFLM          *jsonTFLM    `json:"tflm,omitempty"`
+}
+
+// jsonTFLM is driver.TFLM: TFLM's own head beside the plan's, the
+// difference (head - own_head, negative where heliac needs less) and
+// whose placement the plan keeps.
+type jsonTFLM struct {
+	OwnHead           int64   `json:"own_head"`
+	Head              int64   `json:"head"`
+	Difference        int64   `json:"difference"`
+	DifferencePercent float64 `json:"difference_percent"`
+	Kept              string  `json:"kept"`
+	Discarded         int64   `json:"discarded,omitempty"`
 }
 
 type jsonArena struct {
@@ -72,6 +85,12 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 	}
 	if t := out.TFLite; t != nil {
 		s.TFLite = &jsonTFLite{Planned: t.Offline.Planned, ArenaSize: t.Offline.ArenaSize}
+	}
+	if t := out.TFLM; t != nil {
+		s.TFLM = &jsonTFLM{OwnHead: t.OwnHead, Head: t.Head, Difference: t.Head - t.OwnHead, Kept: t.Kept, Discarded: t.Discarded}
+		if t.OwnHead > 0 {
+			s.TFLM.DifferencePercent = 100 * float64(t.Head-t.OwnHead) / float64(t.OwnHead)
+		}
 	}
 	enc := json.NewEncoder(opts.stdout)
 	enc.SetIndent("", "  ")

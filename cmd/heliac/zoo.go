@@ -196,8 +196,18 @@ func zooLine(done, total int, r zoo.Result) string {
 	if row.Status != zoo.OK {
 		return fmt.Sprintf("[%d/%d] failed %s: %s", done, total, row.Model, row.Error)
 	}
-	return fmt.Sprintf("[%d/%d] ok %s: scratch arena %d B, lower bound %d B (%+.1f%%), %.0f ms",
-		done, total, row.Model, row.Arena, row.Bound, row.OverBound, row.Milliseconds)
+	tflm := ""
+	if row.Kept != "" {
+		tflm = fmt.Sprintf(", TFLM's own head %d B (%s)", row.TFLMOwnHead, emit.Difference(row.TFLMOwnHead+row.VsTFLM, row.TFLMOwnHead))
+		switch row.Kept {
+		case driver.KeptTFLM:
+			tflm += ", TFLM's placement kept (heliac's needed more)"
+		case driver.KeptModel:
+			tflm += ", the model's own plan kept (heliac's needed more)"
+		}
+	}
+	return fmt.Sprintf("[%d/%d] ok %s: scratch arena %d B, lower bound %d B (%s)%s, %.0f ms",
+		done, total, row.Model, row.Arena, row.Bound, emit.Percent(row.Arena, row.Bound), tflm, row.Milliseconds)
 }
 
 // progress redraws the progress bar on a terminal.

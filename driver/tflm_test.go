@@ -1,0 +1,234 @@
+package driver_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac"
+	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/corpus"
+	"github.com/heliac/heliac/internal/randmodel"
+	"github.com/heliac/heliac/kernels"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/tflite"
+)
+
+// cliConfig is the driver.Config the CLI compiles with by default, with
+// --emit-tflite when emit is set, on target.
+func cliConfig(t *testing.T, emit bool, target kernels.Target) driver.Config {
+	t.Helper()
+	cfg, err := heliac.Options{Name: "m", Version: "test", EmitTFLite: emit}.Config()
+	require.NoError(t, err)
+	cfg.Target = target
+	return cfg
+}
+
+// soleHead is the size of a plan's one scratch arena.
+func soleHead(t *testing.T, p *plan.Plan) int64 {
+	t.Helper()
+	return soleScratch(t, p).Size
+}
+
+// TestNeverWorseThanTFLM compiles every corpus model TFLM runs as the CLI
+// does, with and without --emit-tflite, on tflm_run's 64-bit pointers (as
+// bench/tflm-reference.tsv was measured) and on Cortex-M: heliac's head
+// (the scratch arena, which TFLM's head is with the emitted model) is never
+// larger than TFLM's own planner's (tflm_planner_max_bytes), and
+// Output.TFLM gives TFLM's own head exactly.
+func TestNeverWorseThanTFLM(t *testing.T) {
+	kept := 0
+	for _, m := range tflmModels(t) {
+		t.Run(m.File, func(t *testing.T) {
+			data, err := os.ReadFile(m.Path)
+			require.NoError(t, err)
+			for _, target := range []kernels.Target{{PointerSize: 8}, kernels.CortexM} {
+				for _, emit := range []bool{true, false} {
+					out, err := driver.Compile(context.Background(), data, cliConfig(t, emit, target))
+					require.NoError(t, err)
+					head := soleHead(t, out.Plan)
+					require.NotNil(t, out.TFLM, "a plan of one scratch arena is compared with TFLM's")
+					assert.Equal(t, head, out.TFLM.Head)
+					if emit {
+						assert.Equal(t, head, out.TFLite.Offline.ArenaSize, "TFLM's head with the emitted model")
+					}
+					if target.PointerSize == 8 {
+						assert.Equal(t, m.plannerMax, out.TFLM.OwnHead, "TFLM's own head, as TFLM measured it")
+					}
+					assert.LessOrEqual(t, head, out.TFLM.OwnHead, "pointer size %d, --emit-tflite %t", target.PointerSize, emit)
+					assert.LessOrEqual(t, head, m.plannerMax, "pointer size %d, --emit-tflite %t", target.PointerSize, emit)
+					if out.TFLM.Kept != driver.KeptHeliac {
+						kept++
+						assert.Greater(t, out.TFLM.Discarded, out.TFLM.Head, "a plan replaced only by a smaller one")
+					}
+				}
+			}
+		})
+	}
+	t.Logf("TFLM's placement kept instead of heliac's on %d compile(s)", kept)
+}
+
+// ownPlanHead is the head of a model's own offline plan, read here on its
+// own: the end of the highest scratch tensor it places (rounded up to
+// TFLM's 16 bytes), or 0 when the model carries none.
+func ownPlanHead(t *testing.T, m *graph.Model) int64 {
+	t.Helper()
+	for _, md := range m.Metadata {
+		if md.Name != graph.OfflinePlanName {
+			continue
+		}
+		_, _, offs, err := graph.ReadOfflinePlan(m.Buffers[md.Buffer].Data)
+		require.NoError(t, err)
+		var head int64
+		i := 0
+		for si, sg := range m.Subgraphs {
+			for ti := range sg.Tensors {
+				tn := m.Tensor(graph.SubgraphIndex(si), graph.TensorID(ti))
+				if offs[i] >= 0 && !m.HasData(tn) && !tn.IsVariable {
+					head = max(head, (int64(offs[i])+tn.Size+15)/16*16)
+				}
+				i++
+			}
+		}
+		return head
+	}
+	return 0
+}
+
+// TestNeverWorseThanOwnPlan: on every corpus model that carries its own
+// offline plan (Vela's), heliac's head is no larger than that plan's and
+// TFLM's own head keeps it.
+func TestNeverWorseThanOwnPlan(t *testing.T) {
+	n := 0
+	for _, e := range corpus.Manifest(t) {
+		data, err := os.ReadFile(e.Path)
+		require.NoError(t, err)
+		m, err := tflite.Load(data)
+		require.NoError(t, err)
+		own := ownPlanHead(t, m)
+		if own == 0 {
+			continue
+		}
+		n++
+		t.Run(e.File, func(t *testing.T) {
+			for _, emit := range []bool{true, false} {
+				out, err := driver.Compile(context.Background(), data, cliConfig(t, emit, kernels.CortexM))
+				require.NoError(t, err)
+				assert.LessOrEqual(t, soleHead(t, out.Plan), own, "--emit-tflite %t", emit)
+				require.NotNil(t, out.TFLM)
+				assert.GreaterOrEqual(t, out.TFLM.OwnHead, own, "TFLM keeps the model's offsets")
+			}
+		})
+	}
+	require.NotZero(t, n, "the corpus has a model with its own offline plan")
+}
+
+// rigidShapes is a random model on which heliac's placement of in-place
+// alias groups as rigid shapes, by heuristics, needs more than TFLM's
+// greedy planner does without them (1312 B against 1280): the class of a
+// held-out model that ended 16 B above TFLM's own.
+func rigidShapes(t *testing.T) []byte {
+	t.Helper()
+	data, err := tflite.Encode(randmodel.Generate(100, randmodel.Config{Subgraphs: 1, Ops: 200, MaxElements: 256}), tflite.EncodeOptions{})
+	require.NoError(t, err)
+	return data
+}
+
+// tflmHead plans data as TFLM's own planner does, by the CLI's own flags
+// (--planner tflm --schedule model --no-alias --no-in-place), and returns
+// the head.
+func tflmHead(t *testing.T, data []byte, emit bool) int64 {
+	t.Helper()
+	cfg, err := heliac.Options{Name: "m", Version: "test", EmitTFLite: emit, Planner: plan.PlannerTFLM,
+		Schedule: driver.ScheduleModel, NoAlias: true, NoInPlace: true}.Config()
+	require.NoError(t, err)
+	out, err := driver.Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	return soleHead(t, out.Plan)
+}
+
+// TestKeepsTFLMWhereSmaller: on a model where heliac's own placement
+// needs more than TFLM's, the plan is TFLM's (the model's order, TFLM's
+// planner), verified like any other, and says so.
+func TestKeepsTFLMWhereSmaller(t *testing.T) {
+	data := rigidShapes(t)
+	for _, emit := range []bool{false, true} {
+		want := tflmHead(t, data, emit)
+		out, err := driver.Compile(context.Background(), data, cliConfig(t, emit, kernels.CortexM))
+		require.NoError(t, err)
+		assert.LessOrEqual(t, soleHead(t, out.Plan), want, "never worse than TFLM's own, --emit-tflite %t", emit)
+		require.NotNil(t, out.TFLM)
+		assert.Equal(t, driver.KeptTFLM, out.TFLM.Kept)
+		assert.Equal(t, want, out.TFLM.OwnHead)
+		assert.Equal(t, want, out.TFLM.Head)
+		assert.Greater(t, out.TFLM.Discarded, want, "heliac's own placement needed more")
+		assert.Equal(t, plan.PlannerTFLM, out.Plan.Planner)
+		assert.Equal(t, liveness.OrderModel, out.Plan.Schedule.Ordering.Strategy)
+		assert.Nil(t, out.Order, "no order search result describes the plan")
+		if emit {
+			assert.Equal(t, want, out.TFLite.Offline.ArenaSize)
+			assert.False(t, out.TFLite.Reordered)
+		}
+	}
+	// A planner the user chose is kept, and compared.
+	cfg := cliConfig(t, false, kernels.CortexM)
+	cfg.Plan.Planner = "linear"
+	out, err := driver.Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, driver.KeptHeliac, out.TFLM.Kept)
+	assert.Equal(t, "linear", out.Plan.Planner)
+}
+
+// TestTFLMComparisonNeedsOneArena: a plan of two scratch arenas (a
+// platform of two RAM banks, the first too small) is not compared with
+// TFLM's one arena.
+func TestTFLMComparisonNeedsOneArena(t *testing.T) {
+	data := rigidShapes(t)
+	cfg := cliConfig(t, false, kernels.CortexM)
+	cfg.Plan.Platform = &plan.Platform{Name: "two", Banks: []plan.Bank{
+		{Name: "FLASH", Writable: false, Order: 0},
+		{Name: "DTCM", Writable: true, Capacity: 512, Order: 1},
+		{Name: "SRAM", Writable: true, Order: 2},
+	}}
+	out, err := driver.Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	require.Len(t, scratchArenasOf(out.Plan), 2)
+	assert.Nil(t, out.TFLM)
+}
+
+func scratchArenasOf(p *plan.Plan) []plan.Arena {
+	var out []plan.Arena
+	for _, a := range p.Arenas {
+		if a.Role == liveness.Scratch {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// TestTFLMComparisonLimit: a plan of more than driver.TFLMLimit scratch
+// allocations is not compared (TFLM's greedy planner is quadratic in
+// them); one of fewer is.
+func TestTFLMComparisonLimit(t *testing.T) {
+	for n, compared := range map[int]bool{driver.TFLMLimit - 2: true, driver.TFLMLimit + 1: false} {
+		data, err := tflite.Encode(randmodel.ReluChain(n, 4), tflite.EncodeOptions{})
+		require.NoError(t, err)
+		cfg := cliConfig(t, false, kernels.CortexM)
+		cfg.NoVerify = true
+		out, err := driver.Compile(context.Background(), data, cfg)
+		require.NoError(t, err)
+		scratch := 0
+		for _, a := range out.Plan.Allocs {
+			if a.Class == liveness.Scratch {
+				scratch++
+			}
+		}
+		assert.Equal(t, compared, scratch <= driver.TFLMLimit, "%d scratch allocations", scratch)
+		assert.Equal(t, compared, out.TFLM != nil, "%d scratch allocations", scratch)
+	}
+}

@@ -1,0 +1,76 @@
+package emit_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+)
+
+// TestPercent: a difference of a few bytes on a large arena never reads
+// as no difference (a held-out model 16 B above TFLM's own read "+0.0%").
+func TestPercent(t *testing.T) {
+	tests := []struct {
+		n, base   int64
+		pct, diff string
+	}{
+		{1152016, 1152000, "+0.0014%", "+16 B (+0.0014%)"},
+		{1151984, 1152000, "-0.0014%", "-16 B (-0.0014%)"},
+		{1152000, 1152000, "+0.0%", "+0 B (+0.0%)"},
+		{36880, 55296, "-33.3%", "-18416 B (-33.3%)"},
+		{1312, 1280, "+2.5%", "+32 B (+2.5%)"},
+		{1000500, 1000000, "+0.1%", "+500 B (+0.1%)"},
+		{1000400, 1000000, "+0.04%", "+400 B (+0.04%)"},
+		{5, 0, "-", "+5 B (-)"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.pct, emit.Percent(tt.n, tt.base), "%d vs %d", tt.n, tt.base)
+		assert.Equal(t, tt.diff, emit.Difference(tt.n, tt.base), "%d vs %d", tt.n, tt.base)
+	}
+}
+
+// TestSummaryOverBoundNeverRoundsToZero: an arena 16 B over its bound
+// of 1,152,000 B says so.
+func TestSummaryOverBoundNeverRoundsToZero(t *testing.T) {
+	p := &plan.Plan{Planner: plan.PlannerBest, Arenas: []plan.Arena{{Name: "scratch_sram", Role: liveness.Scratch, Memory: "SRAM",
+		Size: 1152016, Used: 1152016, LowerBound: 1152000, Optimal: false}}}
+	s := string(emit.Summary(&graph.Model{}, p))
+	assert.Contains(t, s, "+0.0014%")
+	assert.NotContains(t, s, "+0.0%")
+}
+
+// TestTFLMHeadsText: the summary's line gives both heads and the
+// difference, and says whose placement the plan keeps instead of
+// heliac's.
+func TestTFLMHeadsText(t *testing.T) {
+	h := emit.TFLMHeads{OwnHead: 55296, Head: 36880, Kept: "heliac"}
+	assert.Equal(t, "arena head: TFLM's own planner 55296 B, heliac's plan 36880 B: -18416 B (-33.3%) "+
+		"(tensors and kernel scratch; TFLM's persistent tail comes on top of both)", h.Text())
+	h = emit.TFLMHeads{OwnHead: 1152000, Head: 1152000, Kept: "tflm", Discarded: 1152016}
+	assert.Contains(t, h.Text(), "heliac's plan 1152000 B: the same")
+	assert.Contains(t, h.Text(), "\n  kept TFLM's own placement (its greedy planner, the model's order, no in-place writes): "+
+		"heliac's own placement needed 1152016 B, +16 B (+0.0014%)")
+	h.Kept = "model"
+	assert.Contains(t, h.Text(), "kept the model's own offline plan")
+}
+
+// TestReportLeadsWithTFLM: the report's first section compares the heads;
+// without the comparison there is none.
+func TestReportLeadsWithTFLM(t *testing.T) {
+	m := readModel(t, filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
+	p := buildPlan(t, m)
+	meta := emit.Meta{ModelName: "hello"}
+	r := string(emit.ReportWithTFLM(m, p, meta, &emit.TFLMHeads{OwnHead: 1280, Head: 1280, Kept: "tflm", Discarded: 1312}))
+	assert.Contains(t, r, `<section id="tflm">`)
+	assert.Less(t, strings.Index(r, `<section id="tflm">`), strings.Index(r, "<h2>Arenas</h2>"), "the report leads with it")
+	assert.Contains(t, r, "<tr><td>TFLM's own planner</td><td>1280 B</td></tr>")
+	assert.Contains(t, r, "<tr><td>difference</td><td>+0 B (+0.0%)</td></tr>")
+	assert.Contains(t, r, "heliac&#39;s own placement needed 1312 B, +32 B (+2.5%)")
+	assert.NotContains(t, string(emit.Report(m, p, meta)), `<section id="tflm">`)
+}
