@@ -38,16 +38,16 @@ var allowed = map[string][]string{
 	"emit":                {"graph", "kernels", "liveness", "plan"},
 	"verify":              {"graph", "kernels"},
 	"tflmarena":           {"graph", "kernels"},
-	"driver":              {"graph", "kernels", "tflite", "liveness", "order", "plan", "plan/dsa", "emit", "verify", "internal/inputfile"},
+	"driver":              {"graph", "kernels", "tflite", "liveness", "order", "plan", "plan/dsa", "emit", "verify", "tflmarena", "internal/inputfile"},
 	".":                   {"driver", "emit", "kernels", "plan"},
 	"zoo":                 {"driver", "internal/inputfile"},
-	"cmd/heliac":          {".", "config", "driver", "emit", "graph", "kernels", "liveness", "plan", "plan/dsa", "tflite", "zoo", "internal/inputfile"},
+	"cmd/heliac":          {".", "config", "driver", "emit", "graph", "kernels", "liveness", "plan", "plan/dsa", "tflite", "tflmarena", "zoo", "internal/inputfile"},
 	"internal/corpus":     {},
 	"internal/inputfile":  {},
 	"internal/randmodel":  {"graph"},
 	"internal/validmodel": {"graph"},
 	"internal/tflmrun":    {"internal/corpus"},
-	"internal/cmd/bench":  {"internal/corpus", "internal/tflmrun", "tflite", "graph", "liveness", "kernels", "plan", "plan/dsa", "emit", "driver"},
+	"internal/cmd/bench":  {"internal/corpus", "internal/tflmrun", "tflite", "graph", "liveness", "kernels", "plan", "plan/dsa", "emit", "driver", "tflmarena"},
 }
 
 // stdlibOnly lists the packages that may import nothing outside heliac but

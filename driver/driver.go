@@ -24,6 +24,7 @@ import (
 	"github.com/heliac/heliac/order"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/tflite"
+	"github.com/heliac/heliac/tflmarena"
 	"github.com/heliac/heliac/verify"
 )
 
@@ -59,6 +60,9 @@ type Config struct {
 	Constants emit.Constants
 	// Report also renders the plan as an HTML page (Output.Report).
 	Report bool
+	// TFLMTarget is the target of Output.TFLMArena (tflmarena.TargetNamed);
+	// "" is tflmarena.CortexM.
+	TFLMTarget string
 }
 
 // The schedules Config.Schedule names.
@@ -86,6 +90,11 @@ type Output struct {
 	// otherwise): its peaks count exact in-place writes only, so the
 	// plan's bound may be lower still.
 	Order *order.Result
+	// TFLMArena is TFLM's whole arena for the emitted model and for the
+	// original under TFLM's own planner, with Config.EmitTFLite; nil when
+	// it cannot be computed, and TFLMArenaErr says why.
+	TFLMArena    *TFLMArenas
+	TFLMArenaErr error
 }
 
 // TFLiteOutput is the input model with the plan written in as TFLM's
@@ -244,6 +253,14 @@ func (s *planned) finish() (*Output, error) {
 		if out.TFLite, err = withOfflinePlan(data, m, p); err != nil {
 			return nil, err
 		}
+		target := tflmarena.CortexM
+		if cfg.TFLMTarget != "" {
+			var ok bool
+			if target, ok = tflmarena.TargetNamed(cfg.TFLMTarget); !ok {
+				return nil, fmt.Errorf("unknown TFLM target %q (known: cortex-m, host64)", cfg.TFLMTarget)
+			}
+		}
+		out.TFLMArena, out.TFLMArenaErr = tflmArenas(context.Background(), out, target)
 	}
 	return out, nil
 }
