@@ -220,6 +220,29 @@ func (s *planned) finish() (*Output, error) {
 		Subgraphs:   len(m.Subgraphs),
 		Version:     cfg.Version,
 	}
+	// The model for TFLM first: its whole arena goes into plan.json and
+	// the C header.
+	var (
+		tfl       *TFLiteOutput
+		arenas    *TFLMArenas
+		arenasErr error
+	)
+	if cfg.EmitTFLite {
+		target := tflmarena.CortexM
+		if cfg.TFLMTarget != "" {
+			var ok bool
+			if target, ok = tflmarena.TargetNamed(cfg.TFLMTarget); !ok {
+				return nil, fmt.Errorf("unknown TFLM target %q (known: %s, %s)", cfg.TFLMTarget, tflmarena.CortexM.Name, tflmarena.Host64.Name)
+			}
+		}
+		var err error
+		if tfl, err = withOfflinePlan(data, m, p); err != nil {
+			return nil, err
+		}
+		if arenas, arenasErr = tflmArenas(context.Background(), m, tfl, target); arenas != nil {
+			meta.TFLMArena = &emit.TFLMArena{Target: arenas.Target, Bytes: arenas.Emitted.Bytes}
+		}
+	}
 	// The JSON and the C only read the model and the plan: write them at
 	// once.
 	var (
@@ -248,20 +271,7 @@ func (s *planned) finish() (*Output, error) {
 	if cfg.Report {
 		out.Report = emit.Report(m, p, meta)
 	}
-	if cfg.EmitTFLite {
-		var err error
-		if out.TFLite, err = withOfflinePlan(data, m, p); err != nil {
-			return nil, err
-		}
-		target := tflmarena.CortexM
-		if cfg.TFLMTarget != "" {
-			var ok bool
-			if target, ok = tflmarena.TargetNamed(cfg.TFLMTarget); !ok {
-				return nil, fmt.Errorf("unknown TFLM target %q (known: cortex-m, host64)", cfg.TFLMTarget)
-			}
-		}
-		out.TFLMArena, out.TFLMArenaErr = tflmArenas(context.Background(), out, target)
-	}
+	out.TFLite, out.TFLMArena, out.TFLMArenaErr = tfl, arenas, arenasErr
 	return out, nil
 }
 

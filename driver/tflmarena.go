@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
@@ -34,23 +35,20 @@ type TFLMArenas struct {
 // tflmArenas computes TFLMArenas for out on target t; an error says why
 // it cannot (an operator the kernel data does not know, a model that
 // already carries its own offline plan).
-func tflmArenas(ctx context.Context, out *Output, t tflmarena.Target) (*TFLMArenas, error) {
-	if out.TFLite == nil {
-		return nil, fmt.Errorf("no model for TFLM")
-	}
-	emitted, err := tflite.Load(out.TFLite.Data)
+func tflmArenas(ctx context.Context, m *graph.Model, tfl *TFLiteOutput, t tflmarena.Target) (*TFLMArenas, error) {
+	emitted, err := tflite.Load(tfl.Data)
 	if err != nil {
 		return nil, err
 	}
-	em, err := tflmarena.Compute(emitted, out.TFLite.Offline.ArenaSize, t)
+	em, err := tflmarena.Compute(emitted, tfl.Offline.ArenaSize, t)
 	if err != nil {
 		return nil, err
 	}
-	head, err := tflmOwnHead(ctx, out, t)
+	head, err := tflmOwnHead(ctx, m, t)
 	if err != nil {
 		return nil, err
 	}
-	orig, err := tflmarena.Compute(out.Model, head, t)
+	orig, err := tflmarena.Compute(m, head, t)
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +58,7 @@ func tflmArenas(ctx context.Context, out *Output, t tflmarena.Target) (*TFLMAren
 // tflmOwnHead is the head TFLM's GreedyMemoryPlanner gives the input
 // model: every tensor in a buffer of its own over TFLM's lifetimes, the
 // model's order, the reference kernels' scratch requests on t.
-func tflmOwnHead(ctx context.Context, out *Output, t tflmarena.Target) (int64, error) {
-	m := out.Model
+func tflmOwnHead(ctx context.Context, m *graph.Model, t tflmarena.Target) (int64, error) {
 	if liveness.HasOwnPlan(m) {
 		return 0, fmt.Errorf("the model carries its own offline plan")
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -40,6 +41,10 @@ func runOracle(ctx context.Context, tool, model string, n int64, timeout time.Du
 		args = append(args, "--arena-bytes", strconv.FormatInt(n, 10))
 	}
 	cmd := exec.CommandContext(ctx, tool, append(args, model)...)
+	// tflm_run_m55 runs QEMU under timeout(1): let it stop QEMU itself,
+	// and stop waiting for output a little after the context ends.
+	cmd.Env = append(os.Environ(), "QEMU_TIMEOUT="+strconv.Itoa(int(timeout.Seconds())))
+	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	err := cmd.Run()

@@ -21,6 +21,7 @@ import (
 	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/tflmarena"
 )
 
 type compileOptions struct {
@@ -41,6 +42,7 @@ type compileOptions struct {
 	overwriteIn  bool
 	strict       bool
 	emitTFLite   bool
+	tflmTarget   string
 	report       bool
 	external     bool
 	constants    string
@@ -74,6 +76,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing, or an operator may ask for kernel scratch the library has no rule for (by default a warning)")
 	f.BoolVar(&opts.report, "report", false, "also write DIR/<prefix>.report.html: the plan as one self-contained page (memory maps, arenas, peaks)")
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
+	f.StringVar(&opts.tflmTarget, "tflm-target", tflmarena.CortexM.Name,
+		"with --emit-tflite, the target TFLM's whole arena is computed for: cortex-m (32-bit) or host64 (TFLM "+tflmarena.Commit+", reference kernels)")
 	f.BoolVar(&opts.external, "external-arenas", false,
 		"emit no storage for scratch, persistent and staged constant arenas: the application binds its own buffers (<prefix>_bind_arena); the config's external_arenas names some")
 	f.StringVar(&opts.constants, "constants", string(emit.ConstantsC), "how the C module writes constant arenas: "+constantsHelp())
@@ -134,6 +138,10 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 		o.External = append(o.External, "*")
 	}
 	cfg, err := o.Config()
+	if _, ok := tflmarena.TargetNamed(opts.tflmTarget); !ok && opts.tflmTarget != "" {
+		return cfg, &usageError{fmt.Errorf("unknown --tflm-target %q (known: %s, %s)", opts.tflmTarget, tflmarena.CortexM.Name, tflmarena.Host64.Name)}
+	}
+	cfg.TFLMTarget = opts.tflmTarget
 	var oe *heliac.OptionError
 	switch {
 	case errors.As(err, &oe):
@@ -183,10 +191,20 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 		opts.model, len(out.Model.Subgraphs), out.Plan.Schedule.Steps, tensors)
 	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
 	if t := out.TFLite; t != nil {
-		fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+
-			"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail\n",
-			out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
-			t.Offline.ArenaSize)
+		if a := out.TFLMArena; a != nil {
+			e, o := a.Emitted, a.Original
+			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); TFLM (%s, %s) needs a tensor_arena of "+
+				"%d bytes: head %d (tensors and kernel scratch) + persistent tail %d + %d for temporaries and alignment\n",
+				out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
+				tflmarena.Commit, a.Target, e.Bytes, e.Head, e.Tail, e.Bytes-e.Head-e.Tail)
+			fmt.Fprintf(opts.stdout, "  TFLM's own planner on the original model: %d bytes (head %d, tail %d); %+d B (%+.1f%%) with heliac's plan\n",
+				o.Bytes, o.Head, o.Tail, e.Bytes-o.Bytes, 100*float64(e.Bytes-o.Bytes)/float64(o.Bytes))
+		} else {
+			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+
+				"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail (not computed: %v)\n",
+				out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
+				t.Offline.ArenaSize, out.TFLMArenaErr)
+		}
 		if t.Reordered {
 			fmt.Fprintf(opts.stdout, "  note: its operators are listed in the plan's schedule order, which TFLM runs them in\n")
 		}
