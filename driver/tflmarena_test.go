@@ -52,7 +52,8 @@ func m55Tool() string {
 // TFLM's own planner is exact the same way; and the same on
 // tflm_run_m55 (an emulated Cortex-M55) with the cortex-m figures, run in
 // the background with one invocation. -short checks a quarter of the
-// models and not the M55.
+// models and not the M55; under the race detector (tenfold slower
+// compiles) a quarter of the models, the M55 included.
 //
 // tflm_run asks the GreedyMemoryPlanner for its offsets after
 // AllocateTensors; TFLM lent the planner its free arena while planning
@@ -81,6 +82,7 @@ func TestTFLMArenaExact(t *testing.T) {
 		wg       sync.WaitGroup
 		m55Exact = map[string]int{}
 		m55Total int
+		m55Out   = map[string]map[string]string{} // name/what -> outputs of a clean run
 		sem      = make(chan struct{}, 1)
 	)
 	m55Check := func(name, what, file string, n int64) {
@@ -91,13 +93,16 @@ func TestTFLMArenaExact(t *testing.T) {
 		// a while to fill and invoke. A run that goes past its time is
 		// tflm_run's bookkeeping looping on the planner's overwritten
 		// memory (the same models on the host), counted as harnessOnly.
-		limit := 20*time.Second + time.Duration(n>>16)*time.Second
+		limit := 8*time.Second + time.Duration(n>>15)*time.Second
 		at, o := runOracle(context.Background(), m55, file, n, limit)
 		less, l := runOracle(context.Background(), m55, file, n-16, limit)
 		mu.Lock()
 		defer mu.Unlock()
 		if (at == ran || at == harnessOnly) && less == allocFailed {
 			m55Exact[name]++
+			if at == ran {
+				m55Out[name+"/"+what] = o
+			}
 			return
 		}
 		t.Errorf("%s %s on tflm_run_m55: arena %d gives %d (%v), 16 less gives %d (%v)", name, what, n, at, o["error"], less, l["error"])
@@ -110,7 +115,7 @@ func TestTFLMArenaExact(t *testing.T) {
 		}
 		name := row["model"]
 		total++
-		if testing.Short() && total%4 != 1 {
+		if (testing.Short() || raceEnabled) && total%4 != 1 {
 			continue
 		}
 		file := filepath.Join(dir, "corpus", name)
@@ -148,13 +153,15 @@ func TestTFLMArenaExact(t *testing.T) {
 			what, file string
 			a          int64
 		}{{"original", file, host.Original.Bytes}, {"emitted", emitted, host.Emitted.Bytes}} {
-			at, o := runOracle(context.Background(), tool, c.file, c.a, 20*time.Second)
-			less, l := runOracle(context.Background(), tool, c.file, c.a-16, 20*time.Second)
+			// A run past its time is tflm_run's bookkeeping looping on
+			// the planner's overwritten memory (small models, whose runs
+			// take milliseconds otherwise).
+			limit := 5*time.Second + time.Duration(c.a>>18)*time.Second
+			at, o := runOracle(context.Background(), tool, c.file, c.a, limit)
+			less, l := runOracle(context.Background(), tool, c.file, c.a-16, limit)
 			switch {
+			case at == ran && fillDependent[name]:
 			case at == ran:
-				if !assert.Equal(t, refOut["output.0.0"], o["output.0.0"], "%s %s: outputs", name, c.what) {
-					ok = false
-				}
 				for k, v := range refOut {
 					if strings.HasPrefix(k, "output.0.") && o[k] != v {
 						ok = false
@@ -163,6 +170,19 @@ func TestTFLMArenaExact(t *testing.T) {
 				}
 			case at == harnessOnly:
 				harness++
+				// The outputs, then, from an arena tflm_run's bookkeeping
+				// survives.
+				if big, o := runOracle(context.Background(), tool, c.file, 2*c.a+64<<10, time.Minute); big != ran {
+					ok = false
+					t.Errorf("%s %s: arena %d does not run: %v", name, c.what, 2*c.a+64<<10, o["error"])
+				} else if !fillDependent[name] {
+					for k, v := range refOut {
+						if strings.HasPrefix(k, "output.0.") && o[k] != v {
+							ok = false
+							t.Errorf("%s %s: %s differs", name, c.what, k)
+						}
+					}
+				}
 			default:
 				ok = false
 				t.Errorf("%s %s: arena %d does not allocate: %v", name, c.what, c.a, o["error"])
@@ -189,6 +209,20 @@ func TestTFLMArenaExact(t *testing.T) {
 		return
 	}
 	wg.Wait()
+	// On the M55 float kernels round unlike the host's: compare the
+	// emitted model's outputs with the original's there.
+	for key, o := range m55Out {
+		name, what, _ := strings.Cut(key, "/")
+		e, ok := m55Out[name+"/emitted"]
+		if what != "original" || !ok || fillDependent[name] {
+			continue
+		}
+		for k, v := range o {
+			if strings.HasPrefix(k, "output.0.") && e[k] != v {
+				t.Errorf("%s on tflm_run_m55: %s differs between the original and the emitted model", name, k)
+			}
+		}
+	}
 	n := 0
 	for _, k := range m55Exact {
 		if k == 2 {
@@ -197,6 +231,11 @@ func TestTFLMArenaExact(t *testing.T) {
 	}
 	t.Logf("cortex-m: %d of %d models exact on tflm_run_m55", n, m55Total)
 }
+
+// fillDependent are the corpus models whose outputs depend on the
+// arena's contents (a tensor read that nothing writes:
+// ../shared/tools/README.md), so on its size too.
+var fillDependent = map[string]bool{"litert/add_shared_tensors.bin": true}
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
