@@ -200,7 +200,7 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 	sg := &m.Subgraphs[s]
 	name := op.CodeName
 	if op.Code == graph.Custom {
-		return k, false
+		return tflmSignal(sg, op, ptr)
 	}
 	if p, ok := tflmParams[name]; ok {
 		k.Params = []TFLMAlloc{{p[0].on(ptr), p[1].on(ptr)}}
@@ -309,6 +309,100 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 			temp(op.Inputs, int(o[1]-'0'))
 		case o[0] == 'o':
 			temp(op.Outputs, int(o[1]-'0'))
+		}
+	}
+	return k, true
+}
+
+// tflmSignalOperands are the temporary operands of the signal library's
+// kernels' Prepare (signal/micro/kernels at tflmCommit), in order.
+var tflmSignalOperands = map[string][]string{
+	"SignalWindow":                        {"i0", "i1", "o0"},       // window.cc WindowPrepare
+	"SignalFftAutoScale":                  {"i0", "o0", "o1"},       // fft_auto_scale_common.cc FftAutoScalePrepare
+	"SignalRfft":                          {"i0", "o0"},             // rfft.cc RfftPrepare
+	"SignalEnergy":                        {"i0", "o0"},             // energy.cc EnergyPrepare
+	"SignalFilterBank":                    {"in*", "o0"},            // filter_bank.cc FilterBankPrepare: its six inputs, the output
+	"SignalFilterBankSquareRoot":          {"i0", "i1", "o0"},       // filter_bank_square_root_common.cc FilterBankSquareRootPrepare
+	"SignalFilterBankSpectralSubtraction": {"i0", "o0", "o1"},       // filter_bank_spectral_subtraction.cc FilterBankSpectralSubtractionPrepare
+	"SignalPCAN":                          {"i0", "i1", "i2", "o0"}, // pcan.cc PcanPrepare
+	"SignalFilterBankLog":                 {"i0", "o0"},             // filter_bank_log.cc FilterBankLogPrepare
+}
+
+// tflmSignal is TFLM's signal-library kernels' data: custom operators,
+// no builtin parameters; each Init allocates its parameters (sizeof on
+// host64 and cortex-m, compiled at tflmCommit) and some a buffer sized
+// from the options, which the operands' shapes give here.
+func tflmSignal(sg *graph.Subgraph, op *graph.Op, ptr int64) (TFLMKernel, bool) {
+	var k TFLMKernel
+	order, ok := tflmSignalOperands[op.CustomName]
+	if !ok {
+		return k, false
+	}
+	init := func(bytes int64) { k.Init = append(k.Init, TFLMAlloc{bytes, tflmArenaAlign}) }
+	outDim := func(i int) int64 {
+		t := operand(sg, op.Outputs, i)
+		if t == nil || len(t.Shape) == 0 {
+			return 0
+		}
+		return int64(t.Shape[len(t.Shape)-1])
+	}
+	switch op.CustomName {
+	case "SignalWindow", "SignalEnergy", "SignalFilterBankLog":
+		// window.cc WindowInit: TFLMSignalWindowParams; energy.cc
+		// EnergyInit: TFLMSignalEnergyParams; filter_bank_log.cc
+		// FilterBankLogInit: TFLMSignalLogParams.
+		init(8)
+	case "SignalPCAN":
+		init(4) // pcan.cc PcanInit: TfLitePcanParams
+	case "SignalFilterBank":
+		// filter_bank.cc FilterBankInit: TFLMSignalFilterBankParams, then
+		// a uint64 work area of num_channels + 1 (the output's channels).
+		init(pair{64, 36}.on(ptr))
+		init(8 * (outDim(0) + 1))
+	case "SignalFilterBankSpectralSubtraction":
+		// filter_bank_spectral_subtraction.cc
+		// FilterBankSpectralSubtractionInit: the parameters, then a
+		// uint32 noise estimate per channel.
+		init(pair{56, 44}.on(ptr))
+		init(4 * outDim(0))
+	case "SignalRfft":
+		// rfft.cc RfftInit: TfLiteAudioFrontendRfftParams<T>, then the
+		// KISS FFT state (signal/src/rfft_*.cc Rfft*GetNeededMemory:
+		// kiss_fftr_alloc of fft_length, tools/kiss_fftr.c, with
+		// kiss_fft_alloc of half of it, kiss_fft.c): struct
+		// kiss_fftr_state (three pointers) + struct kiss_fft_state (two
+		// ints, 2*MAXFACTORS ints, one complex) + nfft/2 - 1 complexes +
+		// 3/2 * nfft/2 complexes. The output holds fft_length/2 + 1
+		// complexes, interleaved.
+		in := operand(sg, op.Inputs, 0)
+		if in == nil {
+			return k, false
+		}
+		cpx := 2 * max(in.Type.Bits()/8, 1)
+		half := (flat(operand(sg, op.Outputs, 0))/2 - 1) // fft_length / 2
+		if half <= 0 {
+			return k, false
+		}
+		state := (8 + 4*64 + cpx + 3) / 4 * 4
+		init(pair{48, 32}.on(ptr))
+		init(3*ptr + state + cpx*(half-1) + cpx*(half*3/2))
+	}
+	for _, o := range order {
+		switch {
+		case o == "in*":
+			for i := range op.Inputs {
+				if op.Inputs[i] >= 0 {
+					k.Prepare = append(k.Prepare, TFLMStep{Kind: TFLMTempTensor, Tensor: op.Inputs[i]})
+				}
+			}
+		case o[0] == 'i', o[0] == 'o':
+			ids := op.Inputs
+			if o[0] == 'o' {
+				ids = op.Outputs
+			}
+			if i := int(o[1] - '0'); i < len(ids) && ids[i] >= 0 {
+				k.Prepare = append(k.Prepare, TFLMStep{Kind: TFLMTempTensor, Tensor: ids[i]})
+			}
 		}
 	}
 	return k, true
