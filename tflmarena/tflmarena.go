@@ -128,6 +128,13 @@ type Arena struct {
 	Head int64
 	// Tail is TFLM's persistent section once the model is allocated.
 	Tail int64
+	// PlannerReadable says the GreedyMemoryPlanner's working memory is
+	// still intact after AllocateTensors with an arena of Bytes. TFLM
+	// lends the planner all free memory while planning and gives part of
+	// it to the persistent tail afterwards, so with an arena this small
+	// code that asks the planner for its offsets after AllocateTensors
+	// (as tflm_run does) may read overwritten data; TFLM itself does not.
+	PlannerReadable bool
 }
 
 // op is one allocator call replayed.
@@ -191,8 +198,8 @@ func Compute(m *graph.Model, head int64, t Target) (Arena, error) {
 		}
 		hi -= 16
 	}
-	_, tail := run(steps, hi)
-	return Arena{Target: t.Name, Bytes: hi, Head: head, Tail: tail}, nil
+	r := replayOn(steps, hi)
+	return Arena{Target: t.Name, Bytes: hi, Head: head, Tail: r.tail, PlannerReadable: r.plannerReadable}, nil
 }
 
 // base is where the replay puts the arena: any 16-byte aligned address
@@ -206,14 +213,31 @@ func alignDown(x, a int64) int64 { return x / a * a }
 // does; it returns whether every step succeeded and the persistent bytes
 // at the end.
 func run(steps []step, n int64) (bool, int64) {
+	r := replayOn(steps, n)
+	return r.ok, r.tail
+}
+
+// replayed is what one replay found.
+type replayed struct {
+	ok   bool
+	tail int64 // persistent bytes at the end
+	// plannerReadable: the planner's arrays (GreedyMemoryPlanner::Init:
+	// requirements_, two int arrays, buffers_sorted_by_offset_, then
+	// buffer_offsets_, each max_buffer_count_ long, the last ending
+	// highest) lie below the tail's final end.
+	plannerReadable bool
+}
+
+func replayOn(steps []step, n int64) replayed {
 	bufHead, bufTail := int64(base), base+n
 	head, temp, tail := bufHead, bufHead, bufTail
+	var plannerEnd int64
 	for _, s := range steps {
 		switch s.kind {
 		case opPersistent:
 			r := alignDown(tail-s.bytes, s.align)
 			if r < head {
-				return false, 0
+				return replayed{}
 			}
 			tail = r
 		case opTemp:
@@ -221,7 +245,7 @@ func run(steps []step, n int64) (bool, int64) {
 			// available_memory = tail_ - aligned_result is a size_t:
 			// past the tail it wraps and the check passes.
 			if r <= tail && tail-r < s.bytes {
-				return false, 0
+				return replayed{}
 			}
 			temp = r + s.bytes
 		case opReset:
@@ -229,7 +253,7 @@ func run(steps []step, n int64) (bool, int64) {
 		case opResize:
 			r := alignUp(bufHead, s.align)
 			if head != temp || tail-r < s.bytes {
-				return false, 0
+				return replayed{}
 			}
 			head = r + s.bytes
 			temp = head
@@ -237,13 +261,15 @@ func run(steps []step, n int64) (bool, int64) {
 			// CommitStaticMemoryPlan: the planner gets all that is
 			// left (GetAvailableMemory, aligned), and AddBuffer fails
 			// past remaining / per_buffer_size buffers.
-			avail := alignDown(tail, arenaAlign) - alignUp(temp, arenaAlign)
+			start := alignUp(temp, arenaAlign)
+			avail := alignDown(tail, arenaAlign) - start
 			if avail < 0 || avail/plannerBytesPerBuffer < s.bytes {
-				return false, 0
+				return replayed{}
 			}
+			plannerEnd = start + (plannerBytesPerBuffer-4)*(avail/plannerBytesPerBuffer) + 4*s.bytes
 		}
 	}
-	return true, bufTail - tail
+	return replayed{ok: true, tail: bufTail - tail, plannerReadable: plannerEnd <= tail}
 }
 
 // replay lists TFLM's allocator calls for m.
