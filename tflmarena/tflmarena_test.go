@@ -35,3 +35,16 @@ func TestComputeRefusesUnknownOperators(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "custom Mystery")
 }
+
+// TestPlannerReadable: the planner's arrays (40 bytes per buffer it could
+// hold, buffer_offsets_ last) survive the persistent buffers allocated
+// after planning only when the arena leaves room above them.
+func TestPlannerReadable(t *testing.T) {
+	steps := []step{{opPersistent, 64, 16}, {kind: opPlanner, bytes: 1}, {opPersistent, 64, 16}}
+	small := replayOn(steps, 192) // 128 free: 3 buffers, arrays up to 36*3+4 = 112 > 64
+	assert.True(t, small.ok)
+	assert.False(t, small.plannerReadable)
+	large := replayOn(steps, 2048) // 1920 free: 48 buffers, arrays up to 1732 <= 1920-64
+	assert.True(t, large.ok)
+	assert.True(t, large.plannerReadable)
+}
