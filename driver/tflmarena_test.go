@@ -96,7 +96,7 @@ func TestTFLMArenaExact(t *testing.T) {
 		// memory (the same models on the host), counted as harnessOnly.
 		limit := 10*time.Second + time.Duration(n>>14)*time.Second
 		if !a.PlannerReadable {
-			limit = 10 * time.Second
+			limit = 6 * time.Second
 		}
 		at, o := runOracle(context.Background(), m55, file, n, limit)
 		less, l := runOracle(context.Background(), m55, file, n-16, limit)
