@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -34,17 +36,19 @@ const (
 // of n bytes (0: the tool's default), one invocation, and classifies it;
 // it returns the key=value lines too.
 func runOracle(ctx context.Context, tool, model string, n int64, timeout time.Duration) (verdict, map[string]string) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
 	defer cancel()
 	args := []string{"--quiet", "--invokes", "1"}
 	if n > 0 {
 		args = append(args, "--arena-bytes", strconv.FormatInt(n, 10))
 	}
 	cmd := exec.CommandContext(ctx, tool, append(args, model)...)
-	// tflm_run_m55 runs QEMU under timeout(1): let it stop QEMU itself,
-	// and stop waiting for output a little after the context ends.
-	cmd.Env = append(os.Environ(), "QEMU_TIMEOUT="+strconv.Itoa(int(timeout.Seconds())))
-	cmd.WaitDelay = 5 * time.Second
+	// tflm_run_m55 runs QEMU under timeout(1), which stops it at
+	// QEMU_TIMEOUT; past that, SIGTERM (timeout(1) hands it on to QEMU),
+	// never SIGKILL first, which would leave QEMU running.
+	cmd.Env = append(os.Environ(), "QEMU_TIMEOUT="+strconv.Itoa(max(int(timeout.Seconds()), 1)))
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	err := cmd.Run()
@@ -64,7 +68,7 @@ func runOracle(ctx context.Context, tool, model string, n int64, timeout time.Du
 		return harnessOnly, v
 	case v["status"] == "error" && strings.Contains(v["error"], "crashed with signal") && !tflmAllocError(v["error"]):
 		return harnessOnly, v
-	case ctx.Err() != nil && v["status"] == "":
+	case (ctx.Err() != nil || timedOut(err)) && v["status"] == "":
 		// Killed while in tflm_run's bookkeeping: nothing printed, as
 		// status= comes after it.
 		return harnessOnly, v
@@ -84,4 +88,11 @@ func tflmAllocError(e string) bool {
 		}
 	}
 	return false
+}
+
+// timedOut reports whether tflm_run_m55's QEMU_TIMEOUT stopped the run
+// (timeout(1)'s exit status 124).
+func timedOut(err error) bool {
+	var exit *exec.ExitError
+	return errors.As(err, &exit) && exit.ExitCode() == 124
 }
