@@ -133,7 +133,7 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 		Kernels: opts.kernels, CPU: opts.cpu, KernelScratch: file.KernelScratch, Schedule: opts.schedule,
 		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias,
 		Planner: opts.planner, TimeLimit: opts.timeLimit, Strict: opts.strict,
-		EmitTFLite: opts.emitTFLite, Report: opts.report, Constants: emit.Constants(opts.constants), Version: heliacVersion()}
+		EmitTFLite: opts.emitTFLite, TFLMTarget: opts.tflmTarget, Report: opts.report, Constants: emit.Constants(opts.constants), Version: heliacVersion()}
 	if opts.external {
 		o.External = append(o.External, "*")
 	}
@@ -141,7 +141,6 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 	if _, ok := tflmarena.TargetNamed(opts.tflmTarget); !ok && opts.tflmTarget != "" {
 		return cfg, &usageError{fmt.Errorf("unknown --tflm-target %q (known: %s, %s)", opts.tflmTarget, tflmarena.CortexM.Name, tflmarena.Host64.Name)}
 	}
-	cfg.TFLMTarget = opts.tflmTarget
 	var oe *heliac.OptionError
 	switch {
 	case errors.As(err, &oe):
