@@ -37,23 +37,24 @@ var allowed = map[string][]string{
 	"config":              {"kernels", "plan", "internal/inputfile"},
 	"emit":                {"graph", "kernels", "liveness", "plan"},
 	"verify":              {"graph", "kernels"},
-	"driver":              {"graph", "kernels", "tflite", "liveness", "order", "plan", "plan/dsa", "emit", "verify", "internal/inputfile"},
+	"tflmarena":           {"graph", "kernels"},
+	"driver":              {"graph", "kernels", "tflite", "liveness", "order", "plan", "plan/dsa", "emit", "verify", "tflmarena", "internal/inputfile"},
 	".":                   {"driver", "emit", "kernels", "plan"},
 	"zoo":                 {"driver", "internal/inputfile"},
-	"cmd/heliac":          {".", "config", "driver", "emit", "graph", "kernels", "liveness", "plan", "plan/dsa", "tflite", "zoo", "internal/inputfile"},
+	"cmd/heliac":          {".", "config", "driver", "emit", "graph", "kernels", "liveness", "plan", "plan/dsa", "tflite", "tflmarena", "zoo", "internal/inputfile"},
 	"internal/corpus":     {},
 	"internal/inputfile":  {},
 	"internal/randmodel":  {"graph"},
 	"internal/validmodel": {"graph"},
 	"internal/tflmrun":    {"internal/corpus"},
 	"internal/cmd/skips":  {"internal/corpus", "internal/tflmrun"},
-	"internal/cmd/bench":  {"internal/corpus", "internal/tflmrun", "tflite", "graph", "liveness", "kernels", "plan", "plan/dsa", "emit", "driver"},
+	"internal/cmd/bench":  {"internal/corpus", "internal/tflmrun", "tflite", "graph", "liveness", "kernels", "plan", "plan/dsa", "emit", "driver", "tflmarena"},
 }
 
 // stdlibOnly lists the packages that may import nothing outside heliac but
 // the standard library. File formats (YAML, flatbuffers) stay out of them:
 // config reads YAML for plan, tflite reads flatbuffers for graph.
-var stdlibOnly = map[string]bool{"graph": true, "kernels": true, "liveness": true, "order": true, "plan/dsa": true, "plan": true}
+var stdlibOnly = map[string]bool{"graph": true, "kernels": true, "liveness": true, "order": true, "plan/dsa": true, "plan": true, "tflmarena": true}
 
 func TestDependencies(t *testing.T) {
 	seen := map[string]bool{}

@@ -73,6 +73,9 @@ type Options struct {
 	// writes constant arenas ("" is emit.ConstantsC).
 	EmitTFLite bool
 	Constants  emit.Constants
+	// TFLMTarget is the target of TFLM's whole arena with EmitTFLite
+	// (driver.Output.TFLMArena): "cortex-m" (or "") or "host64".
+	TFLMTarget string
 	// Report also returns the plan as a self-contained HTML page
 	// (Output.Report, <prefix>.report.html among the files).
 	Report bool
@@ -116,7 +119,7 @@ func (o Options) Config() (driver.Config, error) {
 		version = "dev"
 	}
 	cfg := driver.Config{ModelName: name, Prefix: o.Prefix, Version: version, Schedule: o.Schedule,
-		EmitTFLite: o.EmitTFLite, Constants: o.Constants, Report: o.Report}
+		EmitTFLite: o.EmitTFLite, Constants: o.Constants, Report: o.Report, TFLMTarget: o.TFLMTarget}
 	cfg.Plan = plan.Options{Planner: o.Planner, TimeLimit: o.TimeLimit, Rules: slices.Clone(o.Rules),
 		External: slices.Clone(o.External), Strict: o.Strict, Platform: o.PlatformSpec, OneScratchBank: o.OneScratchBank}
 	if o.PlatformSpec == nil && o.Platform != "" {

@@ -24,6 +24,7 @@ import (
 	"github.com/heliac/heliac/order"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/tflite"
+	"github.com/heliac/heliac/tflmarena"
 	"github.com/heliac/heliac/verify"
 )
 
@@ -59,6 +60,9 @@ type Config struct {
 	Constants emit.Constants
 	// Report also renders the plan as an HTML page (Output.Report).
 	Report bool
+	// TFLMTarget is the target of Output.TFLMArena (tflmarena.TargetNamed);
+	// "" is tflmarena.CortexM.
+	TFLMTarget string
 }
 
 // The schedules Config.Schedule names.
@@ -89,6 +93,11 @@ type Output struct {
 	// TFLM compares the plan with what TFLM's own planner needs for the
 	// model; nil where the comparison means nothing (see TFLM).
 	TFLM *TFLM
+	// TFLMArena is TFLM's whole arena for the emitted model and for the
+	// original under TFLM's own planner, with Config.EmitTFLite; nil when
+	// it cannot be computed, and TFLMArenaErr says why.
+	TFLMArena    *TFLMArenas
+	TFLMArenaErr error
 }
 
 // TFLiteOutput is the input model with the plan written in as TFLM's
@@ -230,6 +239,29 @@ func (s *planned) finish() (*Output, error) {
 		Subgraphs:   len(m.Subgraphs),
 		Version:     cfg.Version,
 	}
+	// The model for TFLM first: its whole arena goes into plan.json and
+	// the C header.
+	var (
+		tfl       *TFLiteOutput
+		arenas    *TFLMArenas
+		arenasErr error
+	)
+	if cfg.EmitTFLite {
+		target := tflmarena.CortexM
+		if cfg.TFLMTarget != "" {
+			var ok bool
+			if target, ok = tflmarena.TargetNamed(cfg.TFLMTarget); !ok {
+				return nil, fmt.Errorf("unknown TFLM target %q (known: %s, %s)", cfg.TFLMTarget, tflmarena.CortexM.Name, tflmarena.Host64.Name)
+			}
+		}
+		var err error
+		if tfl, err = withOfflinePlan(data, m, p); err != nil {
+			return nil, err
+		}
+		if arenas, arenasErr = tflmArenas(context.Background(), m, tfl, target); arenas != nil {
+			meta.TFLMArena = &emit.TFLMArena{Target: arenas.Target, Bytes: arenas.Emitted.Bytes}
+		}
+	}
 	// The JSON and the C only read the model and the plan: write them at
 	// once.
 	var (
@@ -258,12 +290,9 @@ func (s *planned) finish() (*Output, error) {
 	if cfg.Report {
 		out.Report = emit.ReportWithTFLM(m, p, meta, out.TFLMHeads())
 	}
-	if cfg.EmitTFLite {
-		var err error
-		if out.TFLite, err = withOfflinePlan(data, m, p); err != nil {
-			return nil, err
-		}
-		out.TFLite.C = emit.TFLiteC(out.Prefix(), p, meta, out.TFLite.Data)
+	out.TFLite, out.TFLMArena, out.TFLMArenaErr = tfl, arenas, arenasErr
+	if tfl != nil {
+		tfl.C = emit.TFLiteC(out.Prefix(), p, meta, tfl.Data)
 	}
 	return out, nil
 }

@@ -28,6 +28,18 @@ type Meta struct {
 	ModelSHA256 string // hex digest of the model file
 	Subgraphs   int
 	Version     string // heliac's version; goldens use "test"
+	// TFLMArena is TFLM's whole tensor_arena for the model emitted with
+	// --emit-tflite (nil without): plan.json's tflm_arena_bytes and
+	// tflm_target, the C header's <P>_TFLM_ARENA_SIZE.
+	TFLMArena *TFLMArena
+}
+
+// TFLMArena is the smallest tensor_arena, in bytes, with which TensorFlow
+// Lite Micro's MicroInterpreter allocates the emitted model on Target
+// (package tflmarena).
+type TFLMArena struct {
+	Target string
+	Bytes  int64
 }
 
 type jsonPlan struct {
@@ -60,6 +72,8 @@ type jsonPlan struct {
 	ScratchSource    *jsonSource                `json:"kernel_scratch_source,omitempty"`
 	Ordering         jsonOrdering               `json:"ordering"`
 	Schedule         []jsonRun                  `json:"schedule"`
+	TFLMArenaBytes   int64                      `json:"tflm_arena_bytes,omitempty"`
+	TFLMTarget       string                     `json:"tflm_target,omitempty"`
 }
 
 // jsonSource names the kernel library and CPU that sized kernel_scratch.
@@ -409,6 +423,9 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 		}
 		out.Schedule = append(out.Schedule, jsonRun{Subgraph: int(r.Op.Subgraph), Operator: int(r.Op.Op),
 			Name: escapeName(m.Subgraphs[r.Op.Subgraph].Ops[r.Op.Op].Name()), StartOp: int(r.Span.First), EndOp: int(r.Span.Last)})
+	}
+	if a := meta.TFLMArena; a != nil {
+		out.TFLMArenaBytes, out.TFLMTarget = a.Bytes, a.Target
 	}
 	js, err := compactJSON(out)
 	if err != nil {

@@ -207,6 +207,10 @@ func cUint(n int64) string { return strconv.FormatInt(n, 10) + "u" }
 
 func (cm *cModule) checkHash() {
 	cm.expect("PLAN_HASH", `"`+cm.doc.planHash+`"`, "plan.json's plan_hash")
+	if n := cm.doc.tflmArena; n != nil {
+		// Checked, and so used, only when plan.json gives it.
+		cm.expect("TFLM_ARENA_SIZE", cUint(*n), "plan.json's tflm_arena_bytes")
+	}
 	switch b := cm.c.banner; {
 	case b.line == 0:
 		cm.r.add(CMismatch, "%s: no opening comment naming the plan hash", cm.c.name)

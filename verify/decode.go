@@ -52,6 +52,9 @@ type planDoc struct {
 	proven   bool
 	// timedOut is ordering.timed_out: the search stopped on its wall clock.
 	timedOut bool
+	// tflmArena is tflm_arena_bytes, TFLM's whole tensor_arena for the
+	// model written with --emit-tflite (nil when absent).
+	tflmArena *int64
 }
 
 // platform is the platform object: the banks the plan was made for.
@@ -280,6 +283,8 @@ func decode(data []byte) (*planDoc, []Violation) {
 	doc.steps = model.int("steps")
 	doc.alignment = top.int("alignment")
 	doc.kernels = top.optString("kernels")
+	doc.tflmArena = top.optInt("tflm_arena_bytes")
+	top.optString("tflm_target")
 	if b := top.optBool("overwrite_inputs"); b != nil {
 		doc.overwriteInputs = *b
 	}

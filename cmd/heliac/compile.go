@@ -21,6 +21,7 @@ import (
 	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/tflmarena"
 )
 
 type compileOptions struct {
@@ -42,6 +43,7 @@ type compileOptions struct {
 	strict       bool
 	emitTFLite   bool
 	oneBank      bool
+	tflmTarget   string
 	report       bool
 	external     bool
 	constants    string
@@ -77,6 +79,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
 	f.BoolVar(&opts.oneBank, "one-scratch-bank", false,
 		"plan every scratch tensor and kernel scratch buffer into one bank, the fastest that holds them all, as TFLM's one tensor_arena needs (for --emit-tflite on a platform of several RAM banks)")
+	f.StringVar(&opts.tflmTarget, "tflm-target", tflmarena.CortexM.Name,
+		"with --emit-tflite, the target TFLM's whole arena is computed for: cortex-m (32-bit) or host64 (TFLM "+tflmarena.Commit+", reference kernels)")
 	f.BoolVar(&opts.external, "external-arenas", false,
 		"emit no storage for scratch, persistent and staged constant arenas: the application binds its own buffers (<prefix>_bind_arena); the config's external_arenas names some")
 	f.StringVar(&opts.constants, "constants", string(emit.ConstantsC), "how the C module writes constant arenas: "+constantsHelp())
@@ -135,11 +139,14 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 		Kernels: opts.kernels, CPU: opts.cpu, KernelScratch: file.KernelScratch, Schedule: opts.schedule,
 		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias,
 		Planner: opts.planner, TimeLimit: opts.timeLimit, Strict: opts.strict,
-		EmitTFLite: opts.emitTFLite, OneScratchBank: opts.oneBank, Report: opts.report, Constants: emit.Constants(opts.constants), Version: heliacVersion()}
+		EmitTFLite: opts.emitTFLite, OneScratchBank: opts.oneBank, TFLMTarget: opts.tflmTarget, Report: opts.report, Constants: emit.Constants(opts.constants), Version: heliacVersion()}
 	if opts.external {
 		o.External = append(o.External, "*")
 	}
 	cfg, err := o.Config()
+	if _, ok := tflmarena.TargetNamed(opts.tflmTarget); !ok && opts.tflmTarget != "" {
+		return cfg, &usageError{fmt.Errorf("unknown --tflm-target %q (known: %s, %s)", opts.tflmTarget, tflmarena.CortexM.Name, tflmarena.Host64.Name)}
+	}
 	var oe *heliac.OptionError
 	switch {
 	case errors.As(err, &oe):
@@ -192,10 +199,20 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 		fmt.Fprintf(opts.stdout, "  %s\n", h.Text())
 	}
 	if t := out.TFLite; t != nil {
-		fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+
-			"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail\n",
-			out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
-			t.Offline.ArenaSize)
+		if a := out.TFLMArena; a != nil {
+			e, o := a.Emitted, a.Original
+			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); TFLM (%s, %s) needs a tensor_arena of "+
+				"%d bytes: head %d (tensors and kernel scratch) + persistent tail %d + %d for temporaries and alignment\n",
+				out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
+				tflmarena.Commit, a.Target, e.Bytes, e.Head, e.Tail, e.Bytes-e.Head-e.Tail)
+			fmt.Fprintf(opts.stdout, "  TFLM's own planner on the original model: %d bytes (head %d, tail %d); %+d B (%+.1f%%) with heliac's plan\n",
+				o.Bytes, o.Head, o.Tail, e.Bytes-o.Bytes, 100*float64(e.Bytes-o.Bytes)/float64(o.Bytes))
+		} else {
+			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+
+				"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail (not computed: %v)\n",
+				out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
+				t.Offline.ArenaSize, out.TFLMArenaErr)
+		}
 		if t.Reordered {
 			fmt.Fprintf(opts.stdout, "  note: its operators are listed in the plan's schedule order, which TFLM runs them in\n")
 		}

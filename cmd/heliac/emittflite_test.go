@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,4 +77,33 @@ func TestEmitTFLiteNeedsOneArena(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `scratch +SRAM `, stdout, "every scratch tensor in the one bank that holds them all")
 	assert.NotContains(t, stdout, "DTCM ")
+}
+
+// TestEmitTFLiteTFLMArena: the summary, --json and --tflm-target give
+// TFLM's whole arena; an unknown target is a usage error.
+func TestEmitTFLiteTFLMArena(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runHeliac(helloWorld, "-o", dir, "--emit-tflite")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "TFLM (tflite-micro@90b983c, cortex-m) needs a tensor_arena of ")
+	assert.Contains(t, stdout, "TFLM's own planner on the original model: ")
+	code, stdout, stderr = runHeliac(helloWorld, "-o", dir, "--emit-tflite", "--json", "--tflm-target", "host64", "--force")
+	require.Equal(t, exitOK, code, stderr)
+	var s struct {
+		TFLite struct {
+			Target string `json:"tflm_target"`
+			Bytes  int64  `json:"tflm_arena_bytes"`
+			Head   int64  `json:"tflm_head_bytes"`
+			Tail   int64  `json:"tflm_tail_bytes"`
+			Own    int64  `json:"tflm_own_arena_bytes"`
+		} `json:"tflite"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
+	assert.Equal(t, "host64", s.TFLite.Target)
+	assert.GreaterOrEqual(t, s.TFLite.Bytes, s.TFLite.Head+s.TFLite.Tail)
+	assert.Positive(t, s.TFLite.Tail)
+	assert.Positive(t, s.TFLite.Own)
+	code, _, stderr = runHeliac(helloWorld, "-o", dir, "--emit-tflite", "--tflm-target", "riscv", "--force")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `unknown --tflm-target "riscv"`)
 }

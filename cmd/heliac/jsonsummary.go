@@ -58,6 +58,15 @@ type jsonSchedule struct {
 type jsonTFLite struct {
 	Planned   int   `json:"planned"`
 	ArenaSize int64 `json:"arena_size"`
+	// TFLM's whole tensor_arena (driver.TFLMArenas), when computed.
+	TFLMTarget     string `json:"tflm_target,omitempty"`
+	TFLMArenaBytes int64  `json:"tflm_arena_bytes,omitempty"`
+	TFLMHeadBytes  int64  `json:"tflm_head_bytes,omitempty"`
+	TFLMTailBytes  int64  `json:"tflm_tail_bytes,omitempty"`
+	// The original model under TFLM's own planner.
+	TFLMOwnArenaBytes int64 `json:"tflm_own_arena_bytes,omitempty"`
+	TFLMOwnHeadBytes  int64 `json:"tflm_own_head_bytes,omitempty"`
+	TFLMOwnTailBytes  int64 `json:"tflm_own_tail_bytes,omitempty"`
 }
 
 // printJSONSummary prints the summary of a compile as one JSON document.
@@ -85,6 +94,11 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 	}
 	if t := out.TFLite; t != nil {
 		s.TFLite = &jsonTFLite{Planned: t.Offline.Planned, ArenaSize: t.Offline.ArenaSize}
+		if a := out.TFLMArena; a != nil {
+			s.TFLite.TFLMTarget = a.Target
+			s.TFLite.TFLMArenaBytes, s.TFLite.TFLMHeadBytes, s.TFLite.TFLMTailBytes = a.Emitted.Bytes, a.Emitted.Head, a.Emitted.Tail
+			s.TFLite.TFLMOwnArenaBytes, s.TFLite.TFLMOwnHeadBytes, s.TFLite.TFLMOwnTailBytes = a.Original.Bytes, a.Original.Head, a.Original.Tail
+		}
 	}
 	if t := out.TFLM; t != nil {
 		s.TFLM = &jsonTFLM{OwnHead: t.OwnHead, Head: t.Head, Difference: t.Head - t.OwnHead, Kept: t.Kept, Discarded: t.Discarded}

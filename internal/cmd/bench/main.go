@@ -26,6 +26,8 @@ import (
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/plan/dsa"
+	"github.com/heliac/heliac/tflite"
+	"github.com/heliac/heliac/tflmarena"
 )
 
 func main() {
@@ -36,6 +38,10 @@ func main() {
 		os.Exit(1)
 	}
 	if err := models(*shared); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if err := tflmArenas(*shared); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -273,4 +279,70 @@ func instances(shared string) error {
 			float64(b.Height)/float64(lb), miniMallocBest[name], ms)
 	}
 	return w.Flush()
+}
+
+// tflmArenas prints TFLM's whole tensor_arena (package tflmarena: head,
+// persistent tail and allocation's temporaries) for every corpus model
+// TFLM runs, on the original model with TFLM's own planner and on the
+// model heliac emits (--emit-tflite, the CLI's defaults), on cortex-m and
+// host64, with the geometric mean of emitted over original.
+func tflmArenas(shared string) error {
+	ref, err := corpus.ReadTSV(filepath.Join(shared, "bench", "tflm-reference.tsv"))
+	if err != nil {
+		return err
+	}
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	if err != nil {
+		return err
+	}
+	fmt.Println("\nTFLM's whole tensor_arena (" + tflmarena.Commit + ", reference kernels): the original model with TFLM's own planner vs the model heliac emits")
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "model\tcortex-m own\tcortex-m heliac\theliac/own\thost64 own\thost64 heliac\theliac/own\thead own\thead heliac\t")
+	var logs [2]float64
+	n := 0
+	for _, r := range ref {
+		if r["status"] != "ok" {
+			continue
+		}
+		file := r["model"]
+		data, err := os.ReadFile(filepath.Join(shared, "corpus", file))
+		if err != nil {
+			return err
+		}
+		out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true,
+			Liveness: liveness.Options{Kernels: lib}, Kernels: lib, TFLMTarget: tflmarena.Host64.Name})
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if out.TFLMArena == nil {
+			fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t-\t-\t-\t(%v)\n", file, out.TFLMArenaErr)
+			continue
+		}
+		host := out.TFLMArena
+		em, err := tflite.Load(out.TFLite.Data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		cmE, err := tflmarena.Compute(em, host.Emitted.Head, tflmarena.CortexM)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		cmO, err := tflmarena.Compute(out.Model, host.Original.Head, tflmarena.CortexM)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		rc := float64(cmE.Bytes) / float64(cmO.Bytes)
+		rh := float64(host.Emitted.Bytes) / float64(host.Original.Bytes)
+		logs[0] += math.Log(rc)
+		logs[1] += math.Log(rh)
+		n++
+		fmt.Fprintf(w, "%s\t%d\t%d\t%.3f\t%d\t%d\t%.3f\t%d\t%d\t\n", file, cmO.Bytes, cmE.Bytes, rc,
+			host.Original.Bytes, host.Emitted.Bytes, rh, host.Original.Head, host.Emitted.Head)
+	}
+	w.Flush()
+	if n > 0 {
+		fmt.Printf("geometric mean of heliac's whole arena over TFLM's own, %d models: cortex-m %.4f, host64 %.4f\n",
+			n, math.Exp(logs[0]/float64(n)), math.Exp(logs[1]/float64(n)))
+	}
+	return nil
 }

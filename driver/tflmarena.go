@@ -1,0 +1,80 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/kernels"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/tflite"
+	"github.com/heliac/heliac/tflmarena"
+)
+
+// TFLMArenas is TensorFlow Lite Micro's whole tensor_arena (package
+// tflmarena, tflite-micro 90b983c, reference kernels) on one target: the
+// smallest arena, a multiple of 16, with which TFLM's MicroInterpreter
+// allocates the model, for heliac's emitted model and for the original
+// model under TFLM's own GreedyMemoryPlanner. Each is its head (the
+// memory plan: tensors and kernel scratch) and TFLM's persistent tail,
+// plus the temporaries allocation needs beyond them (Bytes ≥ Head + Tail).
+type TFLMArenas struct {
+	// Target is the target the figures are for (tflmarena.Target.Name).
+	Target string
+	// Emitted is the model heliac writes with --emit-tflite, its head
+	// heliac's offline plan.
+	Emitted tflmarena.Arena
+	// Original is the input model with TFLM's own planner: its head
+	// heliac's emulation of TFLM's GreedyMemoryPlanner on TFLM's
+	// lifetimes, the model's operator order and the reference kernels'
+	// scratch.
+	Original tflmarena.Arena
+}
+
+// tflmArenas computes TFLMArenas for out on target t; an error says why
+// it cannot (an operator the kernel data does not know, a model that
+// already carries its own offline plan).
+func tflmArenas(ctx context.Context, m *graph.Model, tfl *TFLiteOutput, t tflmarena.Target) (*TFLMArenas, error) {
+	emitted, err := tflite.Load(tfl.Data)
+	if err != nil {
+		return nil, err
+	}
+	em, err := tflmarena.Compute(emitted, tfl.Offline.ArenaSize, t)
+	if err != nil {
+		return nil, err
+	}
+	head, err := tflmOwnHead(ctx, m, t)
+	if err != nil {
+		return nil, err
+	}
+	orig, err := tflmarena.Compute(m, head, t)
+	if err != nil {
+		return nil, err
+	}
+	return &TFLMArenas{Target: t.Name, Emitted: em, Original: orig}, nil
+}
+
+// tflmOwnHead is the head TFLM's GreedyMemoryPlanner gives the input
+// model: every tensor in a buffer of its own over TFLM's lifetimes, the
+// model's order, the reference kernels' scratch requests on t.
+func tflmOwnHead(ctx context.Context, m *graph.Model, t tflmarena.Target) (int64, error) {
+	if liveness.HasOwnPlan(m) {
+		return 0, fmt.Errorf("the model carries its own offline plan")
+	}
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	if err != nil {
+		return 0, err
+	}
+	lt, err := liveness.Analyze(m, liveness.Options{NoAlias: true})
+	if err != nil {
+		return 0, err
+	}
+	reqs, _ := scratchRequests(m, lib, kernels.Target{PointerSize: t.PointerSize})
+	p, err := plan.Build(ctx, m, lt, plan.Options{Planner: plan.PlannerTFLM, KernelScratch: reqs})
+	if err != nil {
+		return 0, err
+	}
+	size, _ := p.ScratchTotals()
+	return size, nil
+}
