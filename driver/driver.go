@@ -287,10 +287,10 @@ func (s *planned) finish() (*Output, error) {
 			return out, &VerifyError{Violations: v}
 		}
 	}
+	out.TFLite, out.TFLMArena, out.TFLMArenaErr = tfl, arenas, arenasErr
 	if cfg.Report {
 		out.Report = emit.ReportWithTFLM(m, p, meta, out.TFLMHeads())
 	}
-	out.TFLite, out.TFLMArena, out.TFLMArenaErr = tfl, arenas, arenasErr
 	if tfl != nil {
 		tfl.C = emit.TFLiteC(out.Prefix(), p, meta, tfl.Data)
 	}

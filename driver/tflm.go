@@ -160,5 +160,9 @@ func (o *Output) TFLMHeads() *emit.TFLMHeads {
 	if t == nil {
 		return nil
 	}
-	return &emit.TFLMHeads{OwnHead: t.OwnHead, Head: t.Head, Kept: t.Kept, Discarded: t.Discarded}
+	h := &emit.TFLMHeads{OwnHead: t.OwnHead, Head: t.Head, Kept: t.Kept, Discarded: t.Discarded}
+	if a := o.TFLMArena; a != nil {
+		h.Target, h.Bytes, h.OwnBytes = a.Target, a.Emitted.Bytes, a.Original.Bytes
+	}
+	return h
 }

@@ -77,10 +77,19 @@ func reportTFLM(b *bytes.Buffer, h *TFLMHeads) {
 	if h == nil {
 		return
 	}
-	fmt.Fprintf(b, "<section id=\"tflm\">\n<h2>Against TFLM's own planner</h2>\n<table>\n<tr><th></th><th>arena head</th></tr>\n"+
-		"<tr><td>TFLM's own planner</td><td>%d B</td></tr>\n<tr><td>heliac's plan</td><td>%d B</td></tr>\n"+
-		"<tr><td>difference</td><td>%s</td></tr>\n</table>\n", h.OwnHead, h.Head, esc(Difference(h.Head, h.OwnHead)))
+	whole := func(n int64) string { return fmt.Sprintf("<td>%d B</td>", n) }
+	th, own, ours, diff := "", "", "", ""
+	if h.Target != "" {
+		th = fmt.Sprintf("<th>whole tensor_arena (%s)</th>", esc(h.Target))
+		own, ours, diff = whole(h.OwnBytes), whole(h.Bytes), "<td>"+esc(Difference(h.Bytes, h.OwnBytes))+"</td>"
+	}
+	fmt.Fprintf(b, "<section id=\"tflm\">\n<h2>Against TFLM's own planner</h2>\n<table>\n<tr><th></th><th>arena head</th>%s</tr>\n"+
+		"<tr><td>TFLM's own planner</td><td>%d B</td>%s</tr>\n<tr><td>heliac's plan</td><td>%d B</td>%s</tr>\n"+
+		"<tr><td>difference</td><td>%s</td>%s</tr>\n</table>\n", th, h.OwnHead, own, h.Head, ours, esc(Difference(h.Head, h.OwnHead)), diff)
 	fmt.Fprintf(b, "<p>The head is what TFLM's planner places: tensors and the kernels' scratch; TFLM's persistent tail comes on top of both.")
+	if h.Target != "" {
+		fmt.Fprintf(b, " The whole tensor_arena is the smallest (a multiple of 16 bytes) with which TFLM allocates the model: head, persistent tail and temporaries.")
+	}
 	if kept := h.keptText(); kept != "" {
 		fmt.Fprintf(b, " The plan %s.", esc(kept))
 	}

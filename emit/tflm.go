@@ -42,6 +42,12 @@ type TFLMHeads struct {
 	// driver.KeptModel).
 	Kept      string
 	Discarded int64 // heliac's own placement's head, when not kept
+	// Target, Bytes and OwnBytes are TFLM's whole tensor_arena (head,
+	// persistent tail and temporaries) on Target for the model heliac
+	// emits with --emit-tflite and for the original under TFLM's own
+	// planner; Target is "" when they were not computed.
+	Target          string
+	Bytes, OwnBytes int64
 }
 
 // Text is what the summary says: the two heads and the difference, and

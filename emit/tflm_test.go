@@ -73,4 +73,12 @@ func TestReportLeadsWithTFLM(t *testing.T) {
 	assert.Contains(t, r, "<tr><td>difference</td><td>+0 B (+0.0%)</td></tr>")
 	assert.Contains(t, r, "heliac&#39;s own placement needed 1312 B, +32 B (+2.5%)")
 	assert.NotContains(t, string(emit.Report(m, p, meta)), `<section id="tflm">`)
+	assert.NotContains(t, r, "whole tensor_arena", "not computed without --emit-tflite")
+
+	whole := string(emit.ReportWithTFLM(m, p, meta, &emit.TFLMHeads{OwnHead: 1280, Head: 1024, Kept: "heliac",
+		Target: "cortex-m", Bytes: 3056, OwnBytes: 3312}))
+	assert.Contains(t, whole, "<th>whole tensor_arena (cortex-m)</th>")
+	assert.Contains(t, whole, "<tr><td>TFLM's own planner</td><td>1280 B</td><td>3312 B</td></tr>")
+	assert.Contains(t, whole, "<tr><td>heliac's plan</td><td>1024 B</td><td>3056 B</td></tr>")
+	assert.Contains(t, whole, "<td>-256 B (-7.7%)</td></tr>")
 }

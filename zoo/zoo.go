@@ -334,6 +334,14 @@ type Row struct {
 	VsTFLM        int64   `json:"vs_tflm,omitempty"`
 	VsTFLMPercent float64 `json:"vs_tflm_percent,omitempty"`
 	Kept          string  `json:"kept,omitempty"`
+	// TFLMTarget, TFLMArenaBytes and TFLMOwnArenaBytes are, with
+	// --emit-tflite, TFLM's whole tensor_arena (head, persistent tail,
+	// temporaries) for the emitted model and for the original under
+	// TFLM's own planner, on that target (driver.TFLMArenas); empty
+	// otherwise.
+	TFLMTarget        string `json:"tflm_target,omitempty"`
+	TFLMArenaBytes    int64  `json:"tflm_arena_bytes,omitempty"`
+	TFLMOwnArenaBytes int64  `json:"tflm_own_arena_bytes,omitempty"`
 }
 
 // Statuses of a Row.
@@ -381,6 +389,9 @@ func Summarize(results []Result) []Row {
 				row.VsTFLMPercent = float64(t.Head-t.OwnHead) / float64(t.OwnHead) * 100
 			}
 		}
+		if a := r.Output.TFLMArena; a != nil {
+			row.TFLMTarget, row.TFLMArenaBytes, row.TFLMOwnArenaBytes = a.Target, a.Emitted.Bytes, a.Original.Bytes
+		}
 		rows[i] = row
 	}
 	return rows
@@ -400,13 +411,18 @@ func CSV(rows []Row) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"model", "path", "status", "error", "steps", "arenas", "bound", "arena", "over_bound", "kernel_scratch", "milliseconds", "timed_out",
-		"tflm_own_head", "vs_tflm", "vs_tflm_percent", "kept"})
+		"tflm_own_head", "vs_tflm", "vs_tflm_percent", "kept", "tflm_target", "tflm_arena_bytes", "tflm_own_arena_bytes"})
 	for _, r := range rows {
 		tflm := []string{"", "", "", ""}
 		if r.Kept != "" {
 			tflm = []string{strconv.FormatInt(r.TFLMOwnHead, 10), strconv.FormatInt(r.VsTFLM, 10),
 				strconv.FormatFloat(r.VsTFLMPercent, 'f', 4, 64), r.Kept}
 		}
+		whole := []string{"", "", ""}
+		if r.TFLMTarget != "" {
+			whole = []string{r.TFLMTarget, strconv.FormatInt(r.TFLMArenaBytes, 10), strconv.FormatInt(r.TFLMOwnArenaBytes, 10)}
+		}
+		tflm = append(tflm, whole...)
 		w.Write(append([]string{r.Model, r.Path, r.Status, r.Error, strconv.Itoa(r.Steps), strconv.Itoa(r.Arenas),
 			strconv.FormatInt(r.Bound, 10), strconv.FormatInt(r.Arena, 10), strconv.FormatFloat(r.OverBound, 'f', 2, 64),
 			strconv.FormatInt(r.KernelScratch, 10), strconv.FormatFloat(r.Milliseconds, 'f', 1, 64), strconv.FormatBool(r.TimedOut)}, tflm...))

@@ -85,7 +85,8 @@ func TestRun(t *testing.T) {
 		if m.Name == "bad" {
 			return nil, errors.New("corrupt model\nwith details")
 		}
-		return driver.Compile(ctx, data, driver.Config{ModelName: m.Name})
+		// c for TFLM: its row has TFLM's whole arena too.
+		return driver.Compile(ctx, data, driver.Config{ModelName: m.Name, EmitTFLite: m.Name == "c"})
 	}
 	var seen []string
 	results := zoo.Run(context.Background(), models, 2, compile, func(r zoo.Result) { seen = append(seen, r.Model.Name) })
@@ -123,10 +124,17 @@ func TestRun(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	require.Len(t, lines, 4)
 	assert.Equal(t, "model,path,status,error,steps,arenas,bound,arena,over_bound,kernel_scratch,milliseconds,timed_out,"+
-		"tflm_own_head,vs_tflm,vs_tflm_percent,kept", lines[0])
+		"tflm_own_head,vs_tflm,vs_tflm_percent,kept,tflm_target,tflm_arena_bytes,tflm_own_arena_bytes", lines[0])
 	assert.True(t, strings.HasPrefix(lines[2], "bad,bad,failed,corrupt model,0,0,0,0,0.00,0,"), lines[2])
-	assert.True(t, strings.HasSuffix(lines[2], ",false,,,,"), "no TFLM figures for a failed model: %s", lines[2])
-	assert.True(t, strings.HasSuffix(lines[1], fmt.Sprintf(",%d,%d,%.4f,%s", rows[0].TFLMOwnHead, rows[0].VsTFLM, rows[0].VsTFLMPercent, rows[0].Kept)), lines[1])
+	assert.True(t, strings.HasSuffix(lines[2], ",false,,,,,,,"), "no TFLM figures for a failed model: %s", lines[2])
+	assert.True(t, strings.HasSuffix(lines[1], fmt.Sprintf(",%d,%d,%.4f,%s,,,", rows[0].TFLMOwnHead, rows[0].VsTFLM, rows[0].VsTFLMPercent, rows[0].Kept)),
+		"no whole arena without --emit-tflite: %s", lines[1])
+	whole := results[2].Output.TFLMArena
+	require.NotNil(t, whole, "c was compiled for TFLM")
+	assert.Equal(t, whole.Emitted.Bytes, rows[2].TFLMArenaBytes)
+	assert.Equal(t, whole.Original.Bytes, rows[2].TFLMOwnArenaBytes)
+	assert.Positive(t, rows[2].TFLMArenaBytes)
+	assert.True(t, strings.HasSuffix(lines[3], fmt.Sprintf(",%s,%d,%d", whole.Target, whole.Emitted.Bytes, whole.Original.Bytes)), lines[3])
 	js, err := zoo.JSON(rows)
 	require.NoError(t, err)
 	var doc struct{ Models []zoo.Row }
