@@ -74,7 +74,7 @@ struct ResourceVariableLike { const char* container; const char* shared_name; vo
 				{"TfLiteTensor", fw.tfLiteTensor}, {"TfLiteAffineQuantization", fw.affineQuantization},
 				{"ScratchBufferHandle", fw.scratchHandle}, {"internal::ScratchBufferRequest", fw.scratchRequest},
 				{"AllocationInfo", fw.allocationInfo}, {"MicroResourceVariables", fw.resourceVariables},
-				{"ResourceVariableLike", fw.resourceVariable}, {"size_t", fw.sizeT},
+				{"ResourceVariableLike", fw.resourceVariable}, {"size_t", fw.sizeT}, {"GreedyMemoryPlanner", fw.greedyPlanner},
 				{"void*", [2]int64{target.PointerSize, target.PointerSize}},
 			} {
 				src += fmt.Sprintf("static_assert(sizeof(%s) == %d && alignof(%s) == %d, %q);\n", c.ty, c.sz[0], c.ty, c.sz[1], c.ty)

@@ -1,9 +1,12 @@
 // Package tflmarena computes the whole tensor_arena TensorFlow Lite Micro
 // needs for a model: the smallest arena (a multiple of 16 bytes, 16-byte
-// aligned) with which TFLM's MicroInterpreter, built as
-// ../shared/tools/tflm_run builds it (reference kernels, a
-// GreedyMemoryPlanner outside the arena, one resource-variable slot per
-// VAR_HANDLE), allocates the model.
+// aligned) with which TFLM's MicroInterpreter (reference kernels, one
+// resource-variable slot per VAR_HANDLE) allocates the model, built as an
+// application builds it from an arena — MicroInterpreter(model, resolver,
+// arena, size, ...), whose MicroAllocator::Create puts its
+// GreedyMemoryPlanner in the arena (PlannerInArena) — or as
+// ../shared/tools/tflm_run builds it, with the planner outside
+// (PlannerOutside).
 //
 // It replays what TFLM takes from the arena, in TFLM's order, against a
 // model of TFLM's SingleArenaBufferAllocator (a head growing up from the
@@ -67,8 +70,27 @@ type structs struct {
 	singleArena, microAllocator, builtinDataAllocator, subgraphAllocations,
 	evalTensor, nodeAndRegistration, tfLiteTensor, affineQuantization,
 	scratchHandle, scratchRequest, allocationInfo, resourceVariables,
-	resourceVariable, sizeT [2]int64
+	resourceVariable, sizeT, greedyPlanner [2]int64
 }
+
+// Setup is how the application builds TFLM's allocator.
+type Setup uint8
+
+// Setups.
+const (
+	// PlannerInArena: MicroInterpreter(model, resolver, tensor_arena,
+	// size, ...), as the README's example and most firmware build it.
+	// MicroAllocator::Create(uint8_t*, size_t) (micro_allocator.cc)
+	// creates the SingleArenaBufferAllocator, then CreateMemoryPlanner
+	// puts a GreedyMemoryPlanner in the arena's tail, then the
+	// MicroAllocator.
+	PlannerInArena Setup = iota
+	// PlannerOutside: MicroAllocator::Create(SingleArenaBufferAllocator*,
+	// planner) with the planner the application's own, as
+	// ../shared/tools/tflm_run builds it (its RecordingGreedyPlanner is a
+	// static object).
+	PlannerOutside
+)
 
 var framework = [2]structs{
 	{ // host64
@@ -86,6 +108,7 @@ var framework = [2]structs{
 		resourceVariables:    [2]int64{16, 8}, // micro_resource_variable.h MicroResourceVariables
 		resourceVariable:     [2]int64{40, 8}, // micro_resource_variable.h MicroResourceVariable
 		sizeT:                [2]int64{8, 8},
+		greedyPlanner:        [2]int64{72, 8}, // memory_planner/greedy_memory_planner.h GreedyMemoryPlanner
 	},
 	{ // cortex-m
 		singleArena:          [2]int64{36, 4},
@@ -102,6 +125,7 @@ var framework = [2]structs{
 		resourceVariables:    [2]int64{12, 4},
 		resourceVariable:     [2]int64{20, 4},
 		sizeT:                [2]int64{4, 4},
+		greedyPlanner:        [2]int64{44, 4},
 	},
 }
 
@@ -158,8 +182,16 @@ type step struct {
 // plan's arena for a model heliac emitted, or TFLM's own planner's for the
 // original). It returns an error for an operator the kernel data does not
 // know (custom operators, kernels not in package kernels' TFLM data).
+//
+// The figure is for PlannerInArena, the usual setup; ComputeSetup gives
+// either.
 func Compute(m *graph.Model, head int64, t Target) (Arena, error) {
-	steps, err := replay(m, head, t)
+	return ComputeSetup(m, head, t, PlannerInArena)
+}
+
+// ComputeSetup is Compute for an allocator built as setup says.
+func ComputeSetup(m *graph.Model, head int64, t Target, setup Setup) (Arena, error) {
+	steps, err := replay(m, head, t, setup)
 	if err != nil {
 		return Arena{}, err
 	}
@@ -273,7 +305,7 @@ func replayOn(steps []step, n int64) replayed {
 }
 
 // replay lists TFLM's allocator calls for m.
-func replay(m *graph.Model, head int64, t Target) ([]step, error) {
+func replay(m *graph.Model, head int64, t Target, setup Setup) ([]step, error) {
 	if m == nil || len(m.Subgraphs) == 0 {
 		return nil, fmt.Errorf("tflmarena: no model")
 	}
@@ -319,9 +351,13 @@ func replay(m *graph.Model, head int64, t Target) ([]step, error) {
 		}
 	}
 
-	// MicroAllocator::Create(SingleArenaBufferAllocator*, planner), as
-	// tflm_run: the arena allocator, then the MicroAllocator.
+	// MicroAllocator::Create: the arena allocator, with PlannerInArena
+	// the GreedyMemoryPlanner (CreateMemoryPlanner), then the
+	// MicroAllocator.
 	p(fw.singleArena[0], fw.singleArena[1])
+	if setup == PlannerInArena {
+		p(fw.greedyPlanner[0], fw.greedyPlanner[1])
+	}
 	p(fw.microAllocator[0], fw.microAllocator[1])
 	// MicroResourceVariables::Create (micro_resource_variable.cc): one
 	// slot per VAR_HANDLE operator, as tflm_run.
