@@ -201,14 +201,14 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	if t := out.TFLite; t != nil {
 		if a := out.TFLMArena; a != nil {
 			e, o := a.Emitted, a.Original
-			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); TFLM (%s, %s) needs a tensor_arena of "+
+			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at the plan's offsets (%s metadata%s); TFLM (%s, %s) needs a tensor_arena of "+
 				"%d bytes: head %d (tensors and kernel scratch) + persistent tail %d + %d for temporaries and alignment\n",
 				out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
 				tflmarena.Commit, a.Target, e.Bytes, e.Head, e.Tail, e.Bytes-e.Head-e.Tail)
 			fmt.Fprintf(opts.stdout, "  TFLM's own planner on the original model: %d bytes (head %d, tail %d); %+d B (%+.1f%%) with heliac's plan\n",
 				o.Bytes, o.Head, o.Tail, e.Bytes-o.Bytes, 100*float64(e.Bytes-o.Bytes)/float64(o.Bytes))
 		} else {
-			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at heliac's offsets (%s metadata%s); give the interpreter an arena of "+
+			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at the plan's offsets (%s metadata%s); give the interpreter an arena of "+
 				"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail (not computed: %v)\n",
 				out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
 				t.Offline.ArenaSize, out.TFLMArenaErr)

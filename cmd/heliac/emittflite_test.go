@@ -18,7 +18,7 @@ func TestEmitTFLite(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := runHeliac(helloWorld, "-o", dir, "--emit-tflite")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "hello_world_int8.tflite: 4 tensor(s) at heliac's offsets (OfflineMemoryAllocation metadata)")
+	assert.Contains(t, stdout, "hello_world_int8.tflite: 4 tensor(s) at the plan's offsets (OfflineMemoryAllocation metadata)")
 	assert.Contains(t, stdout, filepath.Join(dir, "hello_world_int8.tflite"))
 	data, err := os.ReadFile(filepath.Join(dir, "hello_world_int8.tflite"))
 	require.NoError(t, err)
