@@ -316,3 +316,20 @@ func TestTFLMArenaInPlanAndHeader(t *testing.T) {
 	_, err = driver.Compile(context.Background(), data, cfg)
 	require.ErrorContains(t, err, `unknown TFLM target "riscv"`)
 }
+
+// TestTFLMArenaOnlyForReferenceKernels: the kernels' share of TFLM's tail
+// is known for the reference kernels only, so a CMSIS-NN build gets no
+// figure (and no macro a firmware could trust), with the reason.
+func TestTFLMArenaOnlyForReferenceKernels(t *testing.T) {
+	data, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
+	require.NoError(t, err)
+	cfg, err := heliac.Options{Kernels: "cmsis-nn", CPU: "cortex-m55", EmitTFLite: true, Version: "test"}.Config()
+	require.NoError(t, err)
+	cfg.ModelName = "hello_world_int8"
+	out, err := driver.Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	assert.Nil(t, out.TFLMArena)
+	assert.ErrorContains(t, out.TFLMArenaErr, "known for the tflm-reference kernels only, not for cmsis-nn")
+	assert.NotContains(t, string(out.CFiles[0].Data), "TFLM_ARENA_SIZE")
+	assert.NotContains(t, string(out.PlanJSON), "tflm_arena_bytes")
+}
