@@ -64,5 +64,8 @@ func TestWideFan(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(js, &plan))
 	assert.False(t, plan.Ordering.Proven && plan.Ordering.TimedOut, "proven and timed out")
-	assert.False(t, plan.Ordering.TimedOut, "the work budget, not the clock, stops the search")
+	// Whether the work budget or the 1.5 s clock stops the search here
+	// depends on the machine's load (it timed out under -race on a busy
+	// one); order's TestWideFanStopsOnItsBudget checks the budget with the
+	// clock out of the way.
 }
