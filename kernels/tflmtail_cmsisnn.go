@@ -32,10 +32,6 @@ var cmsisOpData = map[string]pair{
 	"UNIDIRECTIONAL_SEQUENCE_LSTM": {1008, 912}, // cmsis_nn/unidirectional_sequence_lstm.cc UnidirectionalSequenceLstmInit: OpData
 }
 
-// cmsisInt16LUT is the bytes of each int16 softmax lookup table:
-// sizeof(int16_t) × LUTSize<int16_t>() (513, compiled as above).
-const cmsisInt16LUT = 2 * 513
-
 // cmsisQuantBatchMatmul is sizeof(QuantizationOpDataBatchMatmul)
 // (kernels/batch_matmul.h), 28 on both targets (compiled as above).
 const cmsisQuantBatchMatmul = 28
@@ -168,9 +164,8 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 		if inT == nil || fT == nil || oT == nil || len(fT.Shape) == 0 || len(oT.Shape) == 0 {
 			return k, false
 		}
-		if q := fT.Quantization; inT.Type != graph.Float32 && q != nil && len(q.Scale) > 1 {
-			persist(4 * int64(len(q.Scale)))
-			persist(4 * int64(len(q.Scale)))
+		for _, n := range fcPerChannel(sg, op) {
+			persist(n)
 		}
 		accum, depth := dim(fT, len(fT.Shape)-1), dim(oT, len(oT.Shape)-1)
 		conv1x1 := len(oT.Shape) > 2 && accum%4 == 0
@@ -196,9 +191,8 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 		// the exp and 1/(1+x) tables.
 		temp(in, 0)
 		temp(out, 0)
-		if typeOf(in, 0) == graph.Int16 {
-			persist(cmsisInt16LUT)
-			persist(cmsisInt16LUT)
+		for _, n := range softmaxLUTs(sg, op) {
+			persist(n)
 		}
 	case "SVDF":
 		// svdf.cc CmsisNnPrepareSvdf: input, feature weights, time

@@ -239,3 +239,48 @@ func TestCMSISNNTFLMArenaUnknown(t *testing.T) {
 	_, ok = (&kernels.Library{Name: "other"}).TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.CortexM)
 	assert.False(t, ok, "unknown library")
 }
+
+// TestTFLMReferenceFullyConnectedAndSoftmax: the reference kernels call
+// the same CalculateOpDataFullyConnected and CalculateSoftmaxParams as
+// the CMSIS-NN ones, so a per-channel quantized FULLY_CONNECTED keeps an
+// int32 multiplier and shift per scale, and an INT16 SOFTMAX two lookup
+// tables, under either library.
+func TestTFLMReferenceFullyConnectedAndSoftmax(t *testing.T) {
+	fc := func(in graph.ElementType, scales int) tailOp {
+		w := tt("w", graph.Int8, 10, 6)
+		if in == graph.Float32 {
+			w.Type = graph.Float32
+		}
+		if scales > 0 {
+			w = perChannel(w, scales)
+		}
+		return tailOp{code: 9, name: "FULLY_CONNECTED", tensors: []graph.Tensor{tt("in", in, 2, 6), w, tt("b", graph.Int32, 10), tt("out", in, 2, 10)},
+			in: []graph.TensorID{0, 1, 2}, out: []graph.TensorID{3}}
+	}
+	softmax := func(ty graph.ElementType) tailOp {
+		return tailOp{code: 25, name: "SOFTMAX", tensors: []graph.Tensor{tt("in", ty, 1, 10), tt("out", ty, 1, 10)},
+			in: []graph.TensorID{0}, out: []graph.TensorID{1}}
+	}
+	cases := []struct {
+		name string
+		op   tailOp
+		want []int64
+	}{
+		{"per-channel int8, 10 scales", fc(graph.Int8, 10), []int64{40, 40}},
+		{"per-channel int16, 10 scales", fc(graph.Int16, 10), []int64{40, 40}},
+		{"per-tensor int8", fc(graph.Int8, 1), nil},
+		{"float", fc(graph.Float32, 0), nil},
+		{"softmax int16", softmax(graph.Int16), []int64{1026, 1026}},
+		{"softmax int8", softmax(graph.Int8), nil},
+	}
+	for _, name := range []string{kernels.TFLMReference, kernels.CMSISNN} {
+		lib, err := kernels.Lookup(name)
+		require.NoError(t, err)
+		for _, c := range cases {
+			m := c.op.model()
+			k, ok := lib.TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], cpu(t, "cortex-m4"))
+			require.True(t, ok, "%s %s", name, c.name)
+			assert.Equal(t, c.want, persistent(k), "%s %s", name, c.name)
+		}
+	}
+}
