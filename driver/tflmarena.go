@@ -64,7 +64,11 @@ func tflmArenas(ctx context.Context, m *graph.Model, tfl *TFLiteOutput, t tflmar
 	if k.Library != nil {
 		name = k.Library.Name
 	}
-	return &TFLMArenas{Target: t.Name, Kernels: name, CPU: k.Target(t).CPU, Emitted: em, Original: orig}, nil
+	a := &TFLMArenas{Target: t.Name, Kernels: name, Emitted: em, Original: orig}
+	if name != kernels.TFLMReference {
+		a.CPU = k.Target(t).CPU
+	}
+	return a, nil
 }
 
 // tflmOwnHead is the head TFLM's GreedyMemoryPlanner gives the input
