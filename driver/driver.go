@@ -258,12 +258,11 @@ func (s *planned) finish() (*Output, error) {
 		if tfl, err = withOfflinePlan(data, m, p); err != nil {
 			return nil, err
 		}
-		if cfg.Kernels != nil && cfg.Kernels.Name != kernels.TFLMReference {
-			// What the kernels take from TFLM's tail is known for the
-			// reference kernels only (kernels.TFLM): a figure from their
-			// data would be wrong for another library's build.
-			arenasErr = fmt.Errorf("TFLM's whole arena is known for the %s kernels only, not for %s", kernels.TFLMReference, cfg.Kernels.Name)
-		} else if arenas, arenasErr = tflmArenas(context.Background(), m, tfl, target); arenas != nil {
+		// The kernels' share of TFLM's tail is the build's library's
+		// (kernels.Library.TFLMArena, on cfg.Target's CPU for CMSIS-NN);
+		// an operator without data is an error naming it.
+		k := tflmarena.Kernels{Library: cfg.Kernels, CPU: cfg.Target}
+		if arenas, arenasErr = tflmArenas(context.Background(), m, tfl, target, k); arenas != nil {
 			meta.TFLMArena = &emit.TFLMArena{Target: arenas.Target, Bytes: arenas.Emitted.Bytes}
 		}
 	}

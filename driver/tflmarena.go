@@ -13,7 +13,7 @@ import (
 )
 
 // TFLMArenas is TensorFlow Lite Micro's whole tensor_arena (package
-// tflmarena, tflite-micro 90b983c, reference kernels) on one target: the
+// tflmarena, tflite-micro 90b983c, the build's kernels) on one target: the
 // smallest arena, a multiple of 16, with which TFLM's MicroInterpreter
 // allocates the model, for heliac's emitted model and for the original
 // model under TFLM's own GreedyMemoryPlanner. Each is its head (the
@@ -22,55 +22,74 @@ import (
 type TFLMArenas struct {
 	// Target is the target the figures are for (tflmarena.Target.Name).
 	Target string
+	// Kernels names the kernel library the figures are for
+	// (kernels.Library.Name). The reference kernels' figures are checked
+	// on stock TFLM; CMSIS-NN's come from its sources only, as no
+	// CMSIS-NN build of TFLM runs here.
+	Kernels string
+	// CPU is the CPU the kernels' data is for (kernels.Target.CPU: the
+	// build's --cpu on cortex-m; "" for a host build or a library whose
+	// data does not depend on it).
+	CPU string
 	// Emitted is the model heliac writes with --emit-tflite, its head
 	// heliac's offline plan.
 	Emitted tflmarena.Arena
 	// Original is the input model with TFLM's own planner: its head
 	// heliac's emulation of TFLM's GreedyMemoryPlanner on TFLM's
-	// lifetimes, the model's operator order and the reference kernels'
-	// scratch.
+	// lifetimes, the model's operator order and the kernels' scratch.
 	Original tflmarena.Arena
 }
 
 // tflmArenas computes TFLMArenas for out on target t; an error says why
 // it cannot (an operator the kernel data does not know, a model that
 // already carries its own offline plan).
-func tflmArenas(ctx context.Context, m *graph.Model, tfl *TFLiteOutput, t tflmarena.Target) (*TFLMArenas, error) {
+func tflmArenas(ctx context.Context, m *graph.Model, tfl *TFLiteOutput, t tflmarena.Target, k tflmarena.Kernels) (*TFLMArenas, error) {
 	emitted, err := tflite.Load(tfl.Data)
 	if err != nil {
 		return nil, err
 	}
-	em, err := tflmarena.Compute(emitted, tfl.Offline.ArenaSize, t)
+	em, err := tflmarena.Compute(emitted, tfl.Offline.ArenaSize, t, k)
 	if err != nil {
 		return nil, err
 	}
-	head, err := tflmOwnHead(ctx, m, t)
+	head, err := tflmOwnHead(ctx, m, t, k)
 	if err != nil {
 		return nil, err
 	}
-	orig, err := tflmarena.Compute(m, head, t)
+	orig, err := tflmarena.Compute(m, head, t, k)
 	if err != nil {
 		return nil, err
 	}
-	return &TFLMArenas{Target: t.Name, Emitted: em, Original: orig}, nil
+	name := kernels.TFLMReference
+	if k.Library != nil {
+		name = k.Library.Name
+	}
+	a := &TFLMArenas{Target: t.Name, Kernels: name, Emitted: em, Original: orig}
+	if name != kernels.TFLMReference {
+		a.CPU = k.Target(t).CPU
+	}
+	return a, nil
 }
 
 // tflmOwnHead is the head TFLM's GreedyMemoryPlanner gives the input
 // model: every tensor in a buffer of its own over TFLM's lifetimes, the
-// model's order, the reference kernels' scratch requests on t.
-func tflmOwnHead(ctx context.Context, m *graph.Model, t tflmarena.Target) (int64, error) {
+// model's order, the kernels' scratch requests on t.
+func tflmOwnHead(ctx context.Context, m *graph.Model, t tflmarena.Target, k tflmarena.Kernels) (int64, error) {
 	if liveness.HasOwnPlan(m) {
 		return 0, fmt.Errorf("the model carries its own offline plan")
 	}
-	lib, err := kernels.Lookup(kernels.TFLMReference)
-	if err != nil {
-		return 0, err
+	lib := k.Library
+	if lib == nil {
+		var err error
+		if lib, err = kernels.Lookup(kernels.TFLMReference); err != nil {
+			return 0, err
+		}
 	}
 	lt, err := liveness.Analyze(m, liveness.Options{NoAlias: true})
 	if err != nil {
 		return 0, err
 	}
-	reqs, _ := scratchRequests(m, lib, kernels.Target{PointerSize: t.PointerSize})
+	reqs, _ := scratchRequests(m, lib, k.Target(t))
 	p, err := plan.Build(ctx, m, lt, plan.Options{Planner: plan.PlannerTFLM, KernelScratch: reqs})
 	if err != nil {
 		return 0, err

@@ -146,7 +146,7 @@ func TestTFLMArenaExact(t *testing.T) {
 		// checked against are for that setup (the Output's are for an
 		// application's MicroInterpreter, whose planner is in the arena).
 		outside := func(m *graph.Model, head int64, target tflmarena.Target) tflmarena.Arena {
-			a, err := tflmarena.ComputeSetup(m, head, target, tflmarena.PlannerOutside)
+			a, err := tflmarena.ComputeSetup(m, head, target, tflmarena.Kernels{}, tflmarena.PlannerOutside)
 			require.NoError(t, err, name)
 			return a
 		}
@@ -317,19 +317,35 @@ func TestTFLMArenaInPlanAndHeader(t *testing.T) {
 	require.ErrorContains(t, err, `unknown TFLM target "riscv"`)
 }
 
-// TestTFLMArenaOnlyForReferenceKernels: the kernels' share of TFLM's tail
-// is known for the reference kernels only, so a CMSIS-NN build gets no
-// figure (and no macro a firmware could trust), with the reason.
-func TestTFLMArenaOnlyForReferenceKernels(t *testing.T) {
+// TestTFLMArenaForCMSISNNKernels: a CMSIS-NN build gets the figure (and
+// the macro) from the CMSIS-NN kernels' data: hello_world_int8's three
+// int8 FULLY_CONNECTED operators take a larger OpData than the reference
+// kernel's, and on an MVE CPU (cortex-m55) also keep their kernel sums
+// persistently, which a DSP CPU (cortex-m4) does not.
+func TestTFLMArenaForCMSISNNKernels(t *testing.T) {
 	data, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
 	require.NoError(t, err)
-	cfg, err := heliac.Options{Kernels: "cmsis-nn", CPU: "cortex-m55", EmitTFLite: true, Version: "test"}.Config()
-	require.NoError(t, err)
-	cfg.ModelName = "hello_world_int8"
-	out, err := driver.Compile(context.Background(), data, cfg)
-	require.NoError(t, err)
-	assert.Nil(t, out.TFLMArena)
-	assert.ErrorContains(t, out.TFLMArenaErr, "known for the tflm-reference kernels only, not for cmsis-nn")
-	assert.NotContains(t, string(out.CFiles[0].Data), "TFLM_ARENA_SIZE")
-	assert.NotContains(t, string(out.PlanJSON), "tflm_arena_bytes")
+	compile := func(kernels, cpu string) *driver.Output {
+		cfg, err := heliac.Options{Kernels: kernels, CPU: cpu, EmitTFLite: true, Version: "test"}.Config()
+		require.NoError(t, err)
+		cfg.ModelName = "hello_world_int8"
+		out, err := driver.Compile(context.Background(), data, cfg)
+		require.NoError(t, err)
+		require.NoError(t, out.TFLMArenaErr, "%s %s", kernels, cpu)
+		require.NotNil(t, out.TFLMArena, "%s %s", kernels, cpu)
+		return out
+	}
+	ref := compile("tflm-reference", "")
+	m4 := compile("cmsis-nn", "cortex-m4")
+	m55 := compile("cmsis-nn", "cortex-m55")
+	assert.Equal(t, "tflm-reference", ref.TFLMArena.Kernels)
+	assert.Equal(t, "cmsis-nn", m55.TFLMArena.Kernels)
+	assert.Equal(t, "cortex-m55", m55.TFLMArena.CPU)
+	assert.Greater(t, m4.TFLMArena.Emitted.Tail, ref.TFLMArena.Emitted.Tail, "CMSIS-NN's OpData holds the reference one and more")
+	assert.Greater(t, m55.TFLMArena.Emitted.Tail, m4.TFLMArena.Emitted.Tail, "kernel sums on MVE")
+	for _, out := range []*driver.Output{m4, m55} {
+		a := out.TFLMArena.Emitted.Bytes
+		assert.Contains(t, string(out.CFiles[0].Data), fmt.Sprintf("#define HELLO_WORLD_INT8_TFLM_ARENA_SIZE %du\n", a))
+		assert.Contains(t, string(out.PlanJSON), fmt.Sprintf(`"tflm_arena_bytes": %d`, a))
+	}
 }

@@ -162,7 +162,6 @@ var tflmPrepareOperands = map[string][]string{
 	"CONCATENATION":                {"i0", "o0", "in*"},                  // concatenation.cc Prepare
 	"DEQUANTIZE":                   {"i0", "o0"},                         // dequantize_common.cc DequantizePrepare
 	"QUANTIZE":                     {"i0", "o0"},                         // quantize_common.cc PrepareQuantizeReference
-	"FULLY_CONNECTED":              {"i0", "i1", "i2", "o0"},             // fully_connected.cc FullyConnectedPrepare
 	"LESS":                         {"i0", "i1"},                         // comparisons.cc Prepare
 	"LESS_EQUAL":                   {"i0", "i1"},                         // comparisons.cc Prepare
 	"GREATER":                      {"i0", "i1"},                         // comparisons.cc Prepare
@@ -177,7 +176,6 @@ var tflmPrepareOperands = map[string][]string{
 	"PADV2":                        {"i0", "i1", "i2", "o0"},             // pad_common.cc PadPrepare
 	"READ_VARIABLE":                {"i0"},                               // read_variable.cc Prepare
 	"RESHAPE":                      {"i0", "o0"},                         // reshape_common.cc PrepareReshapeReference
-	"SOFTMAX":                      {"i0", "o0"},                         // softmax_common.cc SoftmaxPrepare
 	"SPLIT":                        {"i0"},                               // split.cc Prepare (the axis)
 	"SPLIT_V":                      {"i2"},                               // split_v.cc Prepare (the axis)
 	"STRIDED_SLICE":                {"i0", "i1", "i2", "i3", "o0"},       // strided_slice_common.cc CalculateOpData
@@ -287,6 +285,27 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 		persist(intArray(len(rhs.Shape)))
 		persist(flat(rhs) * 4)
 		persist(intArray(len(o.Shape)))
+		return k, true
+	case "FULLY_CONNECTED":
+		// fully_connected.cc FullyConnectedPrepare: input, filter, bias,
+		// output, then fully_connected_common.cc
+		// CalculateOpDataFullyConnected: the per-channel arrays.
+		temp(op.Inputs, 0)
+		temp(op.Inputs, 1)
+		temp(op.Inputs, 2)
+		temp(op.Outputs, 0)
+		for _, n := range fcPerChannel(sg, op) {
+			persist(n)
+		}
+		return k, true
+	case "SOFTMAX":
+		// softmax_common.cc SoftmaxPrepare: input, output, then
+		// CalculateSoftmaxParams: the INT16 lookup tables.
+		temp(op.Inputs, 0)
+		temp(op.Outputs, 0)
+		for _, n := range softmaxLUTs(sg, op) {
+			persist(n)
+		}
 		return k, true
 	case "ASSIGN_VARIABLE":
 		// assign_variable.cc Prepare: the value (input 1), then
@@ -406,4 +425,32 @@ func tflmSignal(sg *graph.Subgraph, op *graph.Op, ptr int64) (TFLMKernel, bool) 
 		}
 	}
 	return k, true
+}
+
+// fcPerChannel is what fully_connected_common.cc
+// CalculateOpDataFullyConnected allocates (both kernel libraries call
+// it): for a quantized input and a filter with more than one scale, an
+// int32 multiplier and shift per scale.
+func fcPerChannel(sg *graph.Subgraph, op *graph.Op) []int64 {
+	in, f := operand(sg, op.Inputs, 0), operand(sg, op.Inputs, 1)
+	if in == nil || f == nil || in.Type == graph.Float32 || f.Quantization == nil || len(f.Quantization.Scale) <= 1 {
+		return nil
+	}
+	n := 4 * int64(len(f.Quantization.Scale))
+	return []int64{n, n}
+}
+
+// int16LUT is the bytes of each INT16 softmax lookup table:
+// sizeof(int16_t) × LUTSize<int16_t>() (kernels/internal/common.h: 513,
+// compiled at tflmCommit).
+const int16LUT = 2 * 513
+
+// softmaxLUTs is what softmax_common.cc InitializeLutForInt16 allocates
+// (both kernel libraries call it): for INT16 input, the exp and
+// 1/(1+x) tables.
+func softmaxLUTs(sg *graph.Subgraph, op *graph.Op) []int64 {
+	if in := operand(sg, op.Inputs, 0); in != nil && in.Type == graph.Int16 {
+		return []int64{int16LUT, int16LUT}
+	}
+	return nil
 }

@@ -24,7 +24,8 @@
 // CommitStaticMemoryPlan: AllocationInfo, variable tensors, the planner's
 // working memory, the head); the input and output TfLiteTensors of
 // MicroInterpreter::AllocateTensors. Framework struct sizes are below;
-// kernels' are package kernels' (kernels.TFLM) and kernels.Library.Scratch.
+// kernels' are package kernels' (kernels.Library.TFLMArena: TFLM's
+// reference or CMSIS-NN kernels) and kernels.Library.Scratch.
 package tflmarena
 
 import (
@@ -185,13 +186,36 @@ type step struct {
 //
 // The figure is for PlannerInArena, the usual setup; ComputeSetup gives
 // either.
-func Compute(m *graph.Model, head int64, t Target) (Arena, error) {
-	return ComputeSetup(m, head, t, PlannerInArena)
+func Compute(m *graph.Model, head int64, t Target, k Kernels) (Arena, error) {
+	return ComputeSetup(m, head, t, k, PlannerInArena)
+}
+
+// Kernels is the kernel build whose data the replay uses: what each
+// kernel takes from the arena (kernels.Library.TFLMArena) and the scratch
+// it asks for (kernels.Library.Scratch). The zero value is TFLM's
+// reference kernels.
+type Kernels struct {
+	// Library is the kernel library; nil is TFLM's reference kernels.
+	Library *kernels.Library
+	// CPU is the Cortex-M the library is built for on the cortex-m
+	// target (CMSIS-NN's data depends on its extensions); a host64
+	// build has none.
+	CPU kernels.Target
+}
+
+// Target is the kernels.Target k's data is read for on t.
+func (k Kernels) Target(t Target) kernels.Target {
+	if t.PointerSize != 4 {
+		return kernels.Target{PointerSize: t.PointerSize}
+	}
+	kt := k.CPU
+	kt.PointerSize = 4
+	return kt
 }
 
 // ComputeSetup is Compute for an allocator built as setup says.
-func ComputeSetup(m *graph.Model, head int64, t Target, setup Setup) (Arena, error) {
-	steps, err := replay(m, head, t, setup)
+func ComputeSetup(m *graph.Model, head int64, t Target, k Kernels, setup Setup) (Arena, error) {
+	steps, err := replay(m, head, t, k, setup)
 	if err != nil {
 		return Arena{}, err
 	}
@@ -305,7 +329,7 @@ func replayOn(steps []step, n int64) replayed {
 }
 
 // replay lists TFLM's allocator calls for m.
-func replay(m *graph.Model, head int64, t Target, setup Setup) ([]step, error) {
+func replay(m *graph.Model, head int64, t Target, kl Kernels, setup Setup) ([]step, error) {
 	if m == nil || len(m.Subgraphs) == 0 {
 		return nil, fmt.Errorf("tflmarena: no model")
 	}
@@ -329,24 +353,27 @@ func replay(m *graph.Model, head int64, t Target, setup Setup) ([]step, error) {
 		scratch int
 	}
 	data := make([][]opData, len(m.Subgraphs))
-	ref, err := kernels.Lookup(kernels.TFLMReference)
-	if err != nil {
-		return nil, err
+	lib := kl.Library
+	if lib == nil {
+		var err error
+		if lib, err = kernels.Lookup(kernels.TFLMReference); err != nil {
+			return nil, err
+		}
 	}
-	kt := kernels.Target{PointerSize: t.PointerSize}
+	kt := kl.Target(t)
 	for s := range m.Subgraphs {
 		sg := &m.Subgraphs[s]
 		for i := range sg.Ops {
 			op := &sg.Ops[i]
-			k, ok := kernels.TFLM(m, graph.SubgraphIndex(s), op, t.PointerSize)
+			k, ok := lib.TFLMArena(m, graph.SubgraphIndex(s), op, kt)
 			if !ok {
 				name := op.CodeName
 				if op.Code == graph.Custom {
 					name = "custom " + op.CustomName
 				}
-				return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): no data on what TFLM's kernel takes from the arena", s, i, name)
+				return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): no data on what TFLM's %s kernel takes from the arena", s, i, name, lib.Name)
 			}
-			req, _ := ref.Scratch(m, graph.SubgraphIndex(s), op, kt)
+			req, _ := lib.Scratch(m, graph.SubgraphIndex(s), op, kt)
 			data[s] = append(data[s], opData{k, len(req)})
 		}
 	}

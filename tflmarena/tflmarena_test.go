@@ -31,7 +31,7 @@ func TestComputeRefusesUnknownOperators(t *testing.T) {
 		Tensors: []graph.Tensor{{Name: "a", Type: graph.Float32, Shape: []int32{1}, Size: 4}},
 		Ops:     []graph.Op{{Code: graph.Custom, CustomName: "Mystery", Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{0}}},
 	}}}
-	_, err := Compute(m, 16, Host64)
+	_, err := Compute(m, 16, Host64, Kernels{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "custom Mystery")
 }

@@ -207,6 +207,14 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 				tflmarena.Commit, a.Target, e.Bytes, e.Head, e.Tail, e.Bytes-e.Head-e.Tail)
 			fmt.Fprintf(opts.stdout, "  TFLM's own planner on the original model: %d bytes (head %d, tail %d); %+d B (%+.1f%%) with heliac's plan\n",
 				o.Bytes, o.Head, o.Tail, e.Bytes-o.Bytes, 100*float64(e.Bytes-o.Bytes)/float64(o.Bytes))
+			if a.Kernels != kernels.TFLMReference {
+				cpu := a.CPU
+				if cpu == "" {
+					cpu = "a build without Arm extensions"
+				}
+				fmt.Fprintf(opts.stdout, "  note: the %s kernels' share of these figures is from their sources (for %s); not checked on a runtime\n",
+					a.Kernels, cpu)
+			}
 		} else {
 			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at the plan's offsets (%s metadata%s); give the interpreter an arena of "+
 				"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail (not computed: %v)\n",

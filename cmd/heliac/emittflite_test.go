@@ -87,6 +87,13 @@ func TestEmitTFLiteTFLMArena(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "TFLM (tflite-micro@90b983c, cortex-m) needs a tensor_arena of ")
 	assert.Contains(t, stdout, "TFLM's own planner on the original model: ")
+	assert.NotContains(t, stdout, "not checked on a runtime", "the reference kernels' figures are checked on TFLM")
+	// A CMSIS-NN build gets the figure from CMSIS-NN's sources, and is
+	// told it was not checked on a runtime.
+	code, stdout, stderr = runHeliac(helloWorld, "-o", dir, "--emit-tflite", "--kernels", "cmsis-nn", "--cpu", "cortex-m55", "--force")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "TFLM (tflite-micro@90b983c, cortex-m) needs a tensor_arena of ")
+	assert.Contains(t, stdout, "note: the cmsis-nn kernels' share of these figures is from their sources (for cortex-m55); not checked on a runtime")
 	code, stdout, stderr = runHeliac(helloWorld, "-o", dir, "--emit-tflite", "--json", "--tflm-target", "host64", "--force")
 	require.Equal(t, exitOK, code, stderr)
 	var s struct {

@@ -323,11 +323,11 @@ func tflmArenas(shared string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		cmE, err := tflmarena.Compute(em, host.Emitted.Head, tflmarena.CortexM)
+		cmE, err := tflmarena.Compute(em, host.Emitted.Head, tflmarena.CortexM, tflmarena.Kernels{})
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		cmO, err := tflmarena.Compute(out.Model, host.Original.Head, tflmarena.CortexM)
+		cmO, err := tflmarena.Compute(out.Model, host.Original.Head, tflmarena.CortexM, tflmarena.Kernels{})
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
