@@ -111,34 +111,23 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 		temp(in, 0)
 		temp(in, 1)
 		temp(out, 0)
-	case "CONV_2D":
-		// conv.cc Prepare: input, filter, output (the bias is asked of
-		// the outputs, index 2, so it is never allocated), for INT8 and
-		// INT16 an int32 multiplier and shift per output channel
-		// (filter dimension 0), then conv_common.cc CalculateOpDataConv:
-		// input, filter, bias, output.
-		temp(in, 0)
-		temp(in, 1)
-		temp(out, 0)
-		if quantized(typeOf(in, 0)) {
-			c := 4 * dim(operand(sg, in, 1), 0)
-			persist(c)
-			persist(c)
+	case "CONV_2D", "DEPTHWISE_CONV_2D":
+		// conv.cc Prepare / depthwise_conv.cc Prepare: input, filter,
+		// output (conv asks for the bias among the outputs, index 2, so
+		// it is never allocated), for INT8 and INT16 an int32 multiplier
+		// and shift per output channel (the filter's dimension 0 for
+		// conv, 3 for depthwise), then conv_common.cc CalculateOpDataConv
+		// / depthwise_conv_common.cc CalculateOpDataDepthwiseConv: input,
+		// filter, bias, output.
+		channels := 0
+		if op.CodeName == "DEPTHWISE_CONV_2D" {
+			channels = 3
 		}
 		temp(in, 0)
 		temp(in, 1)
-		temp(in, 2)
-		temp(out, 0)
-	case "DEPTHWISE_CONV_2D":
-		// depthwise_conv.cc Prepare: input, filter, output, for INT8 and
-		// INT16 the per-channel arrays (filter dimension 3), then
-		// depthwise_conv_common.cc CalculateOpDataDepthwiseConv: input,
-		// filter, bias, output.
-		temp(in, 0)
-		temp(in, 1)
 		temp(out, 0)
 		if quantized(typeOf(in, 0)) {
-			c := 4 * dim(operand(sg, in, 1), 3)
+			c := 4 * dim(operand(sg, in, 1), channels)
 			persist(c)
 			persist(c)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/tflmrun"
-	"github.com/heliac/heliac/tflite"
 )
 
 // writeHybrid writes a hybrid model: a FULLY_CONNECTED of FLOAT32
@@ -37,11 +35,7 @@ func writeHybrid(t *testing.T, dir string) string {
 			Outputs: []graph.TensorID{4},
 		}},
 	}
-	data, err := tflite.Encode(m, tflite.EncodeOptions{})
-	require.NoError(t, err)
-	path := filepath.Join(dir, "hybrid.tflite")
-	require.NoError(t, os.WriteFile(path, data, 0o644))
-	return path
+	return writeModel(t, filepath.Join(dir, "hybrid.tflite"), m)
 }
 
 // TestWarnsOnHybridModels: a model TFLM's kernels refuse (FLOAT32

@@ -27,11 +27,7 @@ func customOpModel(t *testing.T, dir string) string {
 			Inputs:  []graph.TensorID{0}, Outputs: []graph.TensorID{1},
 			Ops: []graph.Op{{Code: graph.Custom, CustomName: "MyOp", Version: 1, Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}}},
 		}}}
-	data, err := tflite.Encode(m, tflite.EncodeOptions{})
-	require.NoError(t, err)
-	path := filepath.Join(dir, "custom.tflite")
-	require.NoError(t, os.WriteFile(path, data, 0o644))
-	return path
+	return writeModel(t, filepath.Join(dir, "custom.tflite"), m)
 }
 
 // TestKernelScratchConfig: a config's kernel_scratch tells heliac what a
@@ -218,4 +214,13 @@ func TestJSONSummary(t *testing.T) {
 	assert.Equal(t, doc.Usages["SRAM"].LowerBound, *scratch.LowerBound)
 	assert.Less(t, *scratch.TensorLowerBound, *scratch.LowerBound, "kernel scratch raises the bound")
 	assert.Len(t, s.Files, 3)
+}
+
+// writeModel encodes m as a .tflite file at path and returns path.
+func writeModel(t *testing.T, path string, m *graph.Model) string {
+	t.Helper()
+	data, err := tflite.Encode(m, tflite.EncodeOptions{})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
 }
