@@ -20,8 +20,15 @@ build: ## build bin/heliac
 .PHONY: test
 # The test targets end with a note of the tests skipped for want of
 # ../shared (or $$HELIAC_SHARED), whether or not the tests passed.
-test: ## run every test with the race detector (uses ../shared when present; says when it is absent)
+# SWEEPS are the driver's corpus sweeps: heliac once per model, then external
+# tools (tflm_run, QEMU, compilers, Python). They skip under the race
+# detector, which slows them tenfold and finds nothing there, and run in a
+# second step without it (driver's TestSweepsListed keeps the list whole).
+SWEEPS := ^(TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestTFLMArenaExact|TestTFLMPlansVerify)$$
+
+test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
 	@status=0; $(GO) test -race -count=1 -timeout 30m $(PKGS) || status=$$?; \
+		$(GO) test -count=1 -timeout 30m -run '$(SWEEPS)' ./driver/ || status=$$?; \
 		$(GO) run ./internal/cmd/skips; exit $$status
 
 .PHONY: test-short

@@ -61,6 +61,7 @@ func runMemoryPlanCheck(t *testing.T, files []string) (string, int) {
 // a tool written against heliaAOT's MemoryPlan reads it; the golden plans
 // (staged constants, arenas the application binds, kernel scratch) too.
 func TestMemoryPlanCheck(t *testing.T) {
+	skipUnderRace(t)
 	memoryPlanCheck(t)
 	models := testModels(t)
 	if !testing.Short() {

@@ -1,3 +1,8 @@
+//go:build !race
+
+// A corpus sweep, built only without the race detector: `make test` runs
+// it in its second step (SWEEPS in the Makefile; driver's TestSweepsListed).
+
 package driver
 
 import (

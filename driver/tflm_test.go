@@ -42,6 +42,7 @@ func soleHead(t *testing.T, p *plan.Plan) int64 {
 // larger than TFLM's own planner's (tflm_planner_max_bytes), and
 // Output.TFLM gives TFLM's own head exactly.
 func TestNeverWorseThanTFLM(t *testing.T) {
+	skipUnderRace(t)
 	kept := 0
 	for _, m := range tflmModels(t) {
 		t.Run(m.File, func(t *testing.T) {

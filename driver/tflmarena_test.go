@@ -64,6 +64,7 @@ func m55Tool() string {
 // inconsistent) although TFLM allocated the model. Such a run counts as
 // allocated (harnessOnly); its outputs are then not compared.
 func TestTFLMArenaExact(t *testing.T) {
+	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	dir := corpus.Require(t)
 	rows, err := corpus.ReadTSV(filepath.Join(dir, "bench", "tflm-reference.tsv"))
