@@ -27,7 +27,9 @@ import (
 // leaves alone stay zero. So an operator without its options table gets
 // the all-zero struct, and the initializers below start from zero.
 
-// tflmOp says how TFLM's reference kernels run one operator.
+// tflmOp says how TFLM's reference kernels run one operator. The params
+// are builtin_data, which TfLiteNode holds as a non-const pointer: define
+// them non-const. Custom aliases the model's bytes.
 type tflmOp struct {
 	Register   string   // C++ expression giving its TFLMRegistration, e.g. "tflite::Register_CONV_2D()"
 	ParamsType string   // C++ type of builtin_data, e.g. "TfLiteConvParams"; "" when TFLM passes none (NULL)
@@ -38,9 +40,13 @@ type tflmOp struct {
 
 // The headers that declare the registrations and the params structs.
 const (
-	microOpsHeader     = "tensorflow/lite/micro/kernels/micro_ops.h"
-	builtinDataHeader  = "tensorflow/lite/c/builtin_op_data.h"
-	opResolverHeader   = "tensorflow/lite/micro/micro_mutable_op_resolver.h" // declares Register_DETECTION_POSTPROCESS
+	microOpsHeader    = "tensorflow/lite/micro/kernels/micro_ops.h"
+	builtinDataHeader = "tensorflow/lite/c/builtin_op_data.h"
+	// opResolverHeader is the only header that declares
+	// Register_DETECTION_POSTPROCESS; it is not warning-free under -Wextra
+	// (unused parameters), so include it under
+	// #pragma GCC diagnostic ignored "-Wunused-parameter".
+	opResolverHeader   = "tensorflow/lite/micro/micro_mutable_op_resolver.h"
 	signalRfftHeader   = "signal/micro/kernels/rfft.h"
 	signalIrfftHeader  = "signal/micro/kernels/irfft.h"
 	tflmRegisterPrefix = "tflite::Register_"
