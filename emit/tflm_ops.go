@@ -56,7 +56,9 @@ const (
 // subgraph si of m, or an error naming the operator when TFLM has no
 // kernel for it or its parse function would refuse its options.
 func tflmOpOf(m *graph.Model, si graph.SubgraphIndex, op *graph.Op) (tflmOp, error) {
-	where := op.Name()
+	// op is one of m's operators; an operator from elsewhere is named
+	// without its index.
+	where := fmt.Sprintf("operator %d:? %s", si, op.Name())
 	if sg := int(si); sg >= 0 && sg < len(m.Subgraphs) {
 		ops := m.Subgraphs[sg].Ops
 		for i := range ops {
