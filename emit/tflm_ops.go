@@ -8,8 +8,11 @@ import (
 
 // This is a stub: helper "ops" of issue 22 writes the full table in this
 // file (same name), with every builtin's parameters from graph.Op.Options.
-// Until then it knows the few operators the runtime's tests use, and only
-// parameters it can tell without the operator's options.
+// Until then it knows the operators the runtime's tests use, with the
+// parameters the graph gives without options (windows, called subgraphs,
+// resource names); a fused activation is taken as NONE, which clamps as
+// RELU does when the output's zero point is its type's minimum (the
+// bundled models' hidden layers).
 
 // tflmOp says how TFLM's reference kernels run one operator.
 type tflmOp struct {
@@ -22,16 +25,86 @@ type tflmOp struct {
 
 // tflmOpOf returns how TFLM runs operator op of subgraph si of m.
 func tflmOpOf(m *graph.Model, si graph.SubgraphIndex, op *graph.Op) (tflmOp, error) {
-	const ops = "tensorflow/lite/micro/kernels/micro_ops.h"
+	k := tflmOp{Register: "tflite::Register_" + op.CodeName + "()", Headers: []string{"tensorflow/lite/micro/kernels/micro_ops.h"}}
+	called := func(i int) int {
+		if i < len(op.Called) {
+			return int(op.Called[i])
+		}
+		return -1
+	}
 	switch op.CodeName {
 	case "FULLY_CONNECTED":
-		// The stub cannot read the options: activation NONE, which clamps
-		// as RELU does when the output's zero point is the type's minimum
-		// (hello_world_int8's hidden layers).
-		return tflmOp{Register: "tflite::Register_FULLY_CONNECTED()", ParamsType: "TfLiteFullyConnectedParams",
-			ParamsInit: "{.activation = kTfLiteActNone, .weights_format = kTfLiteFullyConnectedWeightsFormatDefault, " +
-				".keep_num_dims = false, .asymmetric_quantize_inputs = false, .quantized_bias_type = kTfLiteNoType}",
-			Headers: []string{ops}}, nil
+		k.ParamsType = "TfLiteFullyConnectedParams"
+		k.ParamsInit = "{.activation = kTfLiteActNone, .weights_format = kTfLiteFullyConnectedWeightsFormatDefault, " +
+			".keep_num_dims = false, .asymmetric_quantize_inputs = false, .quantized_bias_type = kTfLiteNoType}"
+	case "DEPTHWISE_CONV_2D":
+		w := op.Window
+		if w == nil {
+			return k, fmt.Errorf("operator %d:%d %s: no options", si, opIndex(m, si, op), op.Name())
+		}
+		pad := "kTfLitePaddingSame"
+		if w.Padding == graph.PaddingValid {
+			pad = "kTfLitePaddingValid"
+		}
+		k.ParamsType = "TfLiteDepthwiseConvParams"
+		k.ParamsInit = fmt.Sprintf("{.padding = %s, .stride_width = %d, .stride_height = %d, .depth_multiplier = %d, "+
+			".activation = kTfLiteActNone, .dilation_width_factor = %d, .dilation_height_factor = %d}",
+			pad, w.StrideW, w.StrideH, w.DepthMultiplier, w.DilationW, w.DilationH)
+	case "RESHAPE":
+		// The reference kernel takes the shape from the output tensor.
+		k.ParamsType, k.ParamsInit = "TfLiteReshapeParams", "{}"
+	case "SOFTMAX":
+		k.ParamsType, k.ParamsInit = "TfLiteSoftmaxParams", "{.beta = 1.0f}"
+	case "ADD":
+		k.ParamsType, k.ParamsInit = "TfLiteAddParams", "{.activation = kTfLiteActNone, .pot_scale_int16 = true}"
+	case "MUL":
+		k.ParamsType, k.ParamsInit = "TfLiteMulParams", "{.activation = kTfLiteActNone}"
+	case "WHILE":
+		k.ParamsType = "TfLiteWhileParams"
+		k.ParamsInit = fmt.Sprintf("{.cond_subgraph_index = %d, .body_subgraph_index = %d}", called(0), called(1))
+	case "CALL_ONCE":
+		k.ParamsType = "TfLiteCallOnceParams"
+		k.ParamsInit = fmt.Sprintf("{.init_subgraph_index = %d}", called(0))
+	case "VAR_HANDLE":
+		r := op.Resource
+		if r == nil {
+			return k, fmt.Errorf("operator %d:%d %s: no options", si, opIndex(m, si, op), op.Name())
+		}
+		container := "nullptr"
+		if r.HasContainer {
+			container = cString(r.Container)
+		}
+		k.ParamsType = "TfLiteVarHandleParams"
+		k.ParamsInit = fmt.Sprintf("{.container = %s, .shared_name = %s}", container, cString(r.SharedName))
+	case "SVDF":
+		// rank = filters / units: weights_feature is [filters, input],
+		// the output [batch, units].
+		sg := &m.Subgraphs[si]
+		rank := 0
+		if len(op.Inputs) > 1 && len(op.Outputs) > 0 && op.Inputs[1] >= 0 && op.Outputs[0] >= 0 {
+			wf, out := sg.Tensors[op.Inputs[1]].Shape, sg.Tensors[op.Outputs[0]].Shape
+			if len(wf) == 2 && len(out) == 2 && out[1] > 0 {
+				rank = int(wf[0] / out[1])
+			}
+		}
+		k.ParamsType = "TfLiteSVDFParams"
+		k.ParamsInit = fmt.Sprintf("{.rank = %d, .activation = %s, .asymmetric_quantize_inputs = false}", rank, svdfActivation)
+	case "ASSIGN_VARIABLE", "READ_VARIABLE", "LESS", "QUANTIZE":
+	default:
+		return tflmOp{}, fmt.Errorf("operator %d:%d %s: TFLM has no kernel for it in this build of heliac", si, opIndex(m, si, op), op.Name())
 	}
-	return tflmOp{}, fmt.Errorf("operator %d:%s %s: TFLM has no kernel for it in this build of heliac", si, "?", op.Name())
+	return k, nil
 }
+
+// opIndex returns op's index in subgraph si, or -1.
+func opIndex(m *graph.Model, si graph.SubgraphIndex, op *graph.Op) int {
+	for i := range m.Subgraphs[si].Ops {
+		if &m.Subgraphs[si].Ops[i] == op {
+			return i
+		}
+	}
+	return -1
+}
+
+// svdfActivation is the stub's guess at SVDF's fused activation.
+var svdfActivation = "kTfLiteActRelu"

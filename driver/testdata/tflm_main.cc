@@ -26,6 +26,12 @@ extern "C" int DebugVsnprintf(char* buf, size_t n, const char* format,
   return vsnprintf(buf, n, format, args);
 }
 
+// NO_HYDRATE: staged constant arenas are left as they are (the tests'
+// broken plan).
+#ifdef NO_HYDRATE
+extern "C" void F(hydrate)(F(arena_t), void*, const void*, size_t) {}
+#endif
+
 namespace {
 
 struct SplitMix64 {
