@@ -271,6 +271,26 @@ func TestTFLMRuntimeBrokenPlans(t *testing.T) {
 			}
 		}
 	})
+	t.Run("init again", func(t *testing.T) {
+		// call_once_mul's CALL_ONCE sets its resource variables on the
+		// first invoke only: a second init starts the model over (kernel
+		// data, variables), as TFLM's AllocateTensors does.
+		dir := t.TempDir()
+		model := filepath.Join("..", "testdata", "models", "call_once_mul.tflite")
+		out := writeRuntime(t, dir, model, false)
+		b, err := exec.Command(buildMain(t, dir, out.Prefix(), ""), "3", "3", "again").CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		var first, again []string
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if rest, ok := strings.CutPrefix(l, "again."); ok {
+				again = append(again, rest)
+			} else if strings.HasPrefix(l, "output.") {
+				first = append(first, l)
+			}
+		}
+		assert.Equal(t, oracleOutputs(t, tool, model, 3, 3), first)
+		assert.Equal(t, first, again)
+	})
 	t.Run("kernel state too small", func(t *testing.T) {
 		dir := t.TempDir()
 		out := writeRuntime(t, dir, hello, false)
