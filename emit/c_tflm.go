@@ -382,12 +382,16 @@ func (t *tflmGen) tensorInfo(si graph.SubgraphIndex, ti graph.TensorID) string {
 	if tn.Type == graph.Int8 && tn.Quantization != nil && len(tn.Quantization.ZeroPoint) > 0 {
 		reset = int(uint8(int8(tn.Quantization.ZeroPoint[0])))
 	}
+	bytes := tn.Size
+	if tn.Type == graph.Resource {
+		bytes = 4 * elements(tn.Shape) // TFLM's TfLiteTypeSizeOf (memory_helpers.cc): an int32 id
+	}
 	typ, ok := tflmTypeNames[tn.Type]
 	if !ok {
 		typ = "kTfLiteNoType"
 	}
 	return fmt.Sprintf("{&dims_%d_%d, %s, %s, %s, %d, %d, %d, %d, %du, %s, %s, %d}", si, ti, scales, zps, scale, zp, qdim, row, slot,
-		tn.Size, typ, flag, reset)
+		bytes, typ, flag, reset)
 }
 
 func elements(shape []int32) int64 {

@@ -37,7 +37,7 @@ func tflmOpOf(m *graph.Model, si graph.SubgraphIndex, op *graph.Op) (tflmOp, err
 		k.ParamsType = "TfLiteFullyConnectedParams"
 		k.ParamsInit = "{.activation = kTfLiteActNone, .weights_format = kTfLiteFullyConnectedWeightsFormatDefault, " +
 			".keep_num_dims = false, .asymmetric_quantize_inputs = false, .quantized_bias_type = kTfLiteNoType}"
-	case "DEPTHWISE_CONV_2D":
+	case "CONV_2D", "DEPTHWISE_CONV_2D":
 		w := op.Window
 		if w == nil {
 			return k, fmt.Errorf("operator %d:%d %s: no options", si, opIndex(m, si, op), op.Name())
@@ -45,6 +45,13 @@ func tflmOpOf(m *graph.Model, si graph.SubgraphIndex, op *graph.Op) (tflmOp, err
 		pad := "kTfLitePaddingSame"
 		if w.Padding == graph.PaddingValid {
 			pad = "kTfLitePaddingValid"
+		}
+		if op.CodeName == "CONV_2D" {
+			k.ParamsType = "TfLiteConvParams"
+			k.ParamsInit = fmt.Sprintf("{.padding = %s, .stride_width = %d, .stride_height = %d, .activation = kTfLiteActNone, "+
+				".dilation_width_factor = %d, .dilation_height_factor = %d, .quantized_bias_type = kTfLiteNoType}",
+				pad, w.StrideW, w.StrideH, w.DilationW, w.DilationH)
+			break
 		}
 		k.ParamsType = "TfLiteDepthwiseConvParams"
 		k.ParamsInit = fmt.Sprintf("{.padding = %s, .stride_width = %d, .stride_height = %d, .depth_multiplier = %d, "+
@@ -62,6 +69,9 @@ func tflmOpOf(m *graph.Model, si graph.SubgraphIndex, op *graph.Op) (tflmOp, err
 	case "WHILE":
 		k.ParamsType = "TfLiteWhileParams"
 		k.ParamsInit = fmt.Sprintf("{.cond_subgraph_index = %d, .body_subgraph_index = %d}", called(0), called(1))
+	case "IF":
+		k.ParamsType = "TfLiteIfParams"
+		k.ParamsInit = fmt.Sprintf("{.then_subgraph_index = %d, .else_subgraph_index = %d}", called(0), called(1))
 	case "CALL_ONCE":
 		k.ParamsType = "TfLiteCallOnceParams"
 		k.ParamsInit = fmt.Sprintf("{.init_subgraph_index = %d}", called(0))
