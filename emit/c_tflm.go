@@ -121,23 +121,12 @@ func (t *tflmGen) collect() error {
 				t.regOf[k.Register] = len(t.regs)
 				t.regs = append(t.regs, k.Register)
 			}
-			for i, ptr := range []int64{4, 8} {
-				kd, ok := kernels.TFLM(m, graph.SubgraphIndex(si), op, ptr)
-				if !ok {
-					return fmt.Errorf("emit: runtime: operator %d:%d %s: heliac has no data on what its TFLM kernel keeps (kernels.TFLM), so it cannot size the kernels' persistent data",
-						si, oi, op.Name())
-				}
-				for _, a := range kd.Init {
-					t.state[i] += alignUp(a.Bytes, 16)
-				}
-				for _, s := range kd.Prepare {
-					if s.Kind == kernels.TFLMPersistent {
-						t.state[i] += alignUp(s.Alloc.Bytes, 16)
-					}
-				}
-			}
 			t.maxTemps = max(t.maxTemps, len(op.Inputs)+len(op.Outputs)+len(op.Intermediates))
 		}
+	}
+	var err error
+	if t.state[0], t.state[1], err = TFLMKernelState(m); err != nil {
+		return err
 	}
 	if n > math.MaxInt32/2 {
 		return fmt.Errorf("emit: runtime: %d operators are too many", n)
@@ -150,6 +139,36 @@ func (t *tflmGen) collect() error {
 		}
 	}
 	return nil
+}
+
+// TFLMKernelState returns the bytes the runtime of <prefix>.tflm.cc keeps
+// for the kernels' persistent data (what each TFLM reference kernel's Init
+// and Prepare allocate, kernels.TFLM, each buffer aligned to 16) on a
+// 32-bit target (Cortex-M) and a 64-bit one (host64). An operator heliac
+// has no data on is an error naming it.
+func TFLMKernelState(m *graph.Model) (cortexM, host64 int64, err error) {
+	var state [2]int64
+	for si := range m.Subgraphs {
+		for oi := range m.Subgraphs[si].Ops {
+			op := &m.Subgraphs[si].Ops[oi]
+			for i, ptr := range []int64{4, 8} {
+				kd, ok := kernels.TFLM(m, graph.SubgraphIndex(si), op, ptr)
+				if !ok {
+					return 0, 0, fmt.Errorf("emit: runtime: operator %d:%d %s: heliac has no data on what its TFLM kernel keeps (kernels.TFLM), so it cannot size the kernels' persistent data",
+						si, oi, op.Name())
+				}
+				for _, a := range kd.Init {
+					state[i] += alignUp(a.Bytes, 16)
+				}
+				for _, s := range kd.Prepare {
+					if s.Kind == kernels.TFLMPersistent {
+						state[i] += alignUp(s.Alloc.Bytes, 16)
+					}
+				}
+			}
+		}
+	}
+	return state[0], state[1], nil
 }
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }
