@@ -243,7 +243,8 @@ func (t *tflmGen) tables() {
 	}
 	w.f("\nconstexpr int kSubgraphCount = %d;\n", len(t.m.Subgraphs))
 	w.f("constexpr int kOpCount = %d;\nconstexpr int kOpSlots = %d;\n", nOps, max(nOps, 1))
-	w.f("constexpr int kTempTensorCount = %d;\n", 2*t.maxTemps+4)
+	w.WriteString("// Temporary TfLiteTensors held at once: at most an operator's operands,\n// some twice (TANH's Prepare).\n")
+	w.f("constexpr int kTempTensorCount = %d;\n", t.maxTemps+4)
 	w.f("constexpr int kKernelScratchCount = %d;\n", len(t.kernel))
 	w.f("constexpr int kVariableCount = %d;\n", len(t.vars))
 	nHandles := 0
@@ -308,8 +309,8 @@ func (t *tflmGen) tensorTables() {
 					}
 					zp = append(zp, strconv.FormatInt(int64(int32(z)), 10))
 				}
-				w.f("FloatArray<%d> scales_%d_%d = {%d, {%s}};\n", len(sc), si, ti, len(sc), strings.Join(sc, ", "))
-				w.f("IntArray<%d> zero_points_%d_%d = {%d, {%s}};\n", len(zp), si, ti, len(zp), strings.Join(zp, ", "))
+				w.f("const FloatArray<%d> scales_%d_%d = {%d, {%s}};\n", len(sc), si, ti, len(sc), strings.Join(sc, ", "))
+				w.f("const IntArray<%d> zero_points_%d_%d = {%d, {%s}};\n", len(zp), si, ti, len(zp), strings.Join(zp, ", "))
 			}
 		}
 		if len(sg.Tensors) > 0 {
@@ -444,11 +445,11 @@ func (t *tflmGen) opTables() {
 			i := t.firstOp[si] + oi
 			k := t.ops[i]
 			w.f("// [%d] operator %d:%d %s\n", i, si, oi, commentText(op.Name()))
-			w.f("IntArray<%d> in_%d = %s;\n", len(op.Inputs), i, intArrayInit(tensorInts(op.Inputs)))
-			w.f("IntArray<%d> out_%d = %s;\n", len(op.Outputs), i, intArrayInit(tensorInts(op.Outputs)))
+			w.f("const IntArray<%d> in_%d = %s;\n", len(op.Inputs), i, intArrayInit(tensorInts(op.Inputs)))
+			w.f("const IntArray<%d> out_%d = %s;\n", len(op.Outputs), i, intArrayInit(tensorInts(op.Outputs)))
 			im := "nullptr"
 			if len(op.Intermediates) > 0 {
-				w.f("IntArray<%d> im_%d = %s;\n", len(op.Intermediates), i, intArrayInit(tensorInts(op.Intermediates)))
+				w.f("const IntArray<%d> im_%d = %s;\n", len(op.Intermediates), i, intArrayInit(tensorInts(op.Intermediates)))
 				im = fmt.Sprintf("&im_%d", i)
 			}
 			params := "nullptr"
