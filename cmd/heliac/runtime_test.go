@@ -53,3 +53,19 @@ func TestRuntimeFlagErrors(t *testing.T) {
 		})
 	}
 }
+
+// A <prefix>.tflm.cc heliac did not write is neither replaced nor removed.
+func TestRuntimeLeavesForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	cc := filepath.Join(dir, "hello_world_int8.tflm.cc")
+	mine := []byte("// my own runtime\n")
+	require.NoError(t, os.WriteFile(cc, mine, 0o644))
+	code, _, stderr := runHeliac(helloWorld, "-o", dir, "--runtime", "tflm")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "hello_world_int8.tflm.cc is not a C file heliac wrote")
+	code, _, stderr = runHeliac(helloWorld, "-o", dir)
+	require.Equal(t, exitOK, code, stderr)
+	got, err := os.ReadFile(cc)
+	require.NoError(t, err)
+	assert.Equal(t, mine, got)
+}
