@@ -195,6 +195,7 @@ func TestTFLMRuntimeMatchesTFLM(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/multibank=%t", name, multi), func(t *testing.T) {
+				t.Parallel() // mostly g++ on TFLM's headers
 				model := filepath.Join("..", "testdata", "models", name+".tflite")
 				out, prog := buildRuntime(t, t.TempDir(), model, multi)
 				if multi {
@@ -381,6 +382,7 @@ func TestTFLMRuntimeOnCortexM55(t *testing.T) {
 	gcc, gxx, qemu := tools[0], tools[1], tools[2]
 	for _, name := range []string{"hello_world_int8", "call_once_mul"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			model, err := filepath.Abs(filepath.Join("..", "testdata", "models", name+".tflite"))
 			require.NoError(t, err)
