@@ -182,9 +182,9 @@ func oracleOutputs(t *testing.T, tool, model string, seed, invokes int) []string
 func TestTFLMRuntimeMatchesTFLM(t *testing.T) {
 	tool := tflmrun.Require(t)
 	tflmLib(t)
-	// Every bundled model the runtime knows the operators of
-	// (emit/tflm_ops.go), on two banks; hello_world_int8 also on one.
-	models := []string{"hello_world_int8", "micro_speech_quantized", "keyword_scrambled_8bit", "call_once_mul", "multi_subgraphs_while", "zero_size_constant"}
+	// Every bundled model, on two banks; hello_world_int8 also on one.
+	models := []string{"hello_world_int8", "micro_speech_quantized", "keyword_scrambled_8bit", "call_once_mul",
+		"multi_subgraphs_while", "zero_size_constant", "audio_preprocessor_int8"}
 	if testing.Short() {
 		models = models[:1]
 	}

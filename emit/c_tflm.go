@@ -208,9 +208,13 @@ func (t *tflmGen) prologue() {
 			}
 		}
 	}
+	// TFLM's headers are not all clean under -Wextra (unused parameters in
+	// inline virtual functions); users may not give them as -isystem.
+	w.WriteString("#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored \"-Wunused-parameter\"\n")
 	for _, h := range headers {
 		w.f("#include \"%s\"\n", h)
 	}
+	w.WriteString("#pragma GCC diagnostic pop\n")
 	w.WriteString(`
 // TFLM's libraries are built with TF_LITE_STATIC_MEMORY (the layout of
 // TfLiteTensor and TfLiteNode) and without USE_TFLM_COMPRESSION (the layout
