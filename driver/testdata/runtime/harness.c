@@ -29,7 +29,9 @@
  * line): --seed N (HARNESS_SEED, 1), --fill-seed N (HARNESS_FILL_SEED,
  * the seed), --invokes K (HARNESS_INVOKES, 3), --float-range R
  * (HARNESS_FLOAT_RANGE, 1.0f). --quiet is accepted and ignored (tflm_run's
- * flag). Exit status: 0 ok, 1 init or invoke failed, 2 usage.
+ * flag). With HARNESS_NO_ARGV, main takes no arguments (a platform whose
+ * start-up code calls main() so) and the defaults hold. Exit status: 0 ok,
+ * 1 init or invoke failed, 2 usage.
  *
  * Written from tflm_run's description (src/tflm_run.cc, README.md); numbers
  * are formatted by hand, as newlib-nano's printf has no 64-bit integers.
@@ -230,7 +232,7 @@ static int parse_u64(const char *s, uint64_t *v)
 	return end != NULL && *end == '\0';
 }
 
-int main(int argc, char **argv)
+static int harness_main(int argc, char **argv)
 {
 	uint64_t seed = HARNESS_SEED;
 #ifdef HARNESS_FILL_SEED
@@ -334,6 +336,18 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	return 0;
 }
+
+#ifdef HARNESS_NO_ARGV
+int main(void)
+{
+	return harness_main(0, NULL);
+}
+#else
+int main(int argc, char **argv)
+{
+	return harness_main(argc, argv);
+}
+#endif
 
 const char *harness_schema_type_name(int type)
 {
