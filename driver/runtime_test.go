@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -57,15 +56,9 @@ func runtimeModels(t *testing.T) []runtimeModel {
 // runtimeConfig is the CLI's configuration with --runtime tflm for the
 // host (64-bit pointers: tflm_run's and the host library's) and
 // --constants incbin (hex initializers of megabytes compile slowly).
-// It skips t while heliac has no runtime option.
 func runtimeConfig(t *testing.T, name string) driver.Config {
 	opts := heliac.Options{Name: emit.ModelName(name), Kernels: "tflm-reference", Constants: emit.ConstantsIncbin,
-		TFLMTarget: "host64", Version: "test"}
-	f := reflect.ValueOf(&opts).Elem().FieldByName("Runtime")
-	if !f.IsValid() || f.Kind() != reflect.String {
-		t.Skip("heliac has no TFLM runtime yet (heliac.Options.Runtime)")
-	}
-	f.SetString("tflm")
+		TFLMTarget: "host64", Runtime: string(emit.RuntimeTFLM), Version: "test"}
 	cfg, err := opts.Config()
 	require.NoError(t, err)
 	cfg.Prefix = emit.CPrefix(emit.ModelName(name))
@@ -82,7 +75,6 @@ func runtimeConfig(t *testing.T, name string) driver.Config {
 func TestRuntimeBitExact(t *testing.T) {
 	tool := tflmrun.Require(t)
 	kit := needHarnessKit(t)
-	runtimeConfig(t, "probe") // skips without the runtime
 	arenas := oracleArenas(t)
 	var table resultTable
 	start := time.Now()
