@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,4 +198,73 @@ func firstErrorLine(s string) string {
 		}
 	}
 	return oneLine(s)
+}
+
+// TestRuntimeSeesAClobber is the test of the test: each bundled model's
+// plan corrupted so that an operator's output lands on a tensor read
+// after the write (clobber, as TestTFLMSeesAClobber does), emitted
+// without the verifier, then run by heliac's runtime. Outputs that differ
+// from tflm_run's for some seed, or a failed run, show that the
+// comparison sees a broken plan; it must on some model. Outputs can hide a
+// clobber (they saturate, or the clobbered value is not used again the
+// way the plan says): those models are logged, not failed.
+func TestRuntimeSeesAClobber(t *testing.T) {
+	tool := tflmrun.Require(t)
+	kit := needHarnessKit(t)
+	arenas := oracleArenas(t)
+	var (
+		table resultTable
+		mu    sync.Mutex
+		bites int
+	)
+	bit := func(name, result string) {
+		mu.Lock()
+		defer mu.Unlock()
+		bites++
+		table.set(name, result)
+	}
+	t.Run("models", func(t *testing.T) {
+		for _, f := range testModels(t) {
+			name := filepath.Base(f)
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			cfg := runtimeConfig(t, name)
+			out, err := driver.Compile(context.Background(), data, cfg)
+			require.NoError(t, err)
+			bad, what, readLater := clobber(out.Model, out.Plan)
+			if bad == nil || !readLater {
+				table.set(name, "nothing to clobber")
+				continue
+			}
+			growArenas(bad)
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				files, err := emit.C(out.Model, bad, emit.COptions{Prefix: cfg.Prefix, Meta: out.Meta, Constants: cfg.Constants, Runtime: cfg.Runtime})
+				require.NoError(t, err, "emit writes what it is given; only the verifier would refuse it")
+				dir := t.TempDir()
+				exe, err := kit.build(dir, cfg.Prefix, "backend_heliac.c", writeFiles(t, dir, files), nil)
+				require.NoError(t, err)
+				for _, seed := range runtimeSeeds {
+					want, err := oracle(tool, f, seed, runtimeInvokes, arenas[emit.ModelName(name)])
+					require.NoError(t, err)
+					got, err := kit.runHarness(exe, seed, runtimeInvokes, time.Minute)
+					switch {
+					case err != nil:
+						bit(name, what+": run failed: "+oneLine(err.Error()))
+						return
+					case got.error() != "":
+						bit(name, what+": "+oneLine(got.error()))
+						return
+					}
+					if d := firstDifference(want, got); d != "" {
+						bit(name, fmt.Sprintf("%s: seed %d %s", what, seed, d))
+						return
+					}
+				}
+				table.set(name, what+": outputs unchanged (hidden)")
+			})
+		}
+	})
+	table.log(t, "heliac's runtime on a clobbered plan")
+	assert.NotZero(t, bites, "a clobbered plan changes the runtime's outputs on some bundled model")
 }
