@@ -95,6 +95,7 @@ func (g *cgen) tflmSource() ([]byte, error) {
 	w.WriteString(tflmRuntime)
 	p := g.prefix
 	w.f("\n/* The module's runtime API (%s.h). */\n", p)
+	w.f("extern \"C\" void %s_runtime_stop(void) { Stop(); }\n", p)
 	w.f("extern \"C\" %s_status_t %s_runtime_start(void) { return Start(); }\n", p, p)
 	w.f("extern \"C\" %s_status_t %s_invoke(void) { return Invoke(); }\n", p, p)
 	w.f("extern \"C\" const char *%s_status_message(void) { return state.message; }\n", p)
@@ -207,7 +208,7 @@ func (t *tflmGen) prologue() {
 		" * place it in a section. */\n", P)
 	w.f("#ifndef %s_KERNEL_STATE_ATTR\n#define %s_KERNEL_STATE_ATTR\n#endif\n", P, P)
 	w.f("#define HELIAC_KERNEL_STATE_ATTR %s_KERNEL_STATE_ATTR\n\n", P)
-	w.f("extern \"C\" %s_status_t %s_runtime_start(void);\n\n", p, p)
+	w.f("extern \"C\" void %s_runtime_stop(void);\nextern \"C\" %s_status_t %s_runtime_start(void);\n\n", p, p, p)
 	w.WriteString(tflmTypes)
 }
 
@@ -335,9 +336,9 @@ func (t *tflmGen) tensorTables() {
 		if si < len(t.p.Schedule.Order) {
 			nOrder = len(t.p.Schedule.Order[si])
 		}
-		w.f("    {%s, %s, %s, %s, %s, %d, %d, %d, %d, %d},\n", ref("tensors", len(sg.Tensors)), ref("evals", len(sg.Tensors)),
+		w.f("    {%s, %s, %s, %s, %s, %d, %d, %d, %d, %d, %d},\n", ref("tensors", len(sg.Tensors)), ref("evals", len(sg.Tensors)),
 			ref("inputs", len(sg.Inputs)), ref("outputs", len(sg.Outputs)), ref("order", nOrder),
-			len(sg.Tensors), len(sg.Inputs), len(sg.Outputs), nOrder, t.firstOp[si])
+			len(sg.Tensors), len(sg.Inputs), len(sg.Outputs), len(sg.Ops), nOrder, t.firstOp[si])
 	}
 	w.WriteString("};\n")
 }
