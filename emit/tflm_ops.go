@@ -27,7 +27,9 @@ import (
 // leaves alone stay zero. So an operator without its options table gets
 // the all-zero struct, and the initializers below start from zero.
 
-// tflmOp says how TFLM's reference kernels run one operator.
+// tflmOp says how TFLM's reference kernels run one operator. The params
+// are builtin_data, which TfLiteNode holds as a non-const pointer: define
+// them non-const. Custom aliases the model's bytes.
 type tflmOp struct {
 	Register   string   // C++ expression giving its TFLMRegistration, e.g. "tflite::Register_CONV_2D()"
 	ParamsType string   // C++ type of builtin_data, e.g. "TfLiteConvParams"; "" when TFLM passes none (NULL)
@@ -38,9 +40,13 @@ type tflmOp struct {
 
 // The headers that declare the registrations and the params structs.
 const (
-	microOpsHeader     = "tensorflow/lite/micro/kernels/micro_ops.h"
-	builtinDataHeader  = "tensorflow/lite/c/builtin_op_data.h"
-	opResolverHeader   = "tensorflow/lite/micro/micro_mutable_op_resolver.h" // declares Register_DETECTION_POSTPROCESS
+	microOpsHeader    = "tensorflow/lite/micro/kernels/micro_ops.h"
+	builtinDataHeader = "tensorflow/lite/c/builtin_op_data.h"
+	// opResolverHeader is the only header that declares
+	// Register_DETECTION_POSTPROCESS; it is not warning-free under -Wextra
+	// (unused parameters), so include it under
+	// #pragma GCC diagnostic ignored "-Wunused-parameter".
+	opResolverHeader   = "tensorflow/lite/micro/micro_mutable_op_resolver.h"
 	signalRfftHeader   = "signal/micro/kernels/rfft.h"
 	signalIrfftHeader  = "signal/micro/kernels/irfft.h"
 	tflmRegisterPrefix = "tflite::Register_"
@@ -50,7 +56,9 @@ const (
 // subgraph si of m, or an error naming the operator when TFLM has no
 // kernel for it or its parse function would refuse its options.
 func tflmOpOf(m *graph.Model, si graph.SubgraphIndex, op *graph.Op) (tflmOp, error) {
-	where := op.Name()
+	// op is one of m's operators; an operator from elsewhere is named
+	// without its index.
+	where := fmt.Sprintf("operator %d:? %s", si, op.Name())
 	if sg := int(si); sg >= 0 && sg < len(m.Subgraphs) {
 		ops := m.Subgraphs[sg].Ops
 		for i := range ops {

@@ -28,7 +28,7 @@ type opsModel struct {
 	noKernel map[string]bool
 }
 
-// opsModels returns the bundled models and, without -short, the corpus
+// opsModels returns the bundled models and the corpus
 // (when ../shared is there), each with what TFLM said of it.
 func opsModels(t *testing.T) []opsModel {
 	t.Helper()
@@ -48,7 +48,7 @@ func opsModels(t *testing.T) []opsModel {
 		out = append(out, opsModel{name: filepath.Base(p), m: load(filepath.Base(p), p)})
 	}
 	dir := corpus.SharedDir()
-	if dir == "" || testing.Short() {
+	if dir == "" {
 		return out
 	}
 	rows, err := corpus.ReadTSV(filepath.Join(dir, "bench", "tflm-reference.tsv"))
