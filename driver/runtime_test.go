@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,8 +17,12 @@ import (
 	"github.com/heliac/heliac"
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/tflite"
 )
 
 // runtimeSeeds and runtimeInvokes: every model runs with each seed, each
@@ -31,27 +36,80 @@ var (
 type runtimeModel struct {
 	name string // the corpus file, or the bundled model's base name
 	path string
+	// multiBank plans it on runtimeBanks (runtimeBankRules) instead of
+	// the generic platform.
+	multiBank bool
 }
 
 // runtimeModels are the bundled models with -short, else every corpus
-// model TFLM runs (status ok in ../shared/bench/tflm-reference.tsv).
+// model TFLM runs (status ok in ../shared/bench/tflm-reference.tsv); each
+// on the generic platform (the CLI's default), and the bundled models
+// and tflmArenaSubset's also on several banks with staged constants.
 func runtimeModels(t *testing.T) []runtimeModel {
 	var out []runtimeModel
 	if testing.Short() {
 		for _, f := range testModels(t) {
-			out = append(out, runtimeModel{filepath.Base(f), f})
+			out = append(out, runtimeModel{filepath.Base(f), f, false}, runtimeModel{filepath.Base(f), f, true})
 		}
 		return out
+	}
+	bundled := map[string]bool{}
+	for _, f := range testModels(t) {
+		bundled[emit.ModelName(f)] = true
 	}
 	dir := corpus.Require(t)
 	rows, err := corpus.ReadTSV(filepath.Join(dir, "bench", "tflm-reference.tsv"))
 	require.NoError(t, err)
 	for _, r := range rows {
-		if r["status"] == "ok" {
-			out = append(out, runtimeModel{r["model"], filepath.Join(dir, "corpus", r["model"])})
+		if r["status"] != "ok" {
+			continue
+		}
+		m := runtimeModel{r["model"], filepath.Join(dir, "corpus", r["model"]), false}
+		out = append(out, m)
+		if bundled[emit.ModelName(m.name)] || tflmArenaSubset[m.name] {
+			m.multiBank = true
+			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// label names a model's run: its name, with "/multibank" on several banks.
+func (m runtimeModel) label() string {
+	if m.multiBank {
+		return m.name + "/multibank"
+	}
+	return m.name
+}
+
+// runtimeBanks is a platform of two RAM banks and flash.
+var runtimeBanks = &plan.Platform{Name: "banks", Banks: []plan.Bank{
+	{Name: "DTCM", Writable: true}, {Name: "SRAM", Writable: true, Order: 1}, {Name: "FLASH", Order: 2}}}
+
+// runtimeBankRules place m on runtimeBanks: scratch in DTCM, subgraph 0's
+// outputs in SRAM, and every other constant with bytes (the first, the
+// third, ...) staged from flash into SRAM, the rest read in place from
+// flash.
+func runtimeBankRules(m *graph.Model) []plan.Rule {
+	rules := []plan.Rule{{Class: "scratch", Memory: "DTCM"}}
+	sg := &m.Subgraphs[0]
+	for _, id := range sg.Outputs {
+		if id != graph.NoTensor && !m.HasData(&sg.Tensors[id]) && sg.Tensors[id].Size > 0 {
+			rules = append(rules, plan.Rule{Tensor: fmt.Sprintf("0:%d", id), Memory: "SRAM"})
+		}
+	}
+	n := 0
+	for si := range m.Subgraphs {
+		for id := range m.Subgraphs[si].Tensors {
+			if tn := &m.Subgraphs[si].Tensors[id]; m.HasData(tn) && tn.Size > 0 {
+				if n%2 == 0 {
+					rules = append(rules, plan.Rule{Tensor: fmt.Sprintf("%d:%d", si, id), Memory: "SRAM", Source: "FLASH"})
+				}
+				n++
+			}
+		}
+	}
+	return rules
 }
 
 // runtimeConfig is the CLI's configuration with --runtime tflm for the
@@ -71,8 +129,10 @@ func runtimeConfig(t *testing.T, name string) driver.Config {
 // corpus model TFLM runs (-short: the bundled models), heliac's runtime
 // (--runtime tflm, built for the host against ../shared/tflm) prints
 // exactly tflm_run's output lines on the original model, for seeds 1..3
-// with three invocations each. It logs one line per model: bit-exact,
-// differs (the first differing line), or the build or init error.
+// with three invocations each; on the generic platform, and for some
+// models also on two RAM banks with staged and cold constants. It logs
+// one line per model: bit-exact, differs (the first differing line), or
+// the compile, build or init error.
 func TestRuntimeBitExact(t *testing.T) {
 	tool := tflmrun.Require(t)
 	kit := needHarnessKit(t)
@@ -81,10 +141,10 @@ func TestRuntimeBitExact(t *testing.T) {
 	start := time.Now()
 	t.Run("models", func(t *testing.T) {
 		for _, m := range runtimeModels(t) {
-			t.Run(m.name, func(t *testing.T) {
+			t.Run(m.label(), func(t *testing.T) {
 				t.Parallel()
 				result, err := runtimeCheck(t, kit, tool, m, arenas[emit.ModelName(m.name)])
-				table.set(m.name, result)
+				table.set(m.label(), result)
 				if err != nil {
 					t.Error(err)
 				}
@@ -100,9 +160,25 @@ func runtimeCheck(t *testing.T, kit *harnessKit, tool string, m runtimeModel, ar
 	data, err := os.ReadFile(m.path)
 	require.NoError(t, err)
 	cfg := runtimeConfig(t, m.name)
+	if m.multiBank {
+		g, err := tflite.Load(data)
+		require.NoError(t, err)
+		cfg.Plan.Platform, cfg.Plan.Rules = runtimeBanks, runtimeBankRules(g)
+	}
 	out, err := driver.Compile(context.Background(), data, cfg)
 	if err != nil {
 		return "compile error: " + oneLine(err.Error()), err
+	}
+	if m.multiBank {
+		used, staged := map[string]bool{}, false
+		for _, a := range out.Plan.Arenas {
+			used[a.Memory] = used[a.Memory] || a.Size > 0 && a.Role != liveness.Constant
+			staged = staged || a.Size > 0 && a.Staged()
+		}
+		assert.True(t, used["DTCM"], "%s: scratch in DTCM", m.name)
+		if slices.ContainsFunc(cfg.Plan.Rules, func(r plan.Rule) bool { return r.Source != "" }) {
+			assert.True(t, staged, "%s: a constant arena is staged", m.name)
+		}
 	}
 	dir := t.TempDir()
 	srcs := writeFiles(t, dir, out.CFiles)
@@ -145,14 +221,14 @@ func TestRuntimeHarnessTFLMBackend(t *testing.T) {
 	for _, f := range testModels(t) {
 		switch filepath.Base(f) {
 		case "hello_world_int8.tflite", "multi_subgraphs_while.tflite":
-			models = append(models, runtimeModel{filepath.Base(f), f})
+			models = append(models, runtimeModel{name: filepath.Base(f), path: f})
 		}
 	}
 	if !testing.Short() {
 		dir := corpus.Require(t)
 		for _, f := range []string{"tflite-micro/audio_preprocessor_int8.tflite", "tflite-micro/person_detect.tflite",
 			"tflite-micro/trained_lstm.tflite", "litert/add_shared_tensors.bin"} {
-			models = append(models, runtimeModel{f, filepath.Join(dir, "corpus", f)})
+			models = append(models, runtimeModel{name: f, path: filepath.Join(dir, "corpus", f)})
 		}
 	}
 	arenas := oracleArenas(t)
