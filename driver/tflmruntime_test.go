@@ -7,9 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -193,6 +195,7 @@ func TestTFLMRuntimeMatchesTFLM(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/multibank=%t", name, multi), func(t *testing.T) {
+				t.Parallel() // mostly g++ on TFLM's headers
 				model := filepath.Join("..", "testdata", "models", name+".tflite")
 				out, prog := buildRuntime(t, t.TempDir(), model, multi)
 				if multi {
@@ -347,4 +350,80 @@ func TestTFLMRuntimeBrokenPlans(t *testing.T) {
 		n, _ := strconv.Atoi(asked)
 		assert.Regexp(t, fmt.Sprintf(`error=operator 0:\d+ SVDF: asks for %d bytes of scratch \(buffer 0\); the plan gives it %d`, n, n+4), text)
 	})
+}
+
+// The same runtime, built for the Cortex-M55 with TFLM's Cortex-M55
+// library, runs under QEMU (mps3-an547) and computes what tflm_run_m55
+// computes on the original model.
+func TestTFLMRuntimeOnCortexM55(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs QEMU")
+	}
+	shared := corpus.SharedDir()
+	if shared == "" {
+		t.Skip("../shared not found")
+	}
+	tflm := filepath.Join(shared, "tflm")
+	lib := filepath.Join(tflm, "lib", "cortex-m55", "libtflm.a")
+	oracle := filepath.Join(shared, "tools", "tflm_run_m55")
+	for _, p := range []string{lib, oracle, filepath.Join(tflm, "check", "m55", "platform.c")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s not found", p)
+		}
+	}
+	var tools []string
+	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-g++", "qemu-system-arm"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("%s not found", tool)
+		}
+		tools = append(tools, p)
+	}
+	gcc, gxx, qemu := tools[0], tools[1], tools[2]
+	for _, name := range []string{"hello_world_int8", "call_once_mul"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			model, err := filepath.Abs(filepath.Join("..", "testdata", "models", name+".tflite"))
+			require.NoError(t, err)
+			out := writeRuntime(t, dir, model, false)
+			prefix := out.Prefix()
+			main, err := filepath.Abs("testdata/tflm_main.cc")
+			require.NoError(t, err)
+			arch := []string{"-mcpu=cortex-m55", "-mfpu=auto", "-mthumb", "-mfloat-abi=hard", "-mlittle-endian", "-O2"}
+			cxx := append(slices.Clone(arch), "-std=c++17", "-fno-rtti", "-fno-exceptions", "-fno-threadsafe-statics",
+				"-DTF_LITE_STATIC_MEMORY", "-Wall", "-Wextra", "-Werror", "-isystem", filepath.Join(tflm, "include"), "-I.")
+			steps := [][]string{
+				append(append([]string{gcc}, arch...), "-std=c17", "-c", filepath.Join(tflm, "check", "m55", "platform.c"), "-o", "platform.o"),
+				append(append([]string{gcc}, arch...), "-std=c11", "-Wall", "-Wextra", "-Werror", "-c", prefix+".c", "-o", "module.o"),
+				append(append([]string{gxx}, cxx...), "-c", prefix+emit.TFLMSuffix, "-o", "runtime.o"),
+				append(append([]string{gxx}, cxx...), "-DPREFIX="+prefix, "-DUPREFIX="+strings.ToUpper(prefix),
+					`-DMODULE_HEADER="`+prefix+`.h"`, `-DFIXED_RUN="5", "3"`, "-c", main, "-o", "main.o"),
+				append(append([]string{gxx}, arch...), "--specs=rdimon.specs", "-nostartfiles",
+					"-T", filepath.Join(tflm, "check", "m55", "an547.ld"), "-Wl,--gc-sections",
+					"platform.o", "main.o", "runtime.o", "module.o", lib, "-lm", "-o", "tflm_main.elf"),
+			}
+			for _, s := range steps {
+				cmd := exec.Command(s[0], s[1:]...)
+				cmd.Dir = dir
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%s: %v\n%s", strings.Join(s, " "), err, b)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			run := exec.CommandContext(ctx, qemu, "-M", "mps3-an547", "-nographic", "-monitor", "none", "-serial", "null",
+				"-semihosting", "-kernel", "tflm_main.elf")
+			run.Dir = dir
+			b, err := run.CombinedOutput()
+			require.NoError(t, err, "%s", b)
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				if strings.HasPrefix(l, "output.") {
+					got = append(got, l)
+				}
+			}
+			assert.Equal(t, oracleOutputs(t, oracle, model, 5, 3), got)
+		})
+	}
 }

@@ -57,7 +57,7 @@ func TestTFLMRuntimeTables(t *testing.T) {
 	cc := string(files[2].Data)
 
 	// Every scale is the model's float32, bit for bit.
-	re := regexp.MustCompile(`FloatArray<1> scales_0_(\d+) = \{1, \{(\S+)f\}\};`)
+	re := regexp.MustCompile(`const FloatArray<1> scales_0_(\d+) = \{1, \{(\S+)f\}\};`)
 	found := 0
 	for _, sm := range re.FindAllStringSubmatch(cc, -1) {
 		id, _ := strconv.Atoi(sm[1])

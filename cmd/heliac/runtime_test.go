@@ -18,6 +18,10 @@ func TestRuntimeWritesAndRemovesTheRuntime(t *testing.T) {
 	code, stdout, stderr := runHeliac(helloWorld, "-o", dir, "--runtime", "tflm")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, cc)
+	// Three FULLY_CONNECTED kernels keep an OpDataFullyConnected each: 48
+	// bytes with 4-byte pointers, 64 with 8-byte ones (fully_connected.h).
+	assert.Contains(t, stdout, "hello_world_int8.tflm.cc: runs the model with TFLM's reference kernels on the plan; "+
+		"their persistent data: 144 bytes on Cortex-M, 192 on a 64-bit host, besides the arenas")
 	data, err := os.ReadFile(cc)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "hello_world_int8_invoke(void)")
@@ -48,4 +52,20 @@ func TestRuntimeFlagErrors(t *testing.T) {
 			assert.True(t, os.IsNotExist(err), "nothing is written")
 		})
 	}
+}
+
+// A <prefix>.tflm.cc heliac did not write is neither replaced nor removed.
+func TestRuntimeLeavesForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	cc := filepath.Join(dir, "hello_world_int8.tflm.cc")
+	mine := []byte("// my own runtime\n")
+	require.NoError(t, os.WriteFile(cc, mine, 0o644))
+	code, _, stderr := runHeliac(helloWorld, "-o", dir, "--runtime", "tflm")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "hello_world_int8.tflm.cc is not a C file heliac wrote")
+	code, _, stderr = runHeliac(helloWorld, "-o", dir)
+	require.Equal(t, exitOK, code, stderr)
+	got, err := os.ReadFile(cc)
+	require.NoError(t, err)
+	assert.Equal(t, mine, got)
 }

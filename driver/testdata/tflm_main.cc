@@ -150,8 +150,9 @@ int Run(uint64_t seed, int invokes, const char* label) {
         p = F(tensor_data)(row);
         n = F(tensors)[row].size;
       }
-      printf("%soutput.%d.%u=%016llx bytes=%zu\n", label, k, i,
-             static_cast<unsigned long long>(Fnv1a64(p, n)), n);
+      printf("%soutput.%d.%u=%016llx bytes=%lu\n", label, k, i,
+             static_cast<unsigned long long>(Fnv1a64(p, n)),
+             static_cast<unsigned long>(n));
     }
   }
   return 0;
@@ -163,6 +164,11 @@ int Run(uint64_t seed, int invokes, const char* label) {
 // second time and runs it again (lines "again.output...."): init resets
 // the model's state.
 int main(int argc, char** argv) {
+#ifdef FIXED_RUN  // a target without a command line: -DFIXED_RUN='"SEED", "INVOKES"'
+  const char* fixed[] = {"tflm_main", FIXED_RUN};
+  argc = 3;
+  argv = const_cast<char**>(fixed);
+#endif
   if (argc != 3 && argc != 4) {
     fprintf(stderr, "usage: tflm_main SEED INVOKES [again]\n");
     return 2;
