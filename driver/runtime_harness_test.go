@@ -286,7 +286,7 @@ func (r *resultTable) log(t *testing.T, title string) {
 	}
 	slices.Sort(names)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%d models):\n", title, len(names))
+	fmt.Fprintf(&b, "%s (%d runs):\n", title, len(names))
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %-55s %s\n", n, r.rows[n])
 	}
