@@ -12,7 +12,9 @@
 #include "harness.h"
 #include "resolver.inc"
 #include "tensorflow/lite/micro/micro_interpreter.h"
+#include "tensorflow/lite/micro/micro_allocator.h"
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
+#include "tensorflow/lite/micro/micro_resource_variable.h"
 #include "tensorflow/lite/schema/schema_generated.h"
 
 #ifndef TF_LITE_STATIC_MEMORY
@@ -60,8 +62,14 @@ int main() {
     printf("status=error\nerror=op resolver\n");
     return 1;
   }
-  static tflite::MicroInterpreter interpreter(tflite::GetModel(model_tflite), resolver,
-                                              arena, sizeof arena);
+  // Resource variables as tflm_run sets them up: one per VAR_HANDLE
+  // operator, from the arena's tail, when the model has any.
+  tflite::MicroAllocator* allocator = tflite::MicroAllocator::Create(arena, sizeof arena);
+  tflite::MicroResourceVariables* variables =
+      REF_VAR_HANDLES > 0 ? tflite::MicroResourceVariables::Create(allocator, REF_VAR_HANDLES)
+                          : nullptr;
+  static tflite::MicroInterpreter interpreter(tflite::GetModel(model_tflite), resolver, allocator,
+                                              variables);
   if (interpreter.AllocateTensors() != kTfLiteOk) {
     printf("status=error\nerror=AllocateTensors failed\n");
     return 1;
