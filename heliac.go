@@ -79,6 +79,10 @@ type Options struct {
 	// Report also returns the plan as a self-contained HTML page
 	// (Output.Report, <prefix>.report.html among the files).
 	Report bool
+	// Runtime "tflm" also writes <prefix>.tflm.cc, which runs the model
+	// with TFLM's reference kernels on the plan (emit.RuntimeTFLM); "" or
+	// "none" writes the plan's tables alone.
+	Runtime string
 	// Version is written into generated files ("" is "dev").
 	Version string
 }
@@ -119,7 +123,7 @@ func (o Options) Config() (driver.Config, error) {
 		version = "dev"
 	}
 	cfg := driver.Config{ModelName: name, Prefix: o.Prefix, Version: version, Schedule: o.Schedule,
-		EmitTFLite: o.EmitTFLite, Constants: o.Constants, Report: o.Report, TFLMTarget: o.TFLMTarget}
+		EmitTFLite: o.EmitTFLite, Constants: o.Constants, Report: o.Report, TFLMTarget: o.TFLMTarget, Runtime: emit.Runtime(o.Runtime)}
 	cfg.Plan = plan.Options{Planner: o.Planner, TimeLimit: o.TimeLimit, Rules: slices.Clone(o.Rules),
 		External: slices.Clone(o.External), Strict: o.Strict, Platform: o.PlatformSpec, OneScratchBank: o.OneScratchBank}
 	if o.PlatformSpec == nil && o.Platform != "" {
@@ -141,6 +145,16 @@ func (o Options) Config() (driver.Config, error) {
 		if lib, err = driver.WithScratch(lib, o.KernelScratch); err != nil {
 			return driver.Config{}, err
 		}
+	}
+	switch emit.Runtime(o.Runtime) {
+	case "", emit.RuntimeNone:
+	case emit.RuntimeTFLM:
+		if lib.Name != kernels.TFLMReference {
+			return bad("--runtime %s runs TFLM's reference kernels, whose scratch --kernels %s plans; not --kernels %s",
+				emit.RuntimeTFLM, kernels.TFLMReference, lib.Name)
+		}
+	default:
+		return bad("--runtime: unknown runtime %q (known: %s)", o.Runtime, strings.Join(emit.Runtimes(), ", "))
 	}
 	cfg.Kernels, cfg.Target = lib, kernels.CortexM
 	switch {

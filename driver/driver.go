@@ -63,6 +63,8 @@ type Config struct {
 	// TFLMTarget is the target of Output.TFLMArena (tflmarena.TargetNamed);
 	// "" is tflmarena.CortexM.
 	TFLMTarget string
+	// Runtime emit.RuntimeTFLM also writes <prefix>.tflm.cc (emit.COptions.Runtime).
+	Runtime emit.Runtime
 }
 
 // The schedules Config.Schedule names.
@@ -275,7 +277,7 @@ func (s *planned) finish() (*Output, error) {
 	)
 	go func() {
 		defer close(done)
-		files, cErr = emit.C(m, p, emit.COptions{Prefix: cfg.Prefix, Meta: meta, Constants: cfg.Constants})
+		files, cErr = emit.C(m, p, emit.COptions{Prefix: cfg.Prefix, Meta: meta, Constants: cfg.Constants, Runtime: cfg.Runtime})
 	}()
 	js, err := emit.JSON(m, p, meta)
 	<-done

@@ -196,7 +196,7 @@ func CheckReplace(dir, modelName string, files emit.Files) error {
 			case name != modelName:
 				return fmt.Errorf("%s holds the plan of model %q, not %q", path, name, modelName)
 			}
-		case ".h", ".c", ".S":
+		case ".h", ".c", ".S", ".cc":
 			head, err := inputfile.Head(path, inputfile.Kind{Name: "C file"}, cHeadBytes)
 			if err != nil {
 				return err
@@ -287,7 +287,8 @@ func setBlobs(dir string, files emit.Files) ([]string, error) {
 // Obsolete returns the files of the set of files (a model's, as Output.Files
 // gives it) that dir holds from an earlier run but files do not: the
 // assembler stub and binary files of constants of a run with other
-// Config.Constants. Writing the set removes them with the rest, so that the
+// Config.Constants, the runtime's <prefix>.tflm.cc of a run with another
+// Config.Runtime. Writing the set removes them with the rest, so that the
 // directory holds one set.
 func Obsolete(dir string, files emit.Files) ([]string, error) {
 	have := map[string]bool{}
@@ -299,10 +300,12 @@ func Obsolete(dir string, files emit.Files) ([]string, error) {
 		return nil, err
 	}
 	var out []string
-	stub := strings.TrimSuffix(files[0].Name, ".h") + StubSuffix
-	if head, err := inputfile.Head(filepath.Join(dir, stub), inputfile.Kind{Name: "C file"}, cHeadBytes); err == nil && !have[stub] {
-		if _, ok := CPlanHash(head); ok {
-			out = append(out, stub)
+	prefix := strings.TrimSuffix(files[0].Name, ".h")
+	for _, name := range []string{prefix + StubSuffix, prefix + emit.TFLMSuffix} {
+		if head, err := inputfile.Head(filepath.Join(dir, name), inputfile.Kind{Name: "C file"}, cHeadBytes); err == nil && !have[name] {
+			if _, ok := CPlanHash(head); ok {
+				out = append(out, name)
+			}
 		}
 	}
 	for _, name := range refs {

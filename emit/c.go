@@ -24,6 +24,9 @@ type COptions struct {
 	// Constants says how the bytes of constant arenas are written; the zero
 	// value is ConstantsC.
 	Constants Constants
+	// Runtime RuntimeTFLM also writes <prefix>.tflm.cc, which runs the model
+	// with TFLM's kernels on the plan; "" is RuntimeNone.
+	Runtime Runtime
 }
 
 // File is one generated file: a base name and its contents.
@@ -74,6 +77,13 @@ func C(m *graph.Model, p *plan.Plan, opts COptions) (Files, error) {
 		return nil, err
 	}
 	files := Files{{Name: g.prefix + ".h", Data: h}, {Name: g.prefix + ".c", Data: src}}
+	if g.rt.on() {
+		cc, err := g.tflmSource()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Name: g.prefix + TFLMSuffix, Data: cc})
+	}
 	blobs, err := g.blobFiles()
 	if err != nil {
 		return nil, err
@@ -87,6 +97,7 @@ type cgen struct {
 	p      *plan.Plan
 	meta   Meta
 	mode   Constants
+	rt     Runtime
 	hash   string
 	prefix string // lower-case symbols: <prefix>_tensors
 	macro  string // upper-case macros: <PREFIX>_TENSOR_COUNT
@@ -150,7 +161,10 @@ func newCGen(m *graph.Model, p *plan.Plan, opts COptions) (*cgen, error) {
 	if err := opts.Constants.check(); err != nil {
 		return nil, err
 	}
-	g := &cgen{m: m, p: p, meta: opts.Meta, mode: opts.Constants, hash: p.Hash(), prefix: prefix,
+	if err := opts.Runtime.check(); err != nil {
+		return nil, err
+	}
+	g := &cgen{m: m, p: p, meta: opts.Meta, mode: opts.Constants, rt: opts.Runtime, hash: p.Hash(), prefix: prefix,
 		macro: strings.ToUpper(prefix), row: map[graph.TensorRef]int{}}
 	if err := g.nameBanks(); err != nil {
 		return nil, err

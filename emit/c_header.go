@@ -3,6 +3,7 @@ package emit
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -180,9 +181,14 @@ func (g *cgen) enums(w *cwriter) {
 	w.f("/* What %s_bind_arena and %s_init return. */\n", p, p)
 	w.name(p + "_status_t")
 	w.WriteString("typedef enum {\n")
-	for i, s := range cStatuses {
+	statuses := cStatuses
+	if g.rt.on() {
+		statuses = append(slices.Clone(statuses), tflmStatuses...)
+	}
+	for i, s := range statuses {
 		w.name(P + "_" + s.name)
-		w.f("\t%s_%s = %d%s /* %s */\n", P, s.name, i, map[bool]string{true: ","}[i+1 < len(cStatuses)], s.doc)
+		doc := strings.ReplaceAll(s.doc, "<prefix>", p)
+		w.f("\t%s_%s = %d%s /* %s */\n", P, s.name, i, map[bool]string{true: ","}[i+1 < len(statuses)], doc)
 	}
 	w.f("} %s_status_t;\n\n", p)
 
@@ -294,6 +300,22 @@ func (g *cgen) decls(w *cwriter) {
 	w.f("\n/* Returns the bytes of kernel scratch buffer %s_kernel_scratch[index] (its\n"+
 		" * arena must be bound), or NULL for an index out of range. */\n", p)
 	w.f("uint8_t *%s_kernel_scratch_data(size_t index);\n", p)
+	if g.rt.on() {
+		for _, f := range []string{"invoke", "status_message", "runtime_start"} {
+			w.name(p + "_" + f)
+		}
+		w.f("\n/* The runtime (%s.tflm.cc). %s_init ends by running every kernel's init\n"+
+			" * and prepare: it returns %s_ERR_KERNEL, %s_ERR_KERNEL_STATE or\n"+
+			" * %s_ERR_SCRATCH when one fails. %s_invoke runs the model once on the\n"+
+			" * inputs in place (%s_tensor_mutable_data) and leaves its outputs in\n"+
+			" * place: %s_OK, %s_ERR_KERNEL or %s_ERR_NOT_INITIALIZED (no successful\n"+
+			" * init). State (variable tensors, resource variables) carries over from\n"+
+			" * one invoke to the next; %s_init resets it. */\n", p, p, P, P, P, p, p, P, P, P, p)
+		w.f("%s_status_t %s_invoke(void);\n", p, p)
+		w.f("\n/* The last failure of %s_init or %s_invoke in words, naming the operator\n"+
+			" * (\"operator 0:3 CONV_2D: ...\"); \"\" when the last call succeeded. */\n", p, p)
+		w.f("const char *%s_status_message(void);\n", p)
+	}
 }
 
 func (a *cArena) ctype() string {

@@ -1,5 +1,7 @@
 package emit
 
+import "fmt"
+
 // runtime defines the module's functions and the state they keep: the
 // writable base of every arena (the module's array, or the buffer bound
 // to it), the bytes of read-only arenas and every tensor's resolved
@@ -60,9 +62,16 @@ func (g *cgen) runtime(w *cwriter) {
 	}
 
 	// init
+	done := fmt.Sprintf("\treturn %s_OK;\n}\n", P)
+	if g.rt.on() {
+		// The runtime's kernel init and prepare (<prefix>.tflm.cc).
+		w.f("\n/* Runs every kernel's init and prepare (%s.tflm.cc). */\n", p)
+		w.f("%s_status_t %s_runtime_start(void);\n", p, p)
+		done = fmt.Sprintf("\treturn %s_runtime_start();\n}\n", p)
+	}
 	w.f("\n%s_status_t %s_init(void)\n{\n", p, p)
 	if n == 0 {
-		w.f("\treturn %s_OK;\n}\n", P)
+		w.WriteString(done)
 	} else {
 		w.WriteString("\tsize_t i;\n")
 		w.f("\tfor (i = 0; i < (size_t)%s_ARENA_COUNT; i++) {\n", P)
@@ -82,7 +91,7 @@ func (g *cgen) runtime(w *cwriter) {
 			w.f("\t\tif (base == NULL) {\n\t\t\tbase = %s_arena_image[t->arena];\n\t\t}\n", p)
 			w.f("\t\t%s_tensor_ptr[i] = base + t->offset;\n\t}\n", p)
 		}
-		w.f("\treturn %s_OK;\n}\n", P)
+		w.WriteString(done)
 	}
 
 	// accessors

@@ -255,6 +255,9 @@ func (cm *cModule) checkPlacement() {
 var (
 	cRoles    = []string{roleScratch, rolePersistent, roleConstant}
 	cStatuses = []string{"OK", "ERR_UNKNOWN_ARENA", "ERR_INTERNAL_ARENA", "ERR_NULL", "ERR_TOO_SMALL", "ERR_MISALIGNED", "ERR_UNBOUND"}
+	// runtimeStatuses follow cStatuses in the header of a module with the
+	// TFLM runtime (<prefix>.tflm.cc).
+	runtimeStatuses = []string{"ERR_KERNEL", "ERR_KERNEL_STATE", "ERR_SCRATCH", "ERR_NOT_INITIALIZED"}
 )
 
 // checkEnums checks the arena, role, status and element type enums, and
@@ -267,7 +270,11 @@ func (cm *cModule) checkEnums() {
 	for i, r := range cRoles {
 		want["role"][cm.P+"_ROLE_"+strings.ToUpper(r)] = strconv.Itoa(i + 1)
 	}
-	for i, s := range cStatuses {
+	statuses := cStatuses
+	if _, ok := cm.h.enums[cm.p+"_status"][cm.P+"_"+runtimeStatuses[0]]; ok {
+		statuses = append(slices.Clone(statuses), runtimeStatuses...)
+	}
+	for i, s := range statuses {
 		want["status"][cm.P+"_"+s] = strconv.Itoa(i)
 	}
 	for t := graph.ElementType(0); t.Valid(); t++ {

@@ -47,6 +47,7 @@ type compileOptions struct {
 	report       bool
 	external     bool
 	constants    string
+	runtime      string
 	force        bool
 	quiet        bool
 	json         bool
@@ -83,6 +84,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 		"with --emit-tflite, the target TFLM's whole arena is computed for: cortex-m (32-bit) or host64 (TFLM "+tflmarena.Commit+", reference kernels)")
 	f.BoolVar(&opts.external, "external-arenas", false,
 		"emit no storage for scratch, persistent and staged constant arenas: the application binds its own buffers (<prefix>_bind_arena); the config's external_arenas names some")
+	f.StringVar(&opts.runtime, "runtime", string(emit.RuntimeNone),
+		"none, or tflm: also write DIR/<prefix>.tflm.cc, C++ that runs the model with TFLM's reference kernels on the plan (<prefix>_invoke; docs/c-module.md)")
 	f.StringVar(&opts.constants, "constants", string(emit.ConstantsC), "how the C module writes constant arenas: "+constantsHelp())
 	f.BoolVar(&opts.force, "force", false, "replace files of the set's names that another model's run, or not heliac, wrote (never the input model)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
@@ -139,7 +142,7 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 		Kernels: opts.kernels, CPU: opts.cpu, KernelScratch: file.KernelScratch, Schedule: opts.schedule,
 		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias,
 		Planner: opts.planner, TimeLimit: opts.timeLimit, Strict: opts.strict,
-		EmitTFLite: opts.emitTFLite, OneScratchBank: opts.oneBank, TFLMTarget: opts.tflmTarget, Report: opts.report, Constants: emit.Constants(opts.constants), Version: heliacVersion()}
+		EmitTFLite: opts.emitTFLite, OneScratchBank: opts.oneBank, TFLMTarget: opts.tflmTarget, Report: opts.report, Constants: emit.Constants(opts.constants), Runtime: opts.runtime, Version: heliacVersion()}
 	if opts.external {
 		o.External = append(o.External, "*")
 	}
