@@ -98,6 +98,16 @@ type Op struct {
 	// DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D, TRANSPOSE_CONV);
 	// nil for other operators and for one whose model gives no options.
 	Window *Window
+	// Options is the operator's builtin_options table, every field
+	// included; nil when the file gives none (or one of a type the schema
+	// does not know). Options2 is its builtin_options_2 table (the options
+	// of newer operators such as STABLEHLO_COMPOSITE), nil when none.
+	Options, Options2 *Options
+	// CustomOptions holds the operator's custom_options bytes (inline or in
+	// the large_custom_options offset/size form); nil when it has none.
+	// Their format is FlexBuffers, the only CustomOptionsFormat the schema
+	// defines. They alias the model's bytes and must not be modified.
+	CustomOptions []byte
 }
 
 // Window is what a sliding-window operator's options say of its window:

@@ -33,11 +33,13 @@ type EncodeOptions struct {
 // close to 2 GiB of inline data can fail, for lack of room in one
 // flatbuffer; encode it with ExternalBuffers.
 //
-// Encode writes only what graph.Model holds, so a model loaded from a real
-// file comes back without the operator options heliac does not read
-// (padding, activations, custom options, the name of a StableHLO
-// composite), without sparsity, min/max quantization ranges or the bytes of
-// custom quantization, and with operator_codes rebuilt: one entry per
+// Encode writes only what graph.Model holds: an operator's Options,
+// Options2 and CustomOptions as they are (an operator without Options gets
+// the table its Window, Called or Resource implies, which Load reads back
+// as Options), so a model loaded from a real file comes back with every
+// operator option but without the large_custom_options form, sparsity,
+// min/max quantization ranges or the bytes of custom quantization, and
+// with operator_codes rebuilt: one entry per
 // (code, custom name, version) in order of first use, with builtin_code and
 // deprecated_builtin_code set as the TFLite converter sets them. Fields
 // Load derives are not written: Tensor.Size comes from Type and Shape,
@@ -390,7 +392,28 @@ func (e *encoder) operator(op *graph.Op) flatbuffers.UOffsetT {
 	if len(op.Intermediates) > 0 {
 		inter = e.ids(op.Intermediates)
 	}
-	optType, opts, opts2 := e.options(op)
+	// Options and Options2, when set, are written as they are; the one
+	// not set comes from Window, Called or Resource.
+	var optType schema.BuiltinOptions
+	var opts, opts2 flatbuffers.UOffsetT
+	opt2Type := schema.BuiltinOptions2StableHLOCompositeOptions
+	if second := op.Code == graph.StablehloComposite; (second && op.Options2 == nil) || (!second && op.Options == nil) {
+		optType, opts, opts2 = e.options(op)
+	}
+	if op.Options != nil {
+		var t byte
+		t, opts = e.optionsTable("BuiltinOptions", op.Options)
+		optType = schema.BuiltinOptions(t)
+	}
+	if op.Options2 != nil {
+		var t byte
+		t, opts2 = e.optionsTable("BuiltinOptions2", op.Options2)
+		opt2Type = schema.BuiltinOptions2(t)
+	}
+	var custom flatbuffers.UOffsetT
+	if op.CustomOptions != nil {
+		custom = b.CreateByteVector(op.CustomOptions)
+	}
 	schema.OperatorStart(b)
 	schema.OperatorAddOpcodeIndex(b, e.codeIndex[opKey(op)])
 	schema.OperatorAddInputs(b, inputs)
@@ -399,11 +422,14 @@ func (e *encoder) operator(op *graph.Op) flatbuffers.UOffsetT {
 		schema.OperatorAddBuiltinOptionsType(b, optType)
 		schema.OperatorAddBuiltinOptions(b, opts)
 	}
+	if custom != 0 {
+		schema.OperatorAddCustomOptions(b, custom)
+	}
 	if inter != 0 {
 		schema.OperatorAddIntermediates(b, inter)
 	}
 	if opts2 != 0 {
-		schema.OperatorAddBuiltinOptions2Type(b, schema.BuiltinOptions2StableHLOCompositeOptions)
+		schema.OperatorAddBuiltinOptions2Type(b, opt2Type)
 		schema.OperatorAddBuiltinOptions2(b, opts2)
 	}
 	return schema.OperatorEnd(b)

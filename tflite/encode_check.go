@@ -124,6 +124,16 @@ func validateOp(path string, op *graph.Op, nt, ns int) error {
 	if op.Resource != nil && op.Code != graph.VarHandle {
 		return invalid(path+".resource", "%s has a resource name, which only VAR_HANDLE can hold", op.Name())
 	}
+	if op.Options != nil {
+		if err := validateOptions(path+".options", "BuiltinOptions", op.Options); err != nil {
+			return err
+		}
+	}
+	if op.Options2 != nil {
+		if err := validateOptions(path+".options2", "BuiltinOptions2", op.Options2); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -47,6 +47,7 @@ type fbsType struct {
 	kind fbsKind
 	size int64    // scalars: bytes
 	name string   // tables and unions: the type's name; enum scalars: the enum
+	base string   // scalars: the schema's scalar type ("int", "float", ...; an enum's underlying type)
 	elem *fbsType // vectors
 }
 
@@ -91,6 +92,7 @@ type fbsSchema struct {
 
 type fbsEnum struct {
 	size   int64
+	base   string // the underlying scalar type
 	values map[string]int64
 }
 
@@ -254,11 +256,12 @@ func (p *fbsParser) enum() error {
 	if err := p.expect(":"); err != nil {
 		return err
 	}
-	size, ok := fbsScalars[p.next()]
+	base := p.next()
+	size, ok := fbsScalars[base]
 	if !ok {
 		return fmt.Errorf("enum %s: unknown underlying type", name)
 	}
-	e := fbsEnum{size: size, values: map[string]int64{}}
+	e := fbsEnum{size: size, base: base, values: map[string]int64{}}
 	if _, err := p.attrs(); err != nil {
 		return err
 	}
@@ -407,10 +410,10 @@ func (p *fbsParser) resolve(pf pendingField) error {
 
 func (p *fbsParser) typeOf(name string) (fbsType, error) {
 	if size, ok := fbsScalars[name]; ok {
-		return fbsType{kind: fbsScalar, size: size}, nil
+		return fbsType{kind: fbsScalar, size: size, base: name}, nil
 	}
 	if e, ok := p.s.enums[name]; ok {
-		return fbsType{kind: fbsScalar, size: e.size, name: name}, nil
+		return fbsType{kind: fbsScalar, size: e.size, name: name, base: e.base}, nil
 	}
 	switch {
 	case name == "string":

@@ -29,25 +29,25 @@ func TestParseFBS(t *testing.T) {
 		table, field string
 		want         fbsField
 	}{
-		{"Buffer", "data", fbsField{vt: 4, typ: fbsType{kind: fbsVector, elem: &fbsType{kind: fbsScalar, size: 1}}, align: 16}},
-		{"Buffer", "size", fbsField{vt: 8, typ: fbsType{kind: fbsScalar, size: 8}}},
-		{"CustomQuantization", "custom", fbsField{vt: 4, typ: fbsType{kind: fbsVector, elem: &fbsType{kind: fbsScalar, size: 1}}, align: 16}},
-		{"Uint16Vector", "values", fbsField{vt: 4, typ: fbsType{kind: fbsVector, elem: &fbsType{kind: fbsScalar, size: 2}}, align: 4}},
+		{"Buffer", "data", fbsField{vt: 4, typ: fbsType{kind: fbsVector, elem: &fbsType{kind: fbsScalar, size: 1, base: "ubyte"}}, align: 16}},
+		{"Buffer", "size", fbsField{vt: 8, typ: fbsType{kind: fbsScalar, size: 8, base: "ulong"}}},
+		{"CustomQuantization", "custom", fbsField{vt: 4, typ: fbsType{kind: fbsVector, elem: &fbsType{kind: fbsScalar, size: 1, base: "ubyte"}}, align: 16}},
+		{"Uint16Vector", "values", fbsField{vt: 4, typ: fbsType{kind: fbsVector, elem: &fbsType{kind: fbsScalar, size: 2, base: "ushort"}}, align: 4}},
 		// Unions take two slots, the type byte first.
 		{"Operator", "builtin_options", fbsField{vt: 12, typeVT: 10, typ: fbsType{kind: fbsUnion, name: "BuiltinOptions"}}},
-		{"Operator", "custom_options", fbsField{vt: 14, typ: fbsType{kind: fbsVector, elem: &fbsType{kind: fbsScalar, size: 1}}}},
+		{"Operator", "custom_options", fbsField{vt: 14, typ: fbsType{kind: fbsVector, elem: &fbsType{kind: fbsScalar, size: 1, base: "ubyte"}}}},
 		{"Operator", "builtin_options_2", fbsField{vt: 28, typeVT: 26, typ: fbsType{kind: fbsUnion, name: "BuiltinOptions2"}}},
-		{"Operator", "debug_metadata_index", fbsField{vt: 30, typ: fbsType{kind: fbsScalar, size: 4}, def: -1}},
+		{"Operator", "debug_metadata_index", fbsField{vt: 30, typ: fbsType{kind: fbsScalar, size: 4, base: "int"}, def: -1}},
 		{"QuantizationParameters", "details", fbsField{vt: 14, typeVT: 12, typ: fbsType{kind: fbsUnion, name: "QuantizationDetails"}}},
-		{"QuantizationParameters", "quantized_dimension", fbsField{vt: 16, typ: fbsType{kind: fbsScalar, size: 4}}},
+		{"QuantizationParameters", "quantized_dimension", fbsField{vt: 16, typ: fbsType{kind: fbsScalar, size: 4, base: "int"}}},
 		// Deprecated fields keep their slot.
 		{"SignatureDef", "deprecated_tag", fbsField{vt: 10, typ: fbsType{kind: fbsString}, deprecated: true}},
-		{"SignatureDef", "subgraph_index", fbsField{vt: 12, typ: fbsType{kind: fbsScalar, size: 4}}},
-		{"ResizeBilinearOptions", "new_width", fbsField{vt: 6, typ: fbsType{kind: fbsScalar, size: 4}, deprecated: true}},
+		{"SignatureDef", "subgraph_index", fbsField{vt: 12, typ: fbsType{kind: fbsScalar, size: 4, base: "uint"}}},
+		{"ResizeBilinearOptions", "new_width", fbsField{vt: 6, typ: fbsType{kind: fbsScalar, size: 4, base: "int"}, deprecated: true}},
 		// Enum defaults by name; bool defaults.
-		{"FullyConnectedOptions", "weights_format", fbsField{vt: 6, typ: fbsType{kind: fbsScalar, size: 1, name: "FullyConnectedOptionsWeightsFormat"}}},
-		{"LSTMOptions", "kernel_type", fbsField{vt: 10, typ: fbsType{kind: fbsScalar, size: 1, name: "LSTMKernelType"}}},
-		{"BidirectionalSequenceLSTMOptions", "time_major", fbsField{vt: 12, typ: fbsType{kind: fbsScalar, size: 1}, def: 1}},
+		{"FullyConnectedOptions", "weights_format", fbsField{vt: 6, typ: fbsType{kind: fbsScalar, size: 1, name: "FullyConnectedOptionsWeightsFormat", base: "byte"}}},
+		{"LSTMOptions", "kernel_type", fbsField{vt: 10, typ: fbsType{kind: fbsScalar, size: 1, name: "LSTMKernelType", base: "byte"}}},
+		{"BidirectionalSequenceLSTMOptions", "time_major", fbsField{vt: 12, typ: fbsType{kind: fbsScalar, size: 1, base: "bool"}, def: 1}},
 		{"Model", "subgraphs", fbsField{vt: 8, typ: fbsType{kind: fbsVector, elem: &fbsType{kind: fbsTable, name: "SubGraph"}}}},
 		{"SignatureDef", "inputs", fbsField{vt: 4, typ: fbsType{kind: fbsVector, elem: &fbsType{kind: fbsTable, name: "TensorMap"}}}},
 	}

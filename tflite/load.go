@@ -72,6 +72,8 @@ func load(data []byte) (*graph.Model, error) {
 	if err := walkModel(data, false); err != nil {
 		return nil, err
 	}
+	// Checked, every operator's options can be read generically.
+	l.allOptions()
 	return m, nil
 }
 

@@ -48,5 +48,6 @@ func CallChain(depth, calls int) *graph.Model {
 	m.Signatures = []graph.Signature{{Key: "serving_default", Subgraph: 0,
 		Inputs:  []graph.SignatureTensor{{Name: "x", Tensor: 0}},
 		Outputs: []graph.SignatureTensor{{Name: "y", Tensor: 1}}}}
+	withOptions(m)
 	return m
 }

@@ -163,6 +163,7 @@ func Generate(seed int64, cfg Config) *graph.Model {
 	if cfg.HostileNames {
 		hostileNames(m)
 	}
+	withOptions(m)
 	return m
 }
 
