@@ -5,7 +5,8 @@
  * from its load image in the flash (QSPI) and zero .bss (the linker
  * script's copy and zero tables), turn on the configurable fault handlers,
  * run C++ constructors, then exit through Arm semihosting with main's
- * return value. A fault prints its status registers and exits 99. */
+ * return value. main's arguments are the semihosting command line (QEMU's
+ * -semihosting-config arg=...), split at spaces. A fault prints its status registers and exits 99. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 
 #include "semihost.h"
 
-extern int main(void);
+extern int main(int argc, char **argv);
 extern void __libc_init_array(void);
 extern uint32_t __stack_top;
 extern const uint32_t __copy_table_start[], __copy_table_end[];
@@ -42,8 +43,35 @@ void Fault_Handler(void)
 }
 
 /* c_start runs with the FPU on: compiled code may use it from here. */
+/* args splits the semihosting command line into argv; argc is 0 when there
+ * is none. */
+static int args(char **argv, int max)
+{
+	static char line[256];
+	int argc = 0;
+	char *p = line;
+	if (!semihost_cmdline(line, sizeof line)) {
+		return 0;
+	}
+	while (*p != 0 && argc < max - 1) {
+		while (*p == ' ') {
+			*p++ = 0;
+		}
+		if (*p == 0) {
+			break;
+		}
+		argv[argc++] = p;
+		while (*p != 0 && *p != ' ') {
+			p++;
+		}
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
 __attribute__((noreturn, used)) static void c_start(void)
 {
+	static char *argv[32];
 	const uint32_t *t;
 	for (t = __copy_table_start; t < __copy_table_end; t += 3) {
 		memcpy((void *)t[1], (const void *)t[0], (size_t)(t[2] - t[1]));
@@ -53,7 +81,7 @@ __attribute__((noreturn, used)) static void c_start(void)
 	}
 	SCB_SHCSR |= (1u << 16) | (1u << 17) | (1u << 18); /* MemManage, BusFault, UsageFault */
 	__libc_init_array();
-	exit(main());
+	exit(main(args(argv, 32), argv));
 }
 
 /* The FPU must be on before any compiled code runs: GCC may keep values in

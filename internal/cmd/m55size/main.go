@@ -1,22 +1,28 @@
 // Command m55size prints the flash and RAM a model needs on the Cortex-M55
-// example (examples/cortex-m55): heliac's program (app.elf) against the same
-// model under TFLM's MicroInterpreter (ref.elf), both linked with an547.ld.
+// example (examples/cortex-m55): heliac's program against the same model
+// under TFLM's MicroInterpreter, both the harness of
+// driver/testdata/runtime over the same start-up code and linker script.
 //
-//	m55size APP.elf REF.elf REF_OUTPUT
+//	m55size HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json
 //
-// REF_OUTPUT is what ref.elf printed under QEMU (its arena_used_bytes=
-// line). Flash is every allocated section with contents: code, read-only
-// data, constants and the load images of initialised RAM. RAM is every
-// allocated section in the board's RAM (DTCM, SRAM, ISRAM, DDR): for
-// heliac its arenas (the sections of its banks) plus the program's .data
-// and .bss; for TFLM the program's .data and .bss (less the arena buffer)
-// plus arena_used_bytes. Stack and heap are the same start-up code's in
-// both and are left out. Figures are printed, never judged.
+// TFLM_RUN_OUTPUT is what tflm_run_m55 printed for the model (its
+// arena_used_bytes= line: the arena TFLM needs on this core); PLAN.json is
+// heliac's plan (its staged constant arenas). Flash is every allocated
+// section with contents: code, read-only data, constants and the load
+// images of initialised RAM. RAM is every allocated section in the board's
+// RAM (DTCM, SRAM, ISRAM, DDR): for heliac its arenas (the sections of its
+// banks) plus the program's .data and .bss (the runtime's own state among
+// them); for TFLM arena_used_bytes plus the program's .data and .bss less
+// the arena buffer (g_arena). Staged constants are RAM heliac spends by
+// choice (copies of flash for speed): the figure without them is printed
+// too. Stack and heap are the same start-up code's in both and are left
+// out. Figures are printed, never judged.
 package main
 
 import (
 	"bufio"
 	"debug/elf"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -53,9 +59,9 @@ func inRAM(addr uint64) bool {
 	return false
 }
 
-// measure reads an ELF's figures. For the reference (ref true), .ddr_bss
-// holds TFLM's arena buffer and nothing else (ref.cc): its bytes count as
-// arenaBytes, what TFLM uses of it.
+// measure reads an ELF's figures. For the reference (ref true), the
+// symbol whose name holds "g_arena" is TFLM's arena buffer: its bytes count
+// as arenaBytes, what TFLM uses of it.
 func measure(path string, ref bool, arenaBytes uint64) (sizes, error) {
 	f, err := elf.Open(path)
 	if err != nil {
@@ -72,17 +78,55 @@ func measure(path string, ref bool, arenaBytes uint64) (sizes, error) {
 		}
 		switch {
 		case !inRAM(sec.Addr):
-		case ref && sec.Name == ".ddr_bss":
 		case !ref && arenaSections[sec.Name]:
 			s.Arenas += sec.Size
 		default:
 			s.Program += sec.Size
 		}
 	}
-	if ref {
-		s.Arenas = arenaBytes
+	if !ref {
+		return s, nil
 	}
-	return s, nil
+	syms, err := f.Symbols()
+	if err != nil {
+		return sizes{}, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, sym := range syms {
+		if strings.Contains(sym.Name, "g_arena") && elf.ST_TYPE(sym.Info) == elf.STT_OBJECT && inRAM(sym.Value) {
+			s.Program -= sym.Size
+			s.Arenas = arenaBytes
+			return s, nil
+		}
+	}
+	return sizes{}, fmt.Errorf("%s: no arena symbol (g_arena)", path)
+}
+
+// stagedBytes sums the plan's staged constant arenas: constants copied
+// from their source bank into another (a cold arena's source is its own
+// memory).
+func stagedBytes(path string) (uint64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	var p struct {
+		Arenas []struct {
+			Role   string `json:"role"`
+			Memory string `json:"memory"`
+			Source string `json:"source_memory"`
+			Size   uint64 `json:"size"`
+		} `json:"arenas"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	var n uint64
+	for _, a := range p.Arenas {
+		if a.Role == "constant" && a.Source != "" && a.Source != a.Memory {
+			n += a.Size
+		}
+	}
+	return n, nil
 }
 
 // arenaUsed reads arena_used_bytes= from the reference's output.
@@ -107,8 +151,8 @@ func pct(a, b uint64) string {
 }
 
 func run(args []string, w io.Writer) error {
-	if len(args) != 3 {
-		return fmt.Errorf("usage: m55size APP.elf REF.elf REF_OUTPUT")
+	if len(args) != 4 {
+		return fmt.Errorf("usage: m55size HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json")
 	}
 	out, err := os.Open(args[2])
 	if err != nil {
@@ -127,9 +171,14 @@ func run(args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	staged, err := stagedBytes(args[3])
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "flash_bytes.heliac=%d\nflash_bytes.tflm=%d\nflash_vs_tflm=%s\n", app.Flash, ref.Flash, pct(app.Flash, ref.Flash))
 	fmt.Fprintf(w, "ram_bytes.heliac=%d arenas=%d program=%d\n", app.RAM(), app.Arenas, app.Program)
 	fmt.Fprintf(w, "ram_bytes.tflm=%d arena_used=%d program=%d\nram_vs_tflm=%s\n", ref.RAM(), ref.Arenas, ref.Program, pct(app.RAM(), ref.RAM()))
+	fmt.Fprintf(w, "staged_constant_bytes.heliac=%d\nram_vs_tflm_unstaged=%s\n", staged, pct(app.RAM()-staged, ref.RAM()))
 	return nil
 }
 
