@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,73 +188,103 @@ func TestQEMU(t *testing.T) {
 			models = append(models, filepath.Join(e.shared, "corpus", m))
 		}
 	}
-	report := map[string]string{}
-	for _, model := range models {
-		name := strings.TrimPrefix(model, filepath.Join(e.shared, "corpus")+"/")
-		if strings.HasPrefix(name, "/") {
-			name = filepath.Base(name)
-		}
-		t.Run(name, func(t *testing.T) {
-			report[name] = "error"
-			dir := t.TempDir()
-			args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
-			_, err := e.make(t, model, dir, args, "all", filepath.Join(dir, "check.elf"), filepath.Join(dir, "ref.elf"))
-			if err != nil && strings.Contains(err.Error(), "TFLM has no kernel for it in this build of heliac") {
-				// The runtime's operator table (emit/tflm_ops.go) does not
-				// cover the model yet: nothing of this example to test.
-				report[name] = "skipped: heliac's runtime has no kernel for one of its operators"
-				t.Skip(err)
+	report := &verdicts{m: map[string]string{}}
+	// The models build and run two at a time (QEMU and the compilers are
+	// single-threaded); the group returns when all have finished.
+	t.Run("models", func(t *testing.T) {
+		for _, model := range models {
+			name := strings.TrimPrefix(model, filepath.Join(e.shared, "corpus")+"/")
+			if strings.HasPrefix(name, "/") {
+				name = filepath.Base(name)
 			}
-			require.NoError(t, err)
-
-			got := placed(planArenas(t, filepath.Join(dir, "gen", "model.plan.json")))
-			assert.True(t, got["scratch in DTCM"], "no scratch arena in DTCM: %v", got)
-			rules, err := os.ReadFile(filepath.Join(dir, "gen", "rules.yaml"))
-			require.NoError(t, err)
-			if bytes.Contains(rules, []byte("tensor:")) {
-				assert.True(t, got["staged SRAM<-FLASH"], "no constants staged into SRAM: %v", got)
-				if !bytes.Contains(rules, []byte("# cold: 0\n")) {
-					assert.True(t, got["cold FLASH"], "no cold constants in FLASH: %v", got)
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				report.set(name, "error")
+				dir := t.TempDir()
+				args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
+				_, err := e.make(t, model, dir, args, "all", filepath.Join(dir, "check.elf"), filepath.Join(dir, "ref.elf"))
+				if err != nil && strings.Contains(err.Error(), "TFLM has no kernel for it in this build of heliac") {
+					// The runtime's operator table (emit/tflm_ops.go) does not
+					// cover the model yet: nothing of this example to test.
+					report.set(name, "skipped: heliac's runtime has no kernel for one of its operators")
+					t.Skip(err)
 				}
-			}
-
-			_, err = e.make(t, model, dir, nil, "run")
-			require.NoError(t, err, "the example's main.c")
-
-			exact := true
-			for i, seed := range seeds {
-				args := []string{"--seed", strconv.Itoa(seed), "--invokes", "3"}
-				want := e.want(t, model, seed)
-				if i == 0 {
-					ref, err := e.make(t, model, dir, args, "check-ref")
-					require.NoError(t, err)
-					require.Equal(t, want, results(ref), "TFLM's MicroInterpreter on the example's board differs from tflm_run_m55")
-				}
-				out, err := e.make(t, model, dir, args, "check")
-				if err != nil {
-					t.Log(err)
-					report[name] = "error: " + firstError(out)
-					t.Fail()
-					return
-				}
-				exact = assert.Equal(t, want, results(out), "seed %d: heliac's program differs from tflm_run_m55", seed) && exact
-			}
-			report[name] = map[bool]string{true: "bit-exact", false: "differs"}[exact]
-			if !testing.Short() {
-				fig, err := e.make(t, model, dir, nil, "measure")
 				require.NoError(t, err)
-				report[name] += "\n" + indent(string(bytes.TrimSpace(fig)))
-			}
-		})
-	}
-	names := make([]string, 0, len(report))
-	for n := range report {
+
+				got := placed(planArenas(t, filepath.Join(dir, "gen", "model.plan.json")))
+				assert.True(t, got["scratch in DTCM"], "no scratch arena in DTCM: %v", got)
+				rules, err := os.ReadFile(filepath.Join(dir, "gen", "rules.yaml"))
+				require.NoError(t, err)
+				if bytes.Contains(rules, []byte("tensor:")) {
+					assert.True(t, got["staged SRAM<-FLASH"], "no constants staged into SRAM: %v", got)
+					if !bytes.Contains(rules, []byte("# cold: 0\n")) {
+						assert.True(t, got["cold FLASH"], "no cold constants in FLASH: %v", got)
+					}
+				}
+
+				_, err = e.make(t, model, dir, nil, "run")
+				require.NoError(t, err, "the example's main.c")
+
+				exact := true
+				for i, seed := range seeds {
+					args := []string{"--seed", strconv.Itoa(seed), "--invokes", "3"}
+					want := e.want(t, model, seed)
+					if i == 0 {
+						ref, err := e.make(t, model, dir, args, "check-ref")
+						require.NoError(t, err)
+						require.Equal(t, want, results(ref), "TFLM's MicroInterpreter on the example's board differs from tflm_run_m55")
+					}
+					out, err := e.make(t, model, dir, args, "check")
+					if err != nil {
+						t.Log(err)
+						report.set(name, "error: "+firstError(out))
+						t.Fail()
+						return
+					}
+					exact = assert.Equal(t, want, results(out), "seed %d: heliac's program differs from tflm_run_m55", seed) && exact
+				}
+				report.set(name, map[bool]string{true: "bit-exact", false: "differs"}[exact])
+				if !testing.Short() {
+					fig, err := e.make(t, model, dir, nil, "measure")
+					require.NoError(t, err)
+					report.add(name, "\n"+indent(string(bytes.TrimSpace(fig))))
+				}
+			})
+		}
+	})
+	t.Logf("per model:\n%s", report)
+}
+
+// verdicts collects each model's verdict from parallel subtests.
+type verdicts struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (v *verdicts) set(name, s string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.m[name] = s
+}
+
+func (v *verdicts) add(name, s string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.m[name] += s
+}
+
+// String lists the verdicts by model name.
+func (v *verdicts) String() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	names := make([]string, 0, len(v.m))
+	for n := range v.m {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	var b strings.Builder
 	for _, n := range names {
-		fmt.Fprintf(&b, "  %-45s %s\n", n, report[n])
+		fmt.Fprintf(&b, "  %-45s %s\n", n, v.m[n])
 	}
-	t.Logf("per model:\n%s", b.String())
+	return b.String()
 }
