@@ -46,6 +46,7 @@ type sizes struct {
 	Flash   uint64 // allocated sections with contents
 	Arenas  uint64 // heliac: its banks' sections; TFLM: arena_used_bytes
 	Program uint64 // RAM of the rest: .data, .bss (TFLM's less its arena buffer)
+	Data    uint64 // of Program, what .data holds (initialised from flash)
 }
 
 func (s sizes) RAM() uint64 { return s.Arenas + s.Program }
@@ -82,6 +83,9 @@ func measure(path string, ref bool, arenaBytes uint64) (sizes, error) {
 			s.Arenas += sec.Size
 		default:
 			s.Program += sec.Size
+			if sec.Name == ".data" {
+				s.Data += sec.Size
+			}
 		}
 	}
 	if !ref {
@@ -176,8 +180,8 @@ func run(args []string, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "flash_bytes.heliac=%d\nflash_bytes.tflm=%d\nflash_vs_tflm=%s\n", app.Flash, ref.Flash, pct(app.Flash, ref.Flash))
-	fmt.Fprintf(w, "ram_bytes.heliac=%d arenas=%d program=%d\n", app.RAM(), app.Arenas, app.Program)
-	fmt.Fprintf(w, "ram_bytes.tflm=%d arena_used=%d program=%d\nram_vs_tflm=%s\n", ref.RAM(), ref.Arenas, ref.Program, pct(app.RAM(), ref.RAM()))
+	fmt.Fprintf(w, "ram_bytes.heliac=%d arenas=%d program=%d data=%d\n", app.RAM(), app.Arenas, app.Program, app.Data)
+	fmt.Fprintf(w, "ram_bytes.tflm=%d arena_used=%d program=%d data=%d\nram_vs_tflm=%s\n", ref.RAM(), ref.Arenas, ref.Program, ref.Data, pct(app.RAM(), ref.RAM()))
 	fmt.Fprintf(w, "staged_constant_bytes.heliac=%d\nram_vs_tflm_unstaged=%s\n", staged, pct(app.RAM()-staged, ref.RAM()))
 	return nil
 }
