@@ -56,10 +56,14 @@ type Files []File
 //   - Macros: the plan hash, sizes, and subgraph 0's inputs and outputs
 //     with their type, scale and zero point.
 //
+// With Runtime RuntimeTFLM, "<prefix>.tflm.cc" follows the source: C++
+// that runs the model with TFLM's kernels on the plan (tflmSource), which
+// <prefix>_init starts and <prefix>_invoke runs.
+//
 // With Constants other than ConstantsC, the bytes of constant arenas go to
 // binary files "<prefix>.<arena>.bin" beside the sources, included by an
 // assembler stub "<prefix>.constants.S" or by #embed; Files lists them
-// after the source. There is no main(). The output compiles without
+// after the source (and the runtime). There is no main(). The output compiles without
 // warnings under -std=c99 and -std=c11 with -Wall -Wextra -Wconversion
 // -pedantic (GNU C under C99: alignment and sections are attributes), and
 // the header also under C++11. Offsets and sizes must fit in 32 bits.

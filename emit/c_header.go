@@ -301,7 +301,7 @@ func (g *cgen) decls(w *cwriter) {
 		" * arena must be bound), or NULL for an index out of range. */\n", p)
 	w.f("uint8_t *%s_kernel_scratch_data(size_t index);\n", p)
 	if g.rt.on() {
-		for _, f := range []string{"invoke", "status_message", "runtime_start"} {
+		for _, f := range []string{"invoke", "status_message", "runtime_start", "runtime_stop"} {
 			w.name(p + "_" + f)
 		}
 		w.f("\n/* The runtime (%s.tflm.cc). %s_init ends by running every kernel's init\n"+

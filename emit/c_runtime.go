@@ -66,14 +66,21 @@ func (g *cgen) runtime(w *cwriter) {
 	if g.rt.on() {
 		// The runtime's kernel init and prepare (<prefix>.tflm.cc).
 		w.f("\n/* Runs every kernel's init and prepare (%s.tflm.cc). */\n", p)
-		w.f("%s_status_t %s_runtime_start(void);\n", p, p)
+		w.f("void %s_runtime_stop(void);\n%s_status_t %s_runtime_start(void);\n", p, p, p)
 		done = fmt.Sprintf("\treturn %s_runtime_start();\n}\n", p)
 	}
 	w.f("\n%s_status_t %s_init(void)\n{\n", p, p)
+	stop := func() {
+		if g.rt.on() {
+			w.f("\t%s_runtime_stop();\n", p)
+		}
+	}
 	if n == 0 {
+		stop()
 		w.WriteString(done)
 	} else {
 		w.WriteString("\tsize_t i;\n")
+		stop()
 		w.f("\tfor (i = 0; i < (size_t)%s_ARENA_COUNT; i++) {\n", P)
 		w.f("\t\tif (%s_arenas[i].external && %s_arena_base[i] == NULL) {\n\t\t\treturn %s_ERR_UNBOUND;\n\t\t}\n\t}\n", p, p, P)
 		w.f("\tfor (i = 0; i < (size_t)%s_ARENA_COUNT; i++) {\n", P)

@@ -95,6 +95,7 @@ func (g *cgen) tflmSource() ([]byte, error) {
 	w.WriteString(tflmRuntime)
 	p := g.prefix
 	w.f("\n/* The module's runtime API (%s.h). */\n", p)
+	w.f("extern \"C\" void %s_runtime_stop(void) { Stop(); }\n", p)
 	w.f("extern \"C\" %s_status_t %s_runtime_start(void) { return Start(); }\n", p, p)
 	w.f("extern \"C\" %s_status_t %s_invoke(void) { return Invoke(); }\n", p, p)
 	w.f("extern \"C\" const char *%s_status_message(void) { return state.message; }\n", p)
@@ -120,23 +121,12 @@ func (t *tflmGen) collect() error {
 				t.regOf[k.Register] = len(t.regs)
 				t.regs = append(t.regs, k.Register)
 			}
-			for i, ptr := range []int64{4, 8} {
-				kd, ok := kernels.TFLM(m, graph.SubgraphIndex(si), op, ptr)
-				if !ok {
-					return fmt.Errorf("emit: runtime: operator %d:%d %s: heliac has no data on what its TFLM kernel keeps (kernels.TFLM), so it cannot size the kernels' persistent data",
-						si, oi, op.Name())
-				}
-				for _, a := range kd.Init {
-					t.state[i] += alignUp(a.Bytes, 16)
-				}
-				for _, s := range kd.Prepare {
-					if s.Kind == kernels.TFLMPersistent {
-						t.state[i] += alignUp(s.Alloc.Bytes, 16)
-					}
-				}
-			}
 			t.maxTemps = max(t.maxTemps, len(op.Inputs)+len(op.Outputs)+len(op.Intermediates))
 		}
+	}
+	var err error
+	if t.state[0], t.state[1], err = TFLMKernelState(m); err != nil {
+		return err
 	}
 	if n > math.MaxInt32/2 {
 		return fmt.Errorf("emit: runtime: %d operators are too many", n)
@@ -149,6 +139,36 @@ func (t *tflmGen) collect() error {
 		}
 	}
 	return nil
+}
+
+// TFLMKernelState returns the bytes the runtime of <prefix>.tflm.cc keeps
+// for the kernels' persistent data (what each TFLM reference kernel's Init
+// and Prepare allocate, kernels.TFLM, each buffer aligned to 16) on a
+// 32-bit target (Cortex-M) and a 64-bit one (host64). An operator heliac
+// has no data on is an error naming it.
+func TFLMKernelState(m *graph.Model) (cortexM, host64 int64, err error) {
+	var state [2]int64
+	for si := range m.Subgraphs {
+		for oi := range m.Subgraphs[si].Ops {
+			op := &m.Subgraphs[si].Ops[oi]
+			for i, ptr := range []int64{4, 8} {
+				kd, ok := kernels.TFLM(m, graph.SubgraphIndex(si), op, ptr)
+				if !ok {
+					return 0, 0, fmt.Errorf("emit: runtime: operator %d:%d %s: heliac has no data on what its TFLM kernel keeps (kernels.TFLM), so it cannot size the kernels' persistent data",
+						si, oi, op.Name())
+				}
+				for _, a := range kd.Init {
+					state[i] += alignUp(a.Bytes, 16)
+				}
+				for _, s := range kd.Prepare {
+					if s.Kind == kernels.TFLMPersistent {
+						state[i] += alignUp(s.Alloc.Bytes, 16)
+					}
+				}
+			}
+		}
+	}
+	return state[0], state[1], nil
 }
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }
@@ -207,7 +227,7 @@ func (t *tflmGen) prologue() {
 		" * place it in a section. */\n", P)
 	w.f("#ifndef %s_KERNEL_STATE_ATTR\n#define %s_KERNEL_STATE_ATTR\n#endif\n", P, P)
 	w.f("#define HELIAC_KERNEL_STATE_ATTR %s_KERNEL_STATE_ATTR\n\n", P)
-	w.f("extern \"C\" %s_status_t %s_runtime_start(void);\n\n", p, p)
+	w.f("extern \"C\" void %s_runtime_stop(void);\nextern \"C\" %s_status_t %s_runtime_start(void);\n\n", p, p, p)
 	w.WriteString(tflmTypes)
 }
 
@@ -223,7 +243,8 @@ func (t *tflmGen) tables() {
 	}
 	w.f("\nconstexpr int kSubgraphCount = %d;\n", len(t.m.Subgraphs))
 	w.f("constexpr int kOpCount = %d;\nconstexpr int kOpSlots = %d;\n", nOps, max(nOps, 1))
-	w.f("constexpr int kTempTensorCount = %d;\n", 2*t.maxTemps+4)
+	w.WriteString("// Temporary TfLiteTensors held at once: at most an operator's operands,\n// some twice (TANH's Prepare).\n")
+	w.f("constexpr int kTempTensorCount = %d;\n", t.maxTemps+4)
 	w.f("constexpr int kKernelScratchCount = %d;\n", len(t.kernel))
 	w.f("constexpr int kVariableCount = %d;\n", len(t.vars))
 	nHandles := 0
@@ -288,8 +309,8 @@ func (t *tflmGen) tensorTables() {
 					}
 					zp = append(zp, strconv.FormatInt(int64(int32(z)), 10))
 				}
-				w.f("FloatArray<%d> scales_%d_%d = {%d, {%s}};\n", len(sc), si, ti, len(sc), strings.Join(sc, ", "))
-				w.f("IntArray<%d> zero_points_%d_%d = {%d, {%s}};\n", len(zp), si, ti, len(zp), strings.Join(zp, ", "))
+				w.f("const FloatArray<%d> scales_%d_%d = {%d, {%s}};\n", len(sc), si, ti, len(sc), strings.Join(sc, ", "))
+				w.f("const IntArray<%d> zero_points_%d_%d = {%d, {%s}};\n", len(zp), si, ti, len(zp), strings.Join(zp, ", "))
 			}
 		}
 		if len(sg.Tensors) > 0 {
@@ -335,9 +356,9 @@ func (t *tflmGen) tensorTables() {
 		if si < len(t.p.Schedule.Order) {
 			nOrder = len(t.p.Schedule.Order[si])
 		}
-		w.f("    {%s, %s, %s, %s, %s, %d, %d, %d, %d, %d},\n", ref("tensors", len(sg.Tensors)), ref("evals", len(sg.Tensors)),
+		w.f("    {%s, %s, %s, %s, %s, %d, %d, %d, %d, %d, %d},\n", ref("tensors", len(sg.Tensors)), ref("evals", len(sg.Tensors)),
 			ref("inputs", len(sg.Inputs)), ref("outputs", len(sg.Outputs)), ref("order", nOrder),
-			len(sg.Tensors), len(sg.Inputs), len(sg.Outputs), nOrder, t.firstOp[si])
+			len(sg.Tensors), len(sg.Inputs), len(sg.Outputs), len(sg.Ops), nOrder, t.firstOp[si])
 	}
 	w.WriteString("};\n")
 }
@@ -381,12 +402,16 @@ func (t *tflmGen) tensorInfo(si graph.SubgraphIndex, ti graph.TensorID) string {
 	if tn.Type == graph.Int8 && tn.Quantization != nil && len(tn.Quantization.ZeroPoint) > 0 {
 		reset = int(uint8(int8(tn.Quantization.ZeroPoint[0])))
 	}
+	bytes := tn.Size
+	if tn.Type == graph.Resource {
+		bytes = 4 * elements(tn.Shape) // TFLM's TfLiteTypeSizeOf (memory_helpers.cc): an int32 id
+	}
 	typ, ok := tflmTypeNames[tn.Type]
 	if !ok {
 		typ = "kTfLiteNoType"
 	}
 	return fmt.Sprintf("{&dims_%d_%d, %s, %s, %s, %d, %d, %d, %d, %du, %s, %s, %d}", si, ti, scales, zps, scale, zp, qdim, row, slot,
-		tn.Size, typ, flag, reset)
+		bytes, typ, flag, reset)
 }
 
 func elements(shape []int32) int64 {
@@ -420,11 +445,11 @@ func (t *tflmGen) opTables() {
 			i := t.firstOp[si] + oi
 			k := t.ops[i]
 			w.f("// [%d] operator %d:%d %s\n", i, si, oi, commentText(op.Name()))
-			w.f("IntArray<%d> in_%d = %s;\n", len(op.Inputs), i, intArrayInit(tensorInts(op.Inputs)))
-			w.f("IntArray<%d> out_%d = %s;\n", len(op.Outputs), i, intArrayInit(tensorInts(op.Outputs)))
+			w.f("const IntArray<%d> in_%d = %s;\n", len(op.Inputs), i, intArrayInit(tensorInts(op.Inputs)))
+			w.f("const IntArray<%d> out_%d = %s;\n", len(op.Outputs), i, intArrayInit(tensorInts(op.Outputs)))
 			im := "nullptr"
 			if len(op.Intermediates) > 0 {
-				w.f("IntArray<%d> im_%d = %s;\n", len(op.Intermediates), i, intArrayInit(tensorInts(op.Intermediates)))
+				w.f("const IntArray<%d> im_%d = %s;\n", len(op.Intermediates), i, intArrayInit(tensorInts(op.Intermediates)))
 				im = fmt.Sprintf("&im_%d", i)
 			}
 			params := "nullptr"

@@ -232,6 +232,12 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 				t.Offline.Deferred)
 		}
 	}
+	if opts.runtime == string(emit.RuntimeTFLM) {
+		if m, h, err := emit.TFLMKernelState(out.Model); err == nil {
+			fmt.Fprintf(opts.stdout, "  %s: runs the model with TFLM's reference kernels on the plan; their persistent data: "+
+				"%d bytes on Cortex-M, %d on a 64-bit host, besides the arenas\n", out.Prefix()+emit.TFLMSuffix, m, h)
+		}
+	}
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = filepath.Join(opts.outDir, f.Name)

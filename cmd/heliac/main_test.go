@@ -28,16 +28,16 @@ func TestCompileFlags(t *testing.T) {
 		args []string
 		want compileOptions
 	}{
-		{"defaults", []string{"m.tflite"}, compileOptions{tflmTarget: "cortex-m", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
-		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{tflmTarget: "cortex-m", model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
-		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{tflmTarget: "cortex-m", model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", quiet: true}},
-		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{tflmTarget: "cortex-m", model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
-		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{tflmTarget: "cortex-m", model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
-		{"in place", []string{"m.tflite", "--no-in-place"}, compileOptions{tflmTarget: "cortex-m", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", noInPlace: true}},
-		{"model inputs", []string{"m.tflite", "--overwrite-inputs"}, compileOptions{tflmTarget: "cortex-m", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", overwriteIn: true}},
-		{"model order", []string{"m.tflite", "--schedule", "model"}, compileOptions{tflmTarget: "cortex-m", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "model"}},
+		{"defaults", []string{"m.tflite"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", quiet: true}},
+		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"in place", []string{"m.tflite", "--no-in-place"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", noInPlace: true}},
+		{"model inputs", []string{"m.tflite", "--overwrite-inputs"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", overwriteIn: true}},
+		{"model order", []string{"m.tflite", "--schedule", "model"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "model"}},
 		{"the module's form", []string{"m.tflite", "--external-arenas", "--constants", "incbin"},
-			compileOptions{tflmTarget: "cortex-m", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, external: true, constants: "incbin", kernels: "tflm-reference", schedule: "memory"}},
+			compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, external: true, constants: "incbin", kernels: "tflm-reference", schedule: "memory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// --runtime tflm adds <prefix>.tflm.cc to the set and the summary; a run
+// without it removes the one an earlier run wrote, so the directory holds
+// one set.
+func TestRuntimeWritesAndRemovesTheRuntime(t *testing.T) {
+	dir := t.TempDir()
+	cc := filepath.Join(dir, "hello_world_int8.tflm.cc")
+	code, stdout, stderr := runHeliac(helloWorld, "-o", dir, "--runtime", "tflm")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, cc)
+	// Three FULLY_CONNECTED kernels keep an OpDataFullyConnected each: 48
+	// bytes with 4-byte pointers, 64 with 8-byte ones (fully_connected.h).
+	assert.Contains(t, stdout, "hello_world_int8.tflm.cc: runs the model with TFLM's reference kernels on the plan; "+
+		"their persistent data: 144 bytes on Cortex-M, 192 on a 64-bit host, besides the arenas")
+	data, err := os.ReadFile(cc)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "hello_world_int8_invoke(void)")
+
+	code, stdout, stderr = runHeliac(helloWorld, "-o", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, stdout, cc)
+	_, err = os.Stat(cc)
+	assert.True(t, os.IsNotExist(err), "the runtime of the earlier run is gone")
+}
+
+func TestRuntimeFlagErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown", []string{"--runtime", "tvm"}, `unknown runtime "tvm" (known: none, tflm)`},
+		{"cmsis-nn", []string{"--runtime", "tflm", "--kernels", "cmsis-nn", "--cpu", "cortex-m55"},
+			"--runtime tflm runs TFLM's reference kernels"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			code, _, stderr := runHeliac(append([]string{helloWorld, "-o", dir}, tt.args...)...)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, stderr, tt.want)
+			_, err := os.Stat(filepath.Join(dir, "hello_world_int8.plan.json"))
+			assert.True(t, os.IsNotExist(err), "nothing is written")
+		})
+	}
+}
+
+// A <prefix>.tflm.cc heliac did not write is neither replaced nor removed.
+func TestRuntimeLeavesForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	cc := filepath.Join(dir, "hello_world_int8.tflm.cc")
+	mine := []byte("// my own runtime\n")
+	require.NoError(t, os.WriteFile(cc, mine, 0o644))
+	code, _, stderr := runHeliac(helloWorld, "-o", dir, "--runtime", "tflm")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "hello_world_int8.tflm.cc is not a C file heliac wrote")
+	code, _, stderr = runHeliac(helloWorld, "-o", dir)
+	require.Equal(t, exitOK, code, stderr)
+	got, err := os.ReadFile(cc)
+	require.NoError(t, err)
+	assert.Equal(t, mine, got)
+}

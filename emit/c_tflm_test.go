@@ -1,0 +1,94 @@
+package emit_test
+
+import (
+	"math"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/plan"
+)
+
+func helloRuntime(t *testing.T) (*graph.Model, emit.Files) {
+	t.Helper()
+	m := readModel(t, filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
+	return m, pipelineC(t, m, plan.Options{}, emit.COptions{Prefix: "hello_world_int8", Runtime: emit.RuntimeTFLM})
+}
+
+// With the runtime the set gains <prefix>.tflm.cc, the header the
+// runtime's API and status codes after the others, and init ends in the
+// runtime's start; without it the module is as before.
+func TestTFLMRuntimeModule(t *testing.T) {
+	_, files := helloRuntime(t)
+	require.Len(t, files, 3)
+	assert.Equal(t, []string{"hello_world_int8.h", "hello_world_int8.c", "hello_world_int8.tflm.cc"},
+		[]string{files[0].Name, files[1].Name, files[2].Name})
+	h, c := string(files[0].Data), string(files[1].Data)
+	for i, s := range []string{"OK", "ERR_UNKNOWN_ARENA", "ERR_INTERNAL_ARENA", "ERR_NULL", "ERR_TOO_SMALL", "ERR_MISALIGNED",
+		"ERR_UNBOUND", "ERR_KERNEL", "ERR_KERNEL_STATE", "ERR_SCRATCH", "ERR_NOT_INITIALIZED"} {
+		assert.Regexp(t, `(?m)^\tHELLO_WORLD_INT8_`+s+` = `+strconv.Itoa(i)+`[, ]`, h)
+	}
+	assert.Contains(t, h, "hello_world_int8_status_t hello_world_int8_invoke(void);")
+	assert.Contains(t, h, "const char *hello_world_int8_status_message(void);")
+	init := c[strings.Index(c, "hello_world_int8_status_t hello_world_int8_init(void)"):]
+	init = init[:strings.Index(init, "\n}\n")]
+	assert.True(t, strings.HasSuffix(init, "\treturn hello_world_int8_runtime_start();"), init)
+
+	m := readModel(t, filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
+	plain := pipelineC(t, m, plan.Options{}, emit.COptions{Prefix: "hello_world_int8"})
+	require.Len(t, plain, 2)
+	assert.NotContains(t, string(plain[0].Data), "ERR_KERNEL")
+	assert.NotContains(t, string(plain[0].Data), "_invoke")
+}
+
+// The runtime's tables: quantization exactly as the model gives it, the
+// kernels' persistent budget per pointer size, operators in the plan's
+// order.
+func TestTFLMRuntimeTables(t *testing.T) {
+	m, files := helloRuntime(t)
+	cc := string(files[2].Data)
+
+	// Every scale is the model's float32, bit for bit.
+	re := regexp.MustCompile(`const FloatArray<1> scales_0_(\d+) = \{1, \{(\S+)f\}\};`)
+	found := 0
+	for _, sm := range re.FindAllStringSubmatch(cc, -1) {
+		id, _ := strconv.Atoi(sm[1])
+		v, err := strconv.ParseFloat(sm[2], 32)
+		require.NoError(t, err, sm[2])
+		assert.Equal(t, math.Float32bits(m.Subgraphs[0].Tensors[id].Quantization.Scale[0]), math.Float32bits(float32(v)), "tensor %d", id)
+		found++
+	}
+	assert.Equal(t, len(m.Subgraphs[0].Tensors), found, "every tensor of hello_world_int8 is quantized")
+
+	// Three FULLY_CONNECTED kernels keep an OpDataFullyConnected each
+	// (sizeof 48 with 4-byte pointers, 64 with 8-byte ones; fully_connected.h
+	// @90b983c) and nothing in Prepare for per-tensor quantization.
+	assert.Contains(t, cc, "#if UINTPTR_MAX == 0xffffffffu\nconstexpr size_t kKernelStateBytes = 144;\n#else\nconstexpr size_t kKernelStateBytes = 192;\n#endif")
+
+	// The operators run in the plan's order, whatever it is.
+	p := buildPlan(t, m)
+	slices.Reverse(p.Schedule.Order[0])
+	files, err := emit.C(m, p, emit.COptions{Prefix: "hello_world_int8", Runtime: emit.RuntimeTFLM})
+	require.NoError(t, err)
+	assert.Contains(t, string(files[2].Data), "const int order_0[3] = {2, 1, 0};")
+	assert.Contains(t, cc, "const int order_0[3] = {0, 1, 2};")
+}
+
+// An operator the runtime has no kernel for, and an unknown runtime, are
+// errors naming them.
+func TestTFLMRuntimeErrors(t *testing.T) {
+	m := denseModel()
+	_, err := emit.C(m, buildPlan(t, m), emit.COptions{Prefix: "hello_world_int8", Runtime: emit.RuntimeTFLM})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "operator 0:2 CUSTOM:MIX")
+	_, err = emit.C(m, buildPlan(t, m), emit.COptions{Runtime: "tvm"})
+	assert.ErrorContains(t, err, `unknown runtime "tvm"`)
+}
