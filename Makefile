@@ -101,6 +101,11 @@ difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tf
 bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model
 	$(GO) run ./internal/cmd/bench
 
+.PHONY: bench-m55
+bench-m55: ## flash and RAM of heliac's Cortex-M55 program vs TFLM's MicroInterpreter, per model, under QEMU (examples/cortex-m55)
+	@$(GO) test -count=1 -v -timeout 60m -run TestQEMU ./examples/cortex-m55/test/ | \
+		grep -E -e 'flash_|ram_|^=== RUN|per model|bit-exact|differs|error|not built|^(ok|FAIL|---)'
+
 .PHONY: bench-go
 bench-go: ## run the Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

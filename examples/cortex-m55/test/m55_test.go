@@ -1,0 +1,290 @@
+package cortexm55_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/internal/corpus"
+)
+
+// corpusModels are the corpus models the example runs besides the bundled
+// ones: CNNs, audio (keyword spotting, wake word and voice activity, the
+// last two streaming through resource variables), LSTMs and control flow,
+// each quick under QEMU. All are models TFLM runs
+// (../shared/bench/tflm-reference.tsv).
+var corpusModels = []string{
+	"ambiq/cnn_s_quantized.tflite",              // CNN, keyword spotting
+	"mlperf-tiny/kws_ref_model.tflite",          // DS-CNN, keyword spotting
+	"mlperf-tiny/pretrainedResnet_quant.tflite", // ResNet-8, image classification
+	"tflite-micro/person_detect.tflite",         // MobileNet, person detection
+	"tflite-micro/magic_wand.tflite",            // float CNN, gestures
+	"esphome-mww/okay_nabu_v2.tflite",           // streaming wake word (resource variables)
+	"esphome-mww/vad_v2.tflite",                 // streaming voice activity (resource variables)
+	"tflite-micro/trained_lstm_int8.tflite",     // UNIDIRECTIONAL_SEQUENCE_LSTM
+	"ambiq-nnse/LSTM_8x8bit.tflite",             // unrolled LSTM, speech enhancement
+	"coral/keras_lstm_mnist_ptq.tflite",         // LSTM
+	"mlperf-tiny/ad01_int8.tflite",              // autoencoder, anomaly detection
+	"litert/multi_subgraphs_while.bin",          // WHILE
+	"litert/call_once_mul.bin",                  // CALL_ONCE
+}
+
+// shortModels run under -short.
+var shortModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mul.tflite": true}
+
+// seeds are the input seeds each model runs with, 3 invocations each.
+var seeds = []int{1, 2}
+
+// env is what every model's build needs, found once.
+type env struct {
+	shared, heliac, tflmRunM55 string
+}
+
+func setup(t *testing.T) env {
+	t.Helper()
+	shared := corpus.Require(t)
+	for _, tool := range []string{"arm-none-eabi-g++", "qemu-system-arm", "make", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not on PATH", tool)
+		}
+	}
+	e := env{shared: shared, tflmRunM55: filepath.Join(shared, "tools", "tflm_run_m55")}
+	for _, p := range []string{e.tflmRunM55, filepath.Join(shared, "tflm", "lib", "cortex-m55", "libtflm.a")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s not found", p)
+		}
+	}
+	e.heliac = filepath.Join(t.TempDir(), "heliac")
+	build := exec.Command("go", "build", "-o", e.heliac, "./cmd/heliac")
+	build.Dir = filepath.Join("..", "..", "..")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return e
+}
+
+// make runs the example's Makefile for one model into dir.
+func (e env) make(t *testing.T, model, dir string, args []string, targets ...string) ([]byte, error) {
+	t.Helper()
+	argv := append([]string{"-s", "-C", "..", "MODEL=" + model, "OUT=" + dir, "HELIAC=" + e.heliac,
+		"TFLM_DIR=" + filepath.Join(e.shared, "tflm"), "TIMEOUT=240",
+		"ARGS=" + strings.Join(args, " ")}, targets...)
+	cmd := exec.Command("make", argv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("make %s: %w\n%s\n%s", strings.Join(targets, " "), err, stdout.Bytes(), stderr.Bytes())
+	}
+	return stdout.Bytes(), err
+}
+
+// results keeps the key=value lines that must match tflm_run's: each
+// run's status, every output's digest, and the digest over them.
+func results(out []byte) []string {
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "invoke.") || strings.HasPrefix(l, "output.") || strings.HasPrefix(l, "outputs_digest=") || strings.HasPrefix(l, "error=") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// want runs tflm_run_m55 on the original model.
+func (e env) want(t *testing.T, model string, seed int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.tflmRunM55, "--seed", strconv.Itoa(seed), "--invokes", "3",
+		"--arena-bytes", strconv.Itoa(16<<20), model)
+	out, err := cmd.Output()
+	require.NoError(t, err, "tflm_run_m55 %s: %s", model, out)
+	return results(out)
+}
+
+// firstError returns the error= line of a program's output, or "".
+func firstError(out []byte) string {
+	for _, l := range strings.Split(string(out), "\n") {
+		if e, ok := strings.CutPrefix(l, "error="); ok {
+			return e
+		}
+	}
+	return "no error= line"
+}
+
+func indent(s string) string {
+	return "      " + strings.ReplaceAll(s, "\n", "\n      ")
+}
+
+// planArenas reads the plan's arenas: role, memory and source memory.
+func planArenas(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var p struct {
+		Arenas []map[string]any `json:"arenas"`
+	}
+	require.NoError(t, json.Unmarshal(data, &p))
+	return p.Arenas
+}
+
+// placed reports which placements the plan has: "scratch in DTCM",
+// "staged SRAM<-FLASH", "cold FLASH".
+func placed(arenas []map[string]any) map[string]bool {
+	got := map[string]bool{}
+	for _, a := range arenas {
+		role, mem, src := a["role"], a["memory"], a["source_memory"]
+		switch {
+		case role == "scratch" && mem == "DTCM":
+			got["scratch in DTCM"] = true
+		case role == "constant" && mem == "SRAM" && src == "FLASH":
+			got["staged SRAM<-FLASH"] = true
+		case role == "constant" && mem == "FLASH":
+			got["cold FLASH"] = true
+		}
+	}
+	return got
+}
+
+// TestQEMU builds the example for the bundled models and a set of corpus
+// models, each planned on the AN547's banks with every other constant
+// staged into SRAM and the rest cold in FLASH, runs it under QEMU and
+// compares every output line of the harness (driver/testdata/runtime) on
+// heliac's module with tflm_run_m55 on the original model (two seeds,
+// three invocations). The harness on TFLM's MicroInterpreter, on the same
+// start-up code and linker script, must match tflm_run_m55 too; flash and
+// RAM of both are logged (not under -short). The example's own main.c
+// must run as well.
+func TestQEMU(t *testing.T) {
+	e := setup(t)
+	bundled, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "models", "*.tflite"))
+	require.NoError(t, err)
+	var models []string
+	for _, m := range bundled {
+		if !testing.Short() || shortModels[filepath.Base(m)] {
+			abs, err := filepath.Abs(m)
+			require.NoError(t, err)
+			models = append(models, abs)
+		}
+	}
+	if !testing.Short() {
+		for _, m := range corpusModels {
+			models = append(models, filepath.Join(e.shared, "corpus", m))
+		}
+	}
+	report := &verdicts{m: map[string]string{}}
+	// The models build and run two at a time (QEMU and the compilers are
+	// single-threaded); the group returns when all have finished.
+	t.Run("models", func(t *testing.T) {
+		for _, model := range models {
+			name := strings.TrimPrefix(model, filepath.Join(e.shared, "corpus")+"/")
+			if strings.HasPrefix(name, "/") {
+				name = filepath.Base(name)
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				report.set(name, "error")
+				dir := t.TempDir()
+				args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
+				_, err := e.make(t, model, dir, args, "all", filepath.Join(dir, "check.elf"), filepath.Join(dir, "ref.elf"))
+				if err != nil && strings.Contains(err.Error(), "TFLM has no kernel for it in this build of heliac") {
+					// The runtime's operator table (emit/tflm_ops.go) does not
+					// cover the model yet: nothing of this example to test.
+					report.set(name, "skipped: heliac's runtime has no kernel for one of its operators")
+					t.Skip(err)
+				}
+				require.NoError(t, err)
+
+				got := placed(planArenas(t, filepath.Join(dir, "gen", "model.plan.json")))
+				assert.True(t, got["scratch in DTCM"], "no scratch arena in DTCM: %v", got)
+				rules, err := os.ReadFile(filepath.Join(dir, "gen", "rules.yaml"))
+				require.NoError(t, err)
+				if bytes.Contains(rules, []byte("tensor:")) {
+					assert.True(t, got["staged SRAM<-FLASH"], "no constants staged into SRAM: %v", got)
+					if !bytes.Contains(rules, []byte("# cold: 0\n")) {
+						assert.True(t, got["cold FLASH"], "no cold constants in FLASH: %v", got)
+					}
+				}
+
+				_, err = e.make(t, model, dir, nil, "run")
+				require.NoError(t, err, "the example's main.c")
+
+				exact := true
+				for i, seed := range seeds {
+					args := []string{"--seed", strconv.Itoa(seed), "--invokes", "3"}
+					want := e.want(t, model, seed)
+					if i == 0 {
+						ref, err := e.make(t, model, dir, args, "check-ref")
+						require.NoError(t, err)
+						require.Equal(t, want, results(ref), "TFLM's MicroInterpreter on the example's board differs from tflm_run_m55")
+					}
+					out, err := e.make(t, model, dir, args, "check")
+					if err != nil {
+						t.Log(err)
+						report.set(name, "error: "+firstError(out))
+						t.Fail()
+						return
+					}
+					exact = assert.Equal(t, want, results(out), "seed %d: heliac's program differs from tflm_run_m55", seed) && exact
+				}
+				report.set(name, map[bool]string{true: "bit-exact", false: "differs"}[exact])
+				if !testing.Short() {
+					fig, err := e.make(t, model, dir, nil, "measure")
+					require.NoError(t, err)
+					report.add(name, "\n"+indent(string(bytes.TrimSpace(fig))))
+				}
+			})
+		}
+	})
+	t.Logf("per model:\n%s", report)
+}
+
+// verdicts collects each model's verdict from parallel subtests.
+type verdicts struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (v *verdicts) set(name, s string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.m[name] = s
+}
+
+func (v *verdicts) add(name, s string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.m[name] += s
+}
+
+// String lists the verdicts by model name.
+func (v *verdicts) String() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	names := make([]string, 0, len(v.m))
+	for n := range v.m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-45s %s\n", n, v.m[n])
+	}
+	return b.String()
+}

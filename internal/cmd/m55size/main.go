@@ -1,0 +1,194 @@
+// Command m55size prints the flash and RAM a model needs on the Cortex-M55
+// example (examples/cortex-m55): heliac's program against the same model
+// under TFLM's MicroInterpreter, both the harness of
+// driver/testdata/runtime over the same start-up code and linker script.
+//
+//	m55size HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json
+//
+// TFLM_RUN_OUTPUT is what tflm_run_m55 printed for the model (its
+// arena_used_bytes= line: the arena TFLM needs on this core); PLAN.json is
+// heliac's plan (its staged constant arenas). Flash is every allocated
+// section with contents: code, read-only data, constants and the load
+// images of initialised RAM. RAM is every allocated section in the board's
+// RAM (DTCM, SRAM, ISRAM, DDR): for heliac its arenas (the sections of its
+// banks) plus the program's .data and .bss (the runtime's own state among
+// them); for TFLM arena_used_bytes plus the program's .data and .bss less
+// the arena buffer (g_arena). Staged constants are RAM heliac spends by
+// choice (copies of flash for speed): the figure without them is printed
+// too. Stack and heap are the same start-up code's in both and are left
+// out. Figures are printed, never judged.
+package main
+
+import (
+	"bufio"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ramRanges are an547.ld's RAM regions, [start, end).
+var ramRanges = [][2]uint64{
+	{0x01000000, 0x01200000}, // SRAM
+	{0x20000000, 0x20080000}, // DTCM
+	{0x21000000, 0x21400000}, // ISRAM
+	{0x60000000, 0x70000000}, // DDR
+}
+
+// arenaSections are the sections of heliac's banks (an547.yaml).
+var arenaSections = map[string]bool{".dtcm_bss": true, ".sram_bss": true, ".sram_data": true, ".isram_bss": true, ".ddr_bss": true}
+
+// sizes is one program's figures.
+type sizes struct {
+	Flash   uint64 // allocated sections with contents
+	Arenas  uint64 // heliac: its banks' sections; TFLM: arena_used_bytes
+	Program uint64 // RAM of the rest: .data, .bss (TFLM's less its arena buffer)
+	Data    uint64 // of Program, what .data holds (initialised from flash)
+}
+
+func (s sizes) RAM() uint64 { return s.Arenas + s.Program }
+
+func inRAM(addr uint64) bool {
+	for _, r := range ramRanges {
+		if addr >= r[0] && addr < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// measure reads an ELF's figures. For the reference (ref true), the
+// symbol whose name holds "g_arena" is TFLM's arena buffer: its bytes count
+// as arenaBytes, what TFLM uses of it.
+func measure(path string, ref bool, arenaBytes uint64) (sizes, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return sizes{}, err
+	}
+	defer f.Close()
+	var s sizes
+	for _, sec := range f.Sections {
+		if sec.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		if sec.Type != elf.SHT_NOBITS {
+			s.Flash += sec.Size
+		}
+		switch {
+		case !inRAM(sec.Addr):
+		case !ref && arenaSections[sec.Name]:
+			s.Arenas += sec.Size
+		default:
+			s.Program += sec.Size
+			if sec.Name == ".data" {
+				s.Data += sec.Size
+			}
+		}
+	}
+	if !ref {
+		return s, nil
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return sizes{}, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, sym := range syms {
+		if strings.Contains(sym.Name, "g_arena") && elf.ST_TYPE(sym.Info) == elf.STT_OBJECT && inRAM(sym.Value) {
+			s.Program -= sym.Size
+			s.Arenas = arenaBytes
+			return s, nil
+		}
+	}
+	return sizes{}, fmt.Errorf("%s: no arena symbol (g_arena)", path)
+}
+
+// stagedBytes sums the plan's staged constant arenas: constants copied
+// from their source bank into another (a cold arena's source is its own
+// memory).
+func stagedBytes(path string) (uint64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	var p struct {
+		Arenas []struct {
+			Role   string `json:"role"`
+			Memory string `json:"memory"`
+			Source string `json:"source_memory"`
+			Size   uint64 `json:"size"`
+		} `json:"arenas"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	var n uint64
+	for _, a := range p.Arenas {
+		if a.Role == "constant" && a.Source != "" && a.Source != a.Memory {
+			n += a.Size
+		}
+	}
+	return n, nil
+}
+
+// arenaUsed reads arena_used_bytes= from the reference's output.
+func arenaUsed(r io.Reader) (uint64, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "arena_used_bytes="); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no arena_used_bytes= line (did the reference run?)")
+}
+
+func pct(a, b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", (float64(a)/float64(b)-1)*100)
+}
+
+func run(args []string, w io.Writer) error {
+	if len(args) != 4 {
+		return fmt.Errorf("usage: m55size HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json")
+	}
+	out, err := os.Open(args[2])
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	used, err := arenaUsed(out)
+	if err != nil {
+		return fmt.Errorf("%s: %w", args[2], err)
+	}
+	app, err := measure(args[0], false, 0)
+	if err != nil {
+		return err
+	}
+	ref, err := measure(args[1], true, used)
+	if err != nil {
+		return err
+	}
+	staged, err := stagedBytes(args[3])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "flash_bytes.heliac=%d\nflash_bytes.tflm=%d\nflash_vs_tflm=%s\n", app.Flash, ref.Flash, pct(app.Flash, ref.Flash))
+	fmt.Fprintf(w, "ram_bytes.heliac=%d arenas=%d program=%d data=%d\n", app.RAM(), app.Arenas, app.Program, app.Data)
+	fmt.Fprintf(w, "ram_bytes.tflm=%d arena_used=%d program=%d data=%d\nram_vs_tflm=%s\n", ref.RAM(), ref.Arenas, ref.Program, ref.Data, pct(app.RAM(), ref.RAM()))
+	fmt.Fprintf(w, "staged_constant_bytes.heliac=%d\nram_vs_tflm_unstaged=%s\n", staged, pct(app.RAM()-staged, ref.RAM()))
+	return nil
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "m55size:", err)
+		os.Exit(1)
+	}
+}
