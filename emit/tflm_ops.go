@@ -96,7 +96,7 @@ func tflmOpOf(m *graph.Model, si graph.SubgraphIndex, op *graph.Op) (tflmOp, err
 		return out, nil
 	}
 	p := newCParams(k.params)
-	if o := op.Options; o != nil && o.Table == k.table && k.parse != nil {
+	if o := op.Resolved(); o != nil && o.Table == k.table && k.parse != nil {
 		if err := k.parse(o, p); err != nil {
 			return fail("%v", err)
 		}

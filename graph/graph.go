@@ -102,6 +102,8 @@ type Op struct {
 	// included; nil when the file gives none (or one of a type the schema
 	// does not know). Options2 is its builtin_options_2 table (the options
 	// of newer operators such as STABLEHLO_COMPOSITE), nil when none.
+	// Window, Called and Resource describe some of their fields again, as
+	// heliac plans by them; Resolved gives the table with those winning.
 	Options, Options2 *Options
 	// CustomOptions holds the operator's custom_options bytes (inline or in
 	// the large_custom_options offset/size form); nil when it has none.

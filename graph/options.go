@@ -92,3 +92,106 @@ func (o *Options) Ints(name string) []int64 {
 	}
 	return nil
 }
+
+// Resolved returns the operator's builtin_options (Options, or Options2
+// for STABLEHLO_COMPOSITE) with the fields that Window, Called and
+// Resource describe taken from those: they are what heliac plans by, so
+// where a caller changed one of them and not Options, they win. It returns
+// the table itself when nothing differs, and a copy otherwise; nil when
+// the operator has no such table.
+func (op *Op) Resolved() *Options {
+	o := op.Options
+	if op.Code == StablehloComposite {
+		o = op.Options2
+	}
+	if o == nil {
+		return nil
+	}
+	var ints []struct {
+		name string
+		v    int64
+	}
+	add := func(name string, v int64) {
+		ints = append(ints, struct {
+			name string
+			v    int64
+		}{name, v})
+	}
+	if w := op.Window; w != nil {
+		switch {
+		case op.Code == Conv2D && o.Table == "Conv2DOptions",
+			op.Code == DepthwiseConv2D && o.Table == "DepthwiseConv2DOptions":
+			add("padding", int64(w.Padding))
+			add("stride_w", int64(w.StrideW))
+			add("stride_h", int64(w.StrideH))
+			add("dilation_w_factor", int64(w.DilationW))
+			add("dilation_h_factor", int64(w.DilationH))
+			if op.Code == DepthwiseConv2D {
+				add("depth_multiplier", int64(w.DepthMultiplier))
+			}
+		case op.Code == TransposeConv && o.Table == "TransposeConvOptions":
+			add("padding", int64(w.Padding))
+			add("stride_w", int64(w.StrideW))
+			add("stride_h", int64(w.StrideH))
+		case (op.Code == AveragePool2D || op.Code == MaxPool2D) && o.Table == "Pool2DOptions":
+			add("padding", int64(w.Padding))
+			add("stride_w", int64(w.StrideW))
+			add("stride_h", int64(w.StrideH))
+			add("filter_width", int64(w.FilterW))
+			add("filter_height", int64(w.FilterH))
+		}
+	}
+	called := map[Opcode]struct {
+		table  string
+		fields []string
+	}{
+		While:              {"WhileOptions", []string{"cond_subgraph_index", "body_subgraph_index"}},
+		If:                 {"IfOptions", []string{"then_subgraph_index", "else_subgraph_index"}},
+		CallOnce:           {"CallOnceOptions", []string{"init_subgraph_index"}},
+		StablehloComposite: {"StableHLOCompositeOptions", []string{"decomposition_subgraph_index"}},
+	}
+	if c, ok := called[op.Code]; ok && o.Table == c.table && len(op.Called) == len(c.fields) {
+		for i, name := range c.fields {
+			add(name, int64(op.Called[i]))
+		}
+	}
+	type str struct {
+		name    string
+		v       string
+		present bool
+	}
+	var strs []str
+	if r := op.Resource; r != nil && op.Code == VarHandle && o.Table == "VarHandleOptions" {
+		// ResourceName says whether the container is given; an absent
+		// shared_name reads as "", as it does in liveness.
+		shared := o.Field("shared_name")
+		strs = append(strs, str{"container", r.Container, r.HasContainer},
+			str{"shared_name", r.SharedName, r.SharedName != "" || shared != nil && shared.Present})
+	}
+	differs := false
+	for _, f := range ints {
+		if g := o.Field(f.name); g != nil && g.Kind == OptionInt && g.Int != f.v {
+			differs = true
+		}
+	}
+	for _, s := range strs {
+		if g := o.Field(s.name); g != nil && g.Kind == OptionString && (g.Str != s.v || g.Present != s.present) {
+			differs = true
+		}
+	}
+	if !differs {
+		return o
+	}
+	c := &Options{Table: o.Table, Fields: append([]OptionField(nil), o.Fields...)}
+	for _, f := range ints {
+		if g := c.Field(f.name); g != nil && g.Kind == OptionInt && g.Int != f.v {
+			g.Int, g.Present = f.v, true
+		}
+	}
+	for _, s := range strs {
+		if g := c.Field(s.name); g != nil && g.Kind == OptionString {
+			g.Str, g.Present = s.v, s.present
+		}
+	}
+	return c
+}

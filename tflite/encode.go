@@ -392,22 +392,29 @@ func (e *encoder) operator(op *graph.Op) flatbuffers.UOffsetT {
 	if len(op.Intermediates) > 0 {
 		inter = e.ids(op.Intermediates)
 	}
-	// Options and Options2, when set, are written as they are; the one
-	// not set comes from Window, Called or Resource.
+	// Options and Options2, when set, are written with Window, Called and
+	// Resource winning over their fields of the same meaning
+	// (graph.Op.Resolved); the one not set comes from those alone.
 	var optType schema.BuiltinOptions
 	var opts, opts2 flatbuffers.UOffsetT
 	opt2Type := schema.BuiltinOptions2StableHLOCompositeOptions
 	if second := op.Code == graph.StablehloComposite; (second && op.Options2 == nil) || (!second && op.Options == nil) {
 		optType, opts, opts2 = e.options(op)
 	}
-	if op.Options != nil {
+	if o := op.Options; o != nil {
+		if op.Code != graph.StablehloComposite {
+			o = op.Resolved()
+		}
 		var t byte
-		t, opts = e.optionsTable("BuiltinOptions", op.Options)
+		t, opts = e.optionsTable("BuiltinOptions", o)
 		optType = schema.BuiltinOptions(t)
 	}
-	if op.Options2 != nil {
+	if o := op.Options2; o != nil {
+		if op.Code == graph.StablehloComposite {
+			o = op.Resolved()
+		}
 		var t byte
-		t, opts2 = e.optionsTable("BuiltinOptions2", op.Options2)
+		t, opts2 = e.optionsTable("BuiltinOptions2", o)
 		opt2Type = schema.BuiltinOptions2(t)
 	}
 	var custom flatbuffers.UOffsetT
