@@ -22,6 +22,7 @@ import (
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/tflmarena"
 )
 
 // Options says how to compile a model. The zero value compiles as the
@@ -73,8 +74,10 @@ type Options struct {
 	// writes constant arenas ("" is emit.ConstantsC).
 	EmitTFLite bool
 	Constants  emit.Constants
-	// TFLMTarget is the target of TFLM's whole arena with EmitTFLite
-	// (driver.Output.TFLMArena): "cortex-m" (or "") or "host64".
+	// TFLMTarget is the target TFLM runs on: "cortex-m" (or "") or
+	// "host64". It sizes TFLM's whole arena with EmitTFLite
+	// (driver.Output.TFLMArena), and host64 plans the kernels'
+	// pointer-sized scratch with 8-byte pointers.
 	TFLMTarget string
 	// Report also returns the plan as a self-contained HTML page
 	// (Output.Report, <prefix>.report.html among the files).
@@ -165,6 +168,14 @@ func (o Options) Config() (driver.Config, error) {
 	case lib.Name == kernels.CMSISNN:
 		return bad("--kernels %s sizes kernel scratch by the CPU's extension (none, DSP or MVE): give --cpu (%s)",
 			kernels.CMSISNN, strings.Join(kernels.CPUs(), ", "))
+	}
+	// A 64-bit host's kernels ask for pointer-sized scratch (ADD_N) twice
+	// as large; the runtime checks every request against the plan.
+	if t, ok := tflmarena.TargetNamed(o.TFLMTarget); ok && t.PointerSize != cfg.Target.PointerSize {
+		if o.CPU != "" {
+			return bad("--cpu %s is a Cortex-M CPU; --tflm-target %s is a 64-bit host", o.CPU, t.Name)
+		}
+		cfg.Target.PointerSize = t.PointerSize
 	}
 	cfg.Liveness.NoAlias = o.NoAlias
 	switch {

@@ -89,6 +89,7 @@ func TestOptions(t *testing.T) {
 		{"unknown CPU", heliac.Options{CPU: "cortex-a9"}, `unknown CPU "cortex-a9"`},
 		{"overwrite without in-place", heliac.Options{NoInPlace: true, OverwriteInputs: true}, "cannot go with --no-in-place"},
 		{"unknown schedule", heliac.Options{Schedule: "random"}, `unknown schedule "random"`},
+		{"a Cortex-M CPU on a 64-bit host", heliac.Options{CPU: "cortex-m55", TFLMTarget: "host64"}, "is a 64-bit host"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +105,9 @@ func TestOptions(t *testing.T) {
 	assert.Equal(t, kernels.TFLMReference, cfg.Kernels.Name)
 	assert.Equal(t, cfg.Kernels, cfg.Liveness.Kernels, "in place with the same library")
 	assert.Equal(t, kernels.CortexM, cfg.Target)
+	cfg, err = heliac.Options{TFLMTarget: "host64"}.Config()
+	require.NoError(t, err)
+	assert.Equal(t, int64(8), cfg.Target.PointerSize, "a 64-bit host's kernels ask for pointer-sized scratch of 8 bytes a pointer")
 	_, err = heliac.Compile(context.Background(), []byte("not a model"), heliac.Options{})
 	require.Error(t, err)
 	var oe *heliac.OptionError
