@@ -302,7 +302,7 @@ func (t *tflmGen) tensorTables() {
 		w.f("\n// Subgraph %d %s.\n", si, commentText(sg.Name))
 		for ti := range sg.Tensors {
 			tn := &sg.Tensors[ti]
-			w.f("IntArray<%d> dims_%d_%d = %s;\n", len(tn.Shape), si, ti, intArrayInit(tn.Shape))
+			w.f("const IntArray<%d> dims_%d_%d = %s;\n", len(tn.Shape), si, ti, intArrayInit(tn.Shape))
 			if q := tflmQuant(tn); q != nil {
 				var sc, zp []string
 				for i, s := range q.Scale {
