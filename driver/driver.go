@@ -155,6 +155,9 @@ type planned struct {
 	p    *plan.Plan
 	ord  *order.Result
 	tflm *TFLM
+	// theirs is TFLM's own placement of the model (tflmConfig), kept by
+	// againstTFLM where finish may still prefer it (keepTFLMArena).
+	theirs *planned
 }
 
 // planModel loads, orders and plans a model, and compares the plan with
@@ -234,7 +237,7 @@ func planLoaded(ctx context.Context, m *graph.Model, cfg Config) (*planned, erro
 // finish emits a planned model, verifies what it emitted and adds the
 // report and the rewritten model when asked.
 func (s *planned) finish() (*Output, error) {
-	data, cfg, m, lt, p, ord := s.data, s.cfg, s.m, s.lt, s.p, s.ord
+	data, cfg, m := s.data, s.cfg, s.m
 	meta := emit.Meta{
 		ModelName:   cfg.ModelName,
 		ModelSHA256: sha256Hex(data),
@@ -257,7 +260,7 @@ func (s *planned) finish() (*Output, error) {
 			}
 		}
 		var err error
-		if tfl, err = withOfflinePlan(data, m, p); err != nil {
+		if tfl, err = withOfflinePlan(data, m, s.p); err != nil {
 			return nil, err
 		}
 		// The kernels' share of TFLM's tail is the build's library's
@@ -265,9 +268,12 @@ func (s *planned) finish() (*Output, error) {
 		// an operator without data is an error naming it.
 		k := tflmarena.Kernels{Library: cfg.Kernels, CPU: cfg.Target}
 		if arenas, arenasErr = tflmArenas(context.Background(), m, tfl, target, k); arenas != nil {
+			// Never a larger tensor_arena than the original's.
+			tfl, arenas = s.keepTFLMArena(tfl, arenas, target, k)
 			meta.TFLMArena = &emit.TFLMArena{Target: arenas.Target, Bytes: arenas.Emitted.Bytes}
 		}
 	}
+	lt, p, ord := s.lt, s.p, s.ord
 	// The JSON and the C only read the model and the plan: write them at
 	// once.
 	var (

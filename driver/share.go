@@ -59,6 +59,11 @@ func CompileSet(ctx context.Context, models []Model) (*SetOutput, error) {
 	var sm []emit.SharedModel
 	for i, s := range states {
 		s.p = shared[i]
+		if len(states) > 1 {
+			// The set's buffers are sized to these plans: finish keeps
+			// them (no TFLM placement for a larger tensor_arena).
+			s.theirs = nil
+		}
 		o, err := s.finish()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.cfg.ModelName, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/tflmarena"
 )
 
 // TFLM compares a plan with what TensorFlow Lite Micro's own planner
@@ -33,6 +34,12 @@ type TFLM struct {
 	// Discarded is the head heliac's own placement needed, when it was
 	// not kept.
 	Discarded int64
+	// DiscardedBytes is TFLM's whole tensor_arena (TFLMArenas.Emitted)
+	// with heliac's own placement, when that placement was not kept
+	// because the model emitted with it needed a larger tensor_arena than
+	// the original under TFLM's own planner, though its head was smaller
+	// (see Output.TFLMArena); 0 when the head decided.
+	DiscardedBytes int64
 }
 
 // What TFLM.Kept says.
@@ -40,7 +47,9 @@ const (
 	// KeptHeliac: heliac's own plan, no larger than TFLM's.
 	KeptHeliac = "heliac"
 	// KeptTFLM: TFLM's own placement (plan.PlannerTFLM, the model's
-	// order, TFLM's lifetimes), which needed less than heliac's.
+	// order, TFLM's lifetimes), which needed less than heliac's: a
+	// smaller head, or with --emit-tflite a tensor_arena no larger than
+	// the original's where heliac's emitted model needed a larger one.
 	KeptTFLM = "tflm"
 	// KeptModel: the model's own offline plan, TFLM placing what it
 	// leaves out, which needed less than heliac's.
@@ -110,7 +119,9 @@ const TFLMLimit = 4096
 // comparison (s.tflm). Where heliac's plan needs more than TFLM's and
 // heliac chose the placement (the default planner, its own order), it
 // keeps TFLM's instead: one plan like any other, emitted and verified as
-// heliac's would be. Where TFLM's plan cannot be made (a platform whose
+// heliac's would be. Where heliac's is kept and chosen by heliac, TFLM's
+// stays in s.theirs for finish, which keeps it when the emitted model's
+// whole TFLM arena is larger than the original's (keepTFLMArena). Where TFLM's plan cannot be made (a platform whose
 // bank cannot hold it, an offline plan off the arena's alignment) or
 // heliac's plan has several scratch arenas or more than TFLMLimit scratch
 // allocations, s.tflm stays nil.
@@ -150,8 +161,51 @@ func (s *planned) againstTFLM(ctx context.Context) {
 			cmp.Kept = KeptModel
 		}
 		s.lt, s.p, s.ord = t.lt, t.p, nil
+	} else if (planner == "" || planner == plan.PlannerBest) && s.cfg.Liveness.Order == nil {
+		s.theirs = t
 	}
 	s.tflm = cmp
+}
+
+// keepTFLMArena keeps TFLM's own placement (s.theirs) instead of heliac's
+// when the model heliac emits needs a larger tensor_arena than the
+// original under TFLM's own planner (a.Emitted.Bytes > a.Original.Bytes)
+// and the model emitted with TFLM's placement needs less than heliac's.
+// Heliac's head is no larger there, but TFLM's persistent tail can be:
+// TFLM allocates each operator's builtin parameters and kernel data in
+// the order the model lists the operators, each aligned, so the schedule
+// heliac writes the operators in changes the alignment padding between
+// them (esphome-mww/vad_v2 on host64: +16 B). A model of a set of
+// several (CompileSet), whose scratch is already shared, keeps its plan.
+// It returns the emitted model and arenas to use; when it switched, s.p
+// and s.tflm describe TFLM's placement. The plan's other outputs are not
+// made yet.
+func (s *planned) keepTFLMArena(tfl *TFLiteOutput, a *TFLMArenas, t tflmarena.Target, k tflmarena.Kernels) (*TFLiteOutput, *TFLMArenas) {
+	theirs := s.theirs
+	if theirs == nil || s.tflm == nil || s.tflm.Kept != KeptHeliac || a.Emitted.Bytes <= a.Original.Bytes {
+		return tfl, a
+	}
+	h, ok := head(theirs.p)
+	if !ok {
+		return tfl, a
+	}
+	ttfl, err := withOfflinePlan(s.data, s.m, theirs.p)
+	if err != nil {
+		return tfl, a
+	}
+	em, err := tflmEmitted(ttfl, t, k)
+	if err != nil || em.Bytes >= a.Emitted.Bytes {
+		return tfl, a
+	}
+	cmp := *s.tflm
+	cmp.Kept, cmp.Head, cmp.Discarded, cmp.DiscardedBytes = KeptTFLM, h, s.tflm.Head, a.Emitted.Bytes
+	if len(theirs.cfg.Plan.Offline) > 0 {
+		cmp.Kept = KeptModel
+	}
+	s.tflm, s.lt, s.p, s.ord = &cmp, theirs.lt, theirs.p, nil
+	na := *a
+	na.Emitted = em
+	return ttfl, &na
 }
 
 // TFLMHeads is o.TFLM as the summary and the report show it, or nil.
@@ -160,7 +214,7 @@ func (o *Output) TFLMHeads() *emit.TFLMHeads {
 	if t == nil {
 		return nil
 	}
-	h := &emit.TFLMHeads{OwnHead: t.OwnHead, Head: t.Head, Kept: t.Kept, Discarded: t.Discarded}
+	h := &emit.TFLMHeads{OwnHead: t.OwnHead, Head: t.Head, Kept: t.Kept, Discarded: t.Discarded, DiscardedBytes: t.DiscardedBytes}
 	if a := o.TFLMArena; a != nil {
 		h.Target, h.Bytes, h.OwnBytes = a.Target, a.Emitted.Bytes, a.Original.Bytes
 	}

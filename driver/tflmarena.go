@@ -32,7 +32,8 @@ type TFLMArenas struct {
 	// data does not depend on it).
 	CPU string
 	// Emitted is the model heliac writes with --emit-tflite, its head
-	// heliac's offline plan.
+	// the plan's offline plan (TFLM's own placement where Output.TFLM
+	// says it was kept).
 	Emitted tflmarena.Arena
 	// Original is the input model with TFLM's own planner: its head
 	// heliac's emulation of TFLM's GreedyMemoryPlanner on TFLM's
@@ -44,11 +45,7 @@ type TFLMArenas struct {
 // it cannot (an operator the kernel data does not know, a model that
 // already carries its own offline plan).
 func tflmArenas(ctx context.Context, m *graph.Model, tfl *TFLiteOutput, t tflmarena.Target, k tflmarena.Kernels) (*TFLMArenas, error) {
-	emitted, err := tflite.Load(tfl.Data)
-	if err != nil {
-		return nil, err
-	}
-	em, err := tflmarena.Compute(emitted, tfl.Offline.ArenaSize, t, k)
+	em, err := tflmEmitted(tfl, t, k)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +66,15 @@ func tflmArenas(ctx context.Context, m *graph.Model, tfl *TFLiteOutput, t tflmar
 		a.CPU = k.Target(t).CPU
 	}
 	return a, nil
+}
+
+// tflmEmitted is TFLM's whole arena for the model heliac emitted, tfl.
+func tflmEmitted(tfl *TFLiteOutput, t tflmarena.Target, k tflmarena.Kernels) (tflmarena.Arena, error) {
+	emitted, err := tflite.Load(tfl.Data)
+	if err != nil {
+		return tflmarena.Arena{}, err
+	}
+	return tflmarena.Compute(emitted, tfl.Offline.ArenaSize, t, k)
 }
 
 // tflmOwnHead is the head TFLM's GreedyMemoryPlanner gives the input

@@ -42,6 +42,10 @@ type TFLMHeads struct {
 	// driver.KeptModel).
 	Kept      string
 	Discarded int64 // heliac's own placement's head, when not kept
+	// DiscardedBytes is TFLM's whole tensor_arena with heliac's own
+	// placement when that arena, not the head, decided (driver.TFLM);
+	// 0 otherwise.
+	DiscardedBytes int64
 	// Target, Bytes and OwnBytes are TFLM's whole tensor_arena (head,
 	// persistent tail and temporaries) on Target for the model heliac
 	// emits with --emit-tflite and for the original under TFLM's own
@@ -75,6 +79,10 @@ func (h TFLMHeads) keptText() string {
 		whose = "the model's own offline plan, TFLM placing what it leaves out"
 	default:
 		return ""
+	}
+	if h.DiscardedBytes > 0 {
+		return fmt.Sprintf("kept %s: with heliac's own placement (head %d B) TFLM needs a tensor_arena of %d B, %s over the original model's under TFLM's own planner (%d B)",
+			whose, h.Discarded, h.DiscardedBytes, Difference(h.DiscardedBytes, h.OwnBytes), h.OwnBytes)
 	}
 	return fmt.Sprintf("kept %s: heliac's own placement needed %d B, %s", whose, h.Discarded, Difference(h.Discarded, h.Head))
 }

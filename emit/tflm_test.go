@@ -58,6 +58,11 @@ func TestTFLMHeadsText(t *testing.T) {
 		"heliac's own placement needed 1152016 B, +16 B (+0.0014%)")
 	h.Kept = "model"
 	assert.Contains(t, h.Text(), "kept the model's own offline plan")
+	// Kept for the whole tensor_arena, though heliac's head was smaller.
+	h = emit.TFLMHeads{OwnHead: 1536, Head: 1536, Kept: "tflm", Discarded: 1248, DiscardedBytes: 13216,
+		Target: "host64", Bytes: 13200, OwnBytes: 13200}
+	assert.Contains(t, h.Text(), "\n  kept TFLM's own placement (its greedy planner, the model's order, no in-place writes): "+
+		"with heliac's own placement (head 1248 B) TFLM needs a tensor_arena of 13216 B, +16 B (+0.1%) over the original model's under TFLM's own planner (13200 B)")
 }
 
 // TestReportLeadsWithTFLM: the report's first section compares the heads;

@@ -37,6 +37,9 @@ type jsonTFLM struct {
 	DifferencePercent float64 `json:"difference_percent"`
 	Kept              string  `json:"kept"`
 	Discarded         int64   `json:"discarded,omitempty"`
+	// DiscardedTFLMArenaBytes is TFLM's whole tensor_arena with heliac's
+	// own placement, when that (not the head) was why it was not kept.
+	DiscardedTFLMArenaBytes int64 `json:"discarded_tflm_arena_bytes,omitempty"`
 }
 
 type jsonArena struct {
@@ -101,7 +104,8 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 		}
 	}
 	if t := out.TFLM; t != nil {
-		s.TFLM = &jsonTFLM{OwnHead: t.OwnHead, Head: t.Head, Difference: t.Head - t.OwnHead, Kept: t.Kept, Discarded: t.Discarded}
+		s.TFLM = &jsonTFLM{OwnHead: t.OwnHead, Head: t.Head, Difference: t.Head - t.OwnHead, Kept: t.Kept, Discarded: t.Discarded,
+			DiscardedTFLMArenaBytes: t.DiscardedBytes}
 		if t.OwnHead > 0 {
 			s.TFLM.DifferencePercent = 100 * float64(t.Head-t.OwnHead) / float64(t.OwnHead)
 		}

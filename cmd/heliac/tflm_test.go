@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/randmodel"
 	"github.com/heliac/heliac/tflite"
 )
@@ -57,4 +58,21 @@ func TestSummaryTFLMHeads(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "  arena head: TFLM's own planner ")
 	assert.Contains(t, stdout, "  kept TFLM's own placement (its greedy planner, the model's order, no in-place writes): heliac's own placement needed ")
+}
+
+// TestSummaryKeepsTFLMForTheArena: on esphome-mww/vad_v2 with
+// --tflm-target host64 heliac's own placement has the smaller head but
+// needs a larger tensor_arena than the original (driver's
+// TestNeverALargerTFLMArena); --json says TFLM's placement was kept and
+// what heliac's would have needed, and the emitted model's arena is no
+// larger than the original's.
+func TestSummaryKeepsTFLMForTheArena(t *testing.T) {
+	model := filepath.Join(corpus.Require(t), "corpus", "esphome-mww", "vad_v2.tflite")
+	s := jsonOf(t, model, "-o", t.TempDir(), "--emit-tflite", "--tflm-target", "host64")
+	require.NotNil(t, s.TFLM)
+	require.NotNil(t, s.TFLite)
+	assert.Equal(t, "tflm", s.TFLM.Kept)
+	assert.Less(t, s.TFLM.Discarded, s.TFLM.Head)
+	assert.Greater(t, s.TFLM.DiscardedTFLMArenaBytes, s.TFLite.TFLMOwnArenaBytes)
+	assert.LessOrEqual(t, s.TFLite.TFLMArenaBytes, s.TFLite.TFLMOwnArenaBytes)
 }
