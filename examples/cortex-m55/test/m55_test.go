@@ -49,9 +49,23 @@ var shortModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mu
 // seeds are the input seeds each model runs with, 3 invocations each.
 var seeds = []int{1, 2}
 
-// env is what every model's build needs, found once.
+// refModels are the models on which the harness over TFLM's
+// MicroInterpreter (ref.elf) is checked against tflm_run_m55: the check of
+// the harness itself on the board. With HELIAC_M55_MEASURE=1 (make
+// bench-m55) every model builds it, for the flash and RAM figures.
+var refModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mul.tflite": true}
+
+// measureEnv, set to 1, makes TestQEMU print every model's flash and RAM
+// against TFLM's MicroInterpreter (internal/cmd/m55size); make bench-m55
+// sets it.
+const measureEnv = "HELIAC_M55_MEASURE"
+
+// env is what every model's build needs, found once: the heliac binary,
+// and the model-independent objects (fixed) and TFLM's precompiled
+// headers (pch) built once for all models.
 type env struct {
 	shared, heliac, tflmRunM55 string
+	fixed, pch                 string
 }
 
 func setup(t *testing.T) env {
@@ -73,6 +87,14 @@ func setup(t *testing.T) env {
 	build.Dir = filepath.Join("..", "..", "..")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
+	e.fixed = t.TempDir()
+	e.pch = filepath.Join(e.fixed, "tflm_pch.h")
+	var objs []string
+	for _, o := range []string{"startup.o", "syscalls.o", "debug_log.o", "harness.o"} {
+		objs = append(objs, filepath.Join(e.fixed, o))
+	}
+	_, err = e.make(t, "", e.fixed, nil, append(objs, "pch")...)
+	require.NoError(t, err)
 	return e
 }
 
@@ -80,7 +102,7 @@ func setup(t *testing.T) env {
 func (e env) make(t *testing.T, model, dir string, args []string, targets ...string) ([]byte, error) {
 	t.Helper()
 	argv := append([]string{"-s", "-C", "..", "MODEL=" + model, "OUT=" + dir, "HELIAC=" + e.heliac,
-		"TFLM_DIR=" + filepath.Join(e.shared, "tflm"), "TIMEOUT=240",
+		"TFLM_DIR=" + filepath.Join(e.shared, "tflm"), "TIMEOUT=240", "FIXED=" + e.fixed, "PCH=" + e.pch,
 		"ARGS=" + strings.Join(args, " ")}, targets...)
 	cmd := exec.Command("make", argv...)
 	var stdout, stderr bytes.Buffer
@@ -168,10 +190,13 @@ func placed(arenas []map[string]any) map[string]bool {
 // compares every output line of the harness (driver/testdata/runtime) on
 // heliac's module with tflm_run_m55 on the original model (two seeds,
 // three invocations). The harness on TFLM's MicroInterpreter, on the same
-// start-up code and linker script, must match tflm_run_m55 too; flash and
-// RAM of both are logged (not under -short). The example's own main.c
-// must run as well.
+// start-up code and linker script, must match tflm_run_m55 too (refModels);
+// with HELIAC_M55_MEASURE=1 every model builds it and flash and RAM of
+// both are logged (make bench-m55). The example's own main.c must run as
+// well.
 func TestQEMU(t *testing.T) {
+	skipUnderRace(t)
+	measure := os.Getenv(measureEnv) == "1"
 	e := setup(t)
 	bundled, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "models", "*.tflite"))
 	require.NoError(t, err)
@@ -202,7 +227,12 @@ func TestQEMU(t *testing.T) {
 				report.set(name, "error")
 				dir := t.TempDir()
 				args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
-				_, err := e.make(t, model, dir, args, "all", filepath.Join(dir, "check.elf"), filepath.Join(dir, "ref.elf"))
+				ref := measure || refModels[name]
+				targets := []string{"all", filepath.Join(dir, "check.elf")}
+				if ref {
+					targets = append(targets, filepath.Join(dir, "ref.elf"))
+				}
+				_, err := e.make(t, model, dir, args, targets...)
 				if err != nil && strings.Contains(err.Error(), "TFLM has no kernel for it in this build of heliac") {
 					// The runtime's operator table (emit/tflm_ops.go) does not
 					// cover the model yet: nothing of this example to test.
@@ -229,10 +259,10 @@ func TestQEMU(t *testing.T) {
 				for i, seed := range seeds {
 					args := []string{"--seed", strconv.Itoa(seed), "--invokes", "3"}
 					want := e.want(t, model, seed)
-					if i == 0 {
-						ref, err := e.make(t, model, dir, args, "check-ref")
+					if i == 0 && ref {
+						refOut, err := e.make(t, model, dir, args, "check-ref")
 						require.NoError(t, err)
-						require.Equal(t, want, results(ref), "TFLM's MicroInterpreter on the example's board differs from tflm_run_m55")
+						require.Equal(t, want, results(refOut), "TFLM's MicroInterpreter on the example's board differs from tflm_run_m55")
 					}
 					out, err := e.make(t, model, dir, args, "check")
 					if err != nil {
@@ -244,7 +274,7 @@ func TestQEMU(t *testing.T) {
 					exact = assert.Equal(t, want, results(out), "seed %d: heliac's program differs from tflm_run_m55", seed) && exact
 				}
 				report.set(name, map[bool]string{true: "bit-exact", false: "differs"}[exact])
-				if !testing.Short() {
+				if measure {
 					fig, err := e.make(t, model, dir, nil, "measure")
 					require.NoError(t, err)
 					report.add(name, "\n"+indent(string(bytes.TrimSpace(fig))))
