@@ -100,13 +100,20 @@ difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tf
 	grep -v -e '^=== ' -e '^        --- PASS' -e '^    --- PASS' $$out; rm -f $$out; exit $$status
 
 .PHONY: bench
-bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model
+bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model; then the Cortex-M55 flash and RAM table (bench-m55)
 	$(GO) run ./internal/cmd/bench
+	@if command -v arm-none-eabi-g++ >/dev/null && command -v qemu-system-arm >/dev/null && \
+		test -f "$${HELIAC_SHARED:-../shared}/tflm/lib/cortex-m55/libtflm.a"; then \
+		echo; echo "Cortex-M55 (examples/cortex-m55, under QEMU): flash and RAM of heliac's program vs TFLM's MicroInterpreter"; \
+		$(MAKE) --no-print-directory bench-m55; \
+	else echo; echo "Cortex-M55 flash/RAM table skipped: needs arm-none-eabi-g++, qemu-system-arm and ../shared (make bench-m55)"; fi
 
 .PHONY: bench-m55
 bench-m55: ## flash and RAM of heliac's Cortex-M55 program vs TFLM's MicroInterpreter, per model, under QEMU (examples/cortex-m55)
-	@HELIAC_M55_MEASURE=1 $(GO) test -count=1 -v -timeout 60m -run TestQEMU ./examples/cortex-m55/test/ | \
-		grep -E -e 'flash_|ram_|^=== RUN|per model|bit-exact|differs|error|not built|^(ok|FAIL|---)'
+	@fig=$$(mktemp); status=0; \
+	HELIAC_M55_MEASURE=$$fig $(GO) test -count=1 -v -timeout 60m -run '^TestQEMU$$' ./examples/cortex-m55/test/ | \
+		grep -E -e '^=== RUN|per model|bit-exact|differs|error|not built|^(ok|FAIL|---)' || status=1; \
+	$(GO) run ./internal/cmd/m55size -table $$fig || status=1; rm -f $$fig; exit $$status
 
 .PHONY: bench-go
 bench-go: ## run the Go benchmarks

@@ -421,7 +421,7 @@ func TestRuntimeBrokenPlans(t *testing.T) {
 		// does, for the outputs to be tflm_run's.
 		t.Parallel()
 		m := bundled("call_once_mul", false)
-		_, got := build(t, m, nil, 3, "HARNESS_INIT_TWICE")
+		_, got := build(t, m, nil, 3, "-DHARNESS_INIT_TWICE")
 		wantOnce, err := oracle(tool, m.path, 1, 3, 0)
 		require.NoError(t, err)
 		require.Empty(t, got.error())
@@ -461,7 +461,7 @@ func TestRuntimeBrokenPlans(t *testing.T) {
 	})
 	t.Run("staged arena not hydrated", func(t *testing.T) {
 		t.Parallel()
-		_, got := build(t, bundled("hello_world_int8", true), nil, 2, "HARNESS_NO_HYDRATE")
+		_, got := build(t, bundled("hello_world_int8", true), nil, 2, "-DHARNESS_NO_HYDRATE")
 		assert.NotEmpty(t, firstDifference(want, got))
 	})
 	t.Run("kernel scratch not as planned", func(t *testing.T) {

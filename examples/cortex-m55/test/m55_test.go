@@ -51,13 +51,14 @@ var seeds = []int{1, 2}
 
 // refModels are the models on which the harness over TFLM's
 // MicroInterpreter (ref.elf) is checked against tflm_run_m55: the check of
-// the harness itself on the board. With HELIAC_M55_MEASURE=1 (make
+// the harness itself on the board. With HELIAC_M55_MEASURE (make
 // bench-m55) every model builds it, for the flash and RAM figures.
 var refModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mul.tflite": true}
 
-// measureEnv, set to 1, makes TestQEMU print every model's flash and RAM
-// against TFLM's MicroInterpreter (internal/cmd/m55size); make bench-m55
-// sets it.
+// measureEnv, set to a file's path, makes TestQEMU measure every model's
+// flash and RAM against TFLM's MicroInterpreter (internal/cmd/m55size),
+// log them and write them to the file (model=<name> and the figures, per
+// model: m55size -table prints them); make bench-m55 sets it.
 const measureEnv = "HELIAC_M55_MEASURE"
 
 // env is what every model's build needs, found once: the heliac binary,
@@ -191,12 +192,14 @@ func placed(arenas []map[string]any) map[string]bool {
 // heliac's module with tflm_run_m55 on the original model (two seeds,
 // three invocations). The harness on TFLM's MicroInterpreter, on the same
 // start-up code and linker script, must match tflm_run_m55 too (refModels);
-// with HELIAC_M55_MEASURE=1 every model builds it and flash and RAM of
-// both are logged (make bench-m55). The example's own main.c must run as
+// with HELIAC_M55_MEASURE every model builds it and flash and RAM of both
+// are logged and written (make bench-m55). The example's own main.c must run as
 // well.
 func TestQEMU(t *testing.T) {
 	skipUnderRace(t)
-	measure := os.Getenv(measureEnv) == "1"
+	figuresPath := os.Getenv(measureEnv)
+	measure := figuresPath != ""
+	figures := &verdicts{m: map[string]string{}}
 	e := setup(t)
 	bundled, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "models", "*.tflite"))
 	require.NoError(t, err)
@@ -278,11 +281,19 @@ func TestQEMU(t *testing.T) {
 					fig, err := e.make(t, model, dir, nil, "measure")
 					require.NoError(t, err)
 					report.add(name, "\n"+indent(string(bytes.TrimSpace(fig))))
+					figures.set(name, string(bytes.TrimSpace(fig)))
 				}
 			})
 		}
 	})
 	t.Logf("per model:\n%s", report)
+	if measure {
+		var b strings.Builder
+		for _, name := range figures.names() {
+			fmt.Fprintf(&b, "model=%s\n%s\n", name, figures.m[name])
+		}
+		require.NoError(t, os.WriteFile(figuresPath, []byte(b.String()), 0o644))
+	}
 }
 
 // verdicts collects each model's verdict from parallel subtests.
@@ -303,8 +314,8 @@ func (v *verdicts) add(name, s string) {
 	v.m[name] += s
 }
 
-// String lists the verdicts by model name.
-func (v *verdicts) String() string {
+// names are the models, sorted.
+func (v *verdicts) names() []string {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	names := make([]string, 0, len(v.m))
@@ -312,6 +323,14 @@ func (v *verdicts) String() string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return names
+}
+
+// String lists the verdicts by model name.
+func (v *verdicts) String() string {
+	names := v.names()
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	var b strings.Builder
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %-45s %s\n", n, v.m[n])
