@@ -20,15 +20,17 @@ build: ## build bin/heliac
 .PHONY: test
 # The test targets end with a note of the tests skipped for want of
 # ../shared (or $$HELIAC_SHARED), whether or not the tests passed.
-# SWEEPS are the driver's corpus sweeps: heliac once per model, then external
-# tools (tflm_run, QEMU, compilers, Python). They skip under the race
-# detector, which slows them tenfold and finds nothing there, and run in a
-# second step without it (driver's TestSweepsListed keeps the list whole).
-SWEEPS := ^(TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestTFLMArenaExact|TestTFLMPlansVerify)$$
+# SWEEPS are the corpus sweeps of the driver and of the Cortex-M55 example
+# (SWEEP_PKGS): heliac once per model, then external tools (tflm_run, QEMU,
+# compilers, Python). They skip under the race detector, which slows them
+# tenfold and finds nothing there, and run in a second step without it
+# (driver's TestSweepsListed keeps the list whole).
+SWEEPS := ^(TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestQEMU|TestRuntimeBitExact|TestTFLMArenaExact|TestTFLMPlansVerify)$$
+SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/
 
 test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
 	@status=0; $(GO) test -race -count=1 -timeout 30m $(PKGS) || status=$$?; \
-		$(GO) test -count=1 -timeout 30m -run '$(SWEEPS)' ./driver/ || status=$$?; \
+		$(GO) test -count=1 -timeout 30m -run '$(SWEEPS)' $(SWEEP_PKGS) || status=$$?; \
 		$(GO) run ./internal/cmd/skips; exit $$status
 
 .PHONY: test-short
@@ -98,13 +100,20 @@ difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tf
 	grep -v -e '^=== ' -e '^        --- PASS' -e '^    --- PASS' $$out; rm -f $$out; exit $$status
 
 .PHONY: bench
-bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model
+bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model; then the Cortex-M55 flash and RAM table (bench-m55)
 	$(GO) run ./internal/cmd/bench
+	@if command -v arm-none-eabi-g++ >/dev/null && command -v qemu-system-arm >/dev/null && \
+		test -f "$${HELIAC_SHARED:-../shared}/tflm/lib/cortex-m55/libtflm.a"; then \
+		echo; echo "Cortex-M55 (examples/cortex-m55, under QEMU): flash and RAM of heliac's program vs TFLM's MicroInterpreter"; \
+		$(MAKE) --no-print-directory bench-m55; \
+	else echo; echo "Cortex-M55 flash/RAM table skipped: needs arm-none-eabi-g++, qemu-system-arm and ../shared (make bench-m55)"; fi
 
 .PHONY: bench-m55
 bench-m55: ## flash and RAM of heliac's Cortex-M55 program vs TFLM's MicroInterpreter, per model, under QEMU (examples/cortex-m55)
-	@$(GO) test -count=1 -v -timeout 60m -run TestQEMU ./examples/cortex-m55/test/ | \
-		grep -E -e 'flash_|ram_|^=== RUN|per model|bit-exact|differs|error|not built|^(ok|FAIL|---)'
+	@fig=$$(mktemp); status=0; \
+	HELIAC_M55_MEASURE=$$fig $(GO) test -count=1 -v -timeout 60m -run '^TestQEMU$$' ./examples/cortex-m55/test/ | \
+		grep -E -e 'per model|bit-exact|differs|error|not built|^(ok|FAIL|---)' || status=1; \
+	$(GO) run ./internal/cmd/m55size -table $$fig || status=1; rm -f $$fig; exit $$status
 
 .PHONY: bench-go
 bench-go: ## run the Go benchmarks

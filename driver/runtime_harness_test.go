@@ -31,18 +31,29 @@ import (
 var runtimeHarnessDir = filepath.Join("testdata", "runtime")
 
 // harnessKit builds harness programs: compilers, TFLM's SDK, and the
-// model-independent objects compiled once. At most two builds or runs go
-// at a time (the machine may have two cores).
+// model-independent parts compiled once per test run (harness.o,
+// debug_log.o and tflm_pch.h's precompiled header). At most two builds or
+// runs go at a time (the machine may have two cores).
 type harnessKit struct {
 	gcc, gxx string
 	sdk      string   // ../shared/tflm
 	src      string   // absolute testdata/runtime
 	objs     []string // harness.o, debug_log.o
+	pch      string   // the precompiled tflm_pch.h, for -include
 	sem      chan struct{}
 }
 
-// needHarnessKit returns a kit, its fixed objects built in a directory of
-// t's, or skips t when gcc, g++ or ../shared/tflm is missing.
+// The kit is built once per test binary, on first need, in kitDir
+// (removed by TestMain).
+var (
+	kitOnce sync.Once
+	kitDir  string
+	kit     *harnessKit
+	kitErr  error
+)
+
+// needHarnessKit returns the kit, built on first call, or skips t when
+// gcc, g++ or ../shared/tflm is missing.
 func needHarnessKit(t *testing.T) *harnessKit {
 	t.Helper()
 	gcc := needGCC(t)
@@ -55,16 +66,62 @@ func needHarnessKit(t *testing.T) *harnessKit {
 	if _, err := os.Stat(filepath.Join(sdk, "lib", "host-x86_64", "libtflm.a")); err != nil {
 		t.Skip("../shared/tflm/lib/host-x86_64/libtflm.a not found")
 	}
-	src, err := filepath.Abs(runtimeHarnessDir)
-	require.NoError(t, err)
+	kitOnce.Do(func() {
+		var src string
+		if src, kitErr = filepath.Abs(runtimeHarnessDir); kitErr != nil {
+			return
+		}
+		if kitDir, kitErr = os.MkdirTemp("", "heliac-harness-"); kitErr != nil {
+			return
+		}
+		kit, kitErr = newHarnessKit(kitDir, gcc, gxx, sdk, src)
+	})
+	require.NoError(t, kitErr, "building the harness's fixed parts")
+	return kit
+}
+
+// newHarnessKit compiles the fixed parts into dir: the harness's C and the
+// precompiled header, checked to be used (g++ -H marks it "!"); an
+// unusable one is an error (-Winvalid-pch -Werror).
+func newHarnessKit(dir, gcc, gxx, sdk, src string) (*harnessKit, error) {
 	k := &harnessKit{gcc: gcc, gxx: gxx, sdk: sdk, src: src, sem: make(chan struct{}, 2)}
-	dir := t.TempDir()
 	for _, f := range []string{"harness.c", "debug_log.c"} {
 		obj := filepath.Join(dir, strings.TrimSuffix(f, ".c")+".o")
-		require.NoError(t, k.run(dir, gcc, append(k.cFlags(), "-c", filepath.Join(src, f), "-o", obj)...))
+		if err := k.run(dir, gcc, append(k.cFlags(), "-c", filepath.Join(src, f), "-o", obj)...); err != nil {
+			return nil, err
+		}
 		k.objs = append(k.objs, obj)
 	}
-	return k
+	h, err := os.ReadFile(filepath.Join(src, "tflm_pch.h"))
+	if err != nil {
+		return nil, err
+	}
+	pch := filepath.Join(dir, "tflm_pch.h")
+	if err := os.WriteFile(pch, h, 0o644); err != nil {
+		return nil, err
+	}
+	if err := k.run(dir, gxx, append(k.cxxFlags(), "-x", "c++-header", pch, "-o", pch+".gch")...); err != nil {
+		return nil, err
+	}
+	k.pch = pch
+	probe := filepath.Join(dir, "probe.cc")
+	if err := os.WriteFile(probe, []byte("int probe;\n"), 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(gxx, append(k.cxxFlags(), "-H", "-fsyntax-only", probe)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("! "+pch+".gch")) {
+		return nil, fmt.Errorf("g++ does not use the precompiled %s.gch (%v):\n%.2000s", pch, err, out)
+	}
+	return k, nil
+}
+
+// removeHarnessKit removes the kit's directory, if it was built.
+func removeHarnessKit() {
+	if kitDir != "" {
+		os.RemoveAll(kitDir)
+	}
 }
 
 // cFlags are the flags of the harness's and the module's C.
@@ -75,10 +132,15 @@ func (k *harnessKit) cFlags() []string {
 // cxxFlags are the flags of C++ that includes TFLM's headers
 // (../shared/tflm/README.md); its headers are system headers, so -Wextra
 // judges only our code. -O1: the kernels (the library) are at -O2; the
-// generated code only calls them, and compiles faster.
+// generated code only calls them, and compiles faster. Once the
+// precompiled header is built, every compile includes it first.
 func (k *harnessKit) cxxFlags() []string {
-	return []string{"-std=c++17", "-O1", "-fno-rtti", "-fno-exceptions", "-DTF_LITE_STATIC_MEMORY",
+	flags := []string{"-std=c++17", "-O1", "-fno-rtti", "-fno-exceptions", "-DTF_LITE_STATIC_MEMORY",
 		"-Wall", "-Wextra", "-Werror", "-isystem", filepath.Join(k.sdk, "include"), "-I", k.src}
+	if k.pch != "" {
+		flags = append(flags, "-include", k.pch, "-Winvalid-pch")
+	}
+	return flags
 }
 
 // run runs a compiler in dir; the error carries its output.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -130,10 +133,12 @@ func runtimeConfig(t *testing.T, name string) driver.Config {
 // (--runtime tflm, built for the host against ../shared/tflm) prints
 // exactly tflm_run's output lines on the original model, for seeds 1..3
 // with three invocations each; on the generic platform, and for some
-// models also on two RAM banks with staged and cold constants. It logs
+// models (every bundled one) also on two RAM banks with staged and cold
+// constants. It logs
 // one line per model: bit-exact, differs (the first differing line), or
 // the compile, build or init error.
 func TestRuntimeBitExact(t *testing.T) {
+	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	kit := needHarnessKit(t)
 	arenas := oracleArenas(t)
@@ -154,9 +159,10 @@ func TestRuntimeBitExact(t *testing.T) {
 	table.log(t, fmt.Sprintf("heliac's runtime vs tflm_run, seeds %v x %d invocations, %v", runtimeSeeds, runtimeInvokes, time.Since(start).Round(time.Second)))
 }
 
-// runtimeCheck compiles, builds and runs one model against tflm_run and
-// returns its table entry, with an error when it is not bit-exact.
-func runtimeCheck(t *testing.T, kit *harnessKit, tool string, m runtimeModel, arena int64) (string, error) {
+// compileRuntime compiles m with runtimeConfig (on runtimeBanks for a
+// multi-bank run, checked to use them: scratch in DTCM, outputs in SRAM, a
+// staged constant arena).
+func compileRuntime(t *testing.T, m runtimeModel) (driver.Config, *driver.Output, error) {
 	data, err := os.ReadFile(m.path)
 	require.NoError(t, err)
 	cfg := runtimeConfig(t, m.name)
@@ -167,7 +173,7 @@ func runtimeCheck(t *testing.T, kit *harnessKit, tool string, m runtimeModel, ar
 	}
 	out, err := driver.Compile(context.Background(), data, cfg)
 	if err != nil {
-		return "compile error: " + oneLine(err.Error()), err
+		return cfg, nil, err
 	}
 	if m.multiBank {
 		used, staged := map[string]bool{}, false
@@ -176,9 +182,22 @@ func runtimeCheck(t *testing.T, kit *harnessKit, tool string, m runtimeModel, ar
 			staged = staged || a.Size > 0 && a.Staged()
 		}
 		assert.True(t, used["DTCM"], "%s: scratch in DTCM", m.name)
+		if slices.ContainsFunc(cfg.Plan.Rules, func(r plan.Rule) bool { return r.Tensor != "" && r.Source == "" }) {
+			assert.True(t, used["SRAM"], "%s: outputs in SRAM", m.name)
+		}
 		if slices.ContainsFunc(cfg.Plan.Rules, func(r plan.Rule) bool { return r.Source != "" }) {
 			assert.True(t, staged, "%s: a constant arena is staged", m.name)
 		}
+	}
+	return cfg, out, nil
+}
+
+// runtimeCheck compiles, builds and runs one model against tflm_run and
+// returns its table entry, with an error when it is not bit-exact.
+func runtimeCheck(t *testing.T, kit *harnessKit, tool string, m runtimeModel, arena int64) (string, error) {
+	cfg, out, err := compileRuntime(t, m)
+	if err != nil {
+		return "compile error: " + oneLine(err.Error()), err
 	}
 	dir := t.TempDir()
 	srcs := writeFiles(t, dir, out.CFiles)
@@ -343,4 +362,137 @@ func TestRuntimeSeesAClobber(t *testing.T) {
 	})
 	table.log(t, "heliac's runtime on a clobbered plan")
 	assert.NotZero(t, bites, "a clobbered plan changes the runtime's outputs on some bundled model")
+}
+
+// TestRuntimeBrokenPlans is the proof that the comparison bites: the
+// runtime's sources or the plan's tables changed on purpose make init fail
+// with the status and message that say why, or make the outputs differ
+// from tflm_run's; and a second init starts the model over. The harness
+// as planned links nothing of TFLM's interpreter or allocator.
+func TestRuntimeBrokenPlans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the runtime six times")
+	}
+	tool := tflmrun.Require(t)
+	kit := needHarnessKit(t)
+	bundled := func(name string, multiBank bool) runtimeModel {
+		return runtimeModel{name + ".tflite", filepath.Join("..", "testdata", "models", name+".tflite"), multiBank}
+	}
+	hello := bundled("hello_world_int8", false)
+	want, err := oracle(tool, hello.path, 1, 2, 0)
+	require.NoError(t, err)
+	// build compiles m into a directory of t's, lets edit change its files
+	// there, builds the harness with defines and runs it with seed 1 and
+	// invokes.
+	build := func(t *testing.T, m runtimeModel, edit func(dir, prefix string), invokes int, defines ...string) (string, runLines) {
+		cfg, out, err := compileRuntime(t, m)
+		require.NoError(t, err)
+		dir := t.TempDir()
+		srcs := writeFiles(t, dir, out.CFiles)
+		if edit != nil {
+			edit(dir, cfg.Prefix)
+		}
+		exe, err := kit.build(dir, cfg.Prefix, "backend_heliac.c", srcs, defines)
+		require.NoError(t, err)
+		got, err := kit.runHarness(exe, 1, invokes, time.Minute)
+		require.NoError(t, err)
+		return exe, got
+	}
+
+	t.Run("as planned", func(t *testing.T) {
+		t.Parallel()
+		exe, got := build(t, bundled("hello_world_int8", true), nil, 2)
+		assert.Empty(t, firstDifference(want, got))
+		nm, err := exec.LookPath("nm")
+		if err != nil {
+			t.Skip("nm not on PATH")
+		}
+		syms, err := exec.Command(nm, "-C", exe).Output()
+		require.NoError(t, err)
+		assert.Contains(t, string(syms), "tflite::Register_FULLY_CONNECTED", "nm sees TFLM's symbols")
+		for _, s := range []string{"tflite::MicroInterpreter", "tflite::MicroAllocator", "tflite::GetModel"} {
+			assert.NotContains(t, string(syms), s, "nothing of TFLM's interpreter or allocator is linked")
+		}
+	})
+	t.Run("init again", func(t *testing.T) {
+		// call_once_mul's CALL_ONCE sets its resource variables on the
+		// first invoke only: after an invoke, a second init must start the
+		// model over (kernel data, variables), as TFLM's AllocateTensors
+		// does, for the outputs to be tflm_run's.
+		t.Parallel()
+		m := bundled("call_once_mul", false)
+		_, got := build(t, m, nil, 3, "-DHARNESS_INIT_TWICE")
+		wantOnce, err := oracle(tool, m.path, 1, 3, 0)
+		require.NoError(t, err)
+		require.Empty(t, got.error())
+		assert.Empty(t, firstDifference(wantOnce, got))
+	})
+	t.Run("kernel state 16 bytes short", func(t *testing.T) {
+		t.Parallel()
+		var need int
+		_, got := build(t, hello, func(dir, prefix string) {
+			re := regexp.MustCompile(`(?m)^#else\nconstexpr size_t kKernelStateBytes = (\d+);`)
+			rewrite(t, filepath.Join(dir, prefix+emit.TFLMSuffix), re, func(m []string) string {
+				need, _ = strconv.Atoi(m[1])
+				return fmt.Sprintf("#else\nconstexpr size_t kKernelStateBytes = %d;", need-16)
+			})
+		}, 2)
+		assert.NotZero(t, need)
+		assert.Equal(t, "error", got.values["status"])
+		assert.Contains(t, got.values["error"], "init: status 8: ", "ERR_KERNEL_STATE")
+		assert.Contains(t, got.values["error"], "kernel data needs at least")
+	})
+	t.Run("overlapping tensors", func(t *testing.T) {
+		// Tensors 7 and 8 are FULLY_CONNECTED 0:1's input and output:
+		// give 8 the bytes of 7.
+		t.Parallel()
+		_, got := build(t, hello, func(dir, prefix string) {
+			src := filepath.Join(dir, prefix+".c")
+			b, err := os.ReadFile(src)
+			require.NoError(t, err)
+			row := regexp.MustCompile(`(?m)^\t\{0u, 7u, (\w+), \w+, \d+u, (\d+)u, `).FindSubmatch(b)
+			require.NotNil(t, row)
+			rewrite(t, src, regexp.MustCompile(`(?m)^\t\{0u, 8u, (\w+), (\w+), (\d+u), (\d+)u, `), func(m []string) string {
+				return fmt.Sprintf("\t{0u, 8u, %s, %s, %s, %su, ", row[1], m[2], m[3], row[2])
+			})
+		}, 2)
+		require.Empty(t, got.error())
+		assert.NotEmpty(t, firstDifference(want, got))
+	})
+	t.Run("staged arena not hydrated", func(t *testing.T) {
+		t.Parallel()
+		_, got := build(t, bundled("hello_world_int8", true), nil, 2, "-DHARNESS_NO_HYDRATE")
+		assert.NotEmpty(t, firstDifference(want, got))
+	})
+	t.Run("kernel scratch not as planned", func(t *testing.T) {
+		t.Parallel()
+		var asked int
+		_, got := build(t, bundled("keyword_scrambled_8bit", false), func(dir, prefix string) {
+			re := regexp.MustCompile(`(?m)^(\t\{\d+u, \d+u, \d+u, \w+, \d+u, )(\d+)u\}, /\* \[0\]`)
+			rewrite(t, filepath.Join(dir, prefix+".c"), re, func(m []string) string {
+				asked, _ = strconv.Atoi(m[2])
+				return fmt.Sprintf("%s%du}, /* [0]", m[1], asked+4)
+			})
+		}, 1)
+		assert.Equal(t, "error", got.values["status"])
+		assert.Contains(t, got.values["error"], "init: status 9: ", "ERR_SCRATCH")
+		assert.Regexp(t, fmt.Sprintf(`operator 0:\d+ SVDF: asks for %d bytes of scratch \(buffer 0\); the plan gives it %d`, asked, asked+4),
+			got.values["error"])
+	})
+}
+
+// rewrite replaces the first match of re in the file at path by repl (a
+// function of the match's groups), failing when nothing matches.
+func rewrite(t *testing.T, path string, re *regexp.Regexp, repl func(m []string) string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	loc := re.FindSubmatchIndex(b)
+	require.NotNil(t, loc, "%s has no %s", path, re)
+	var groups []string
+	for i := 0; i < len(loc); i += 2 {
+		groups = append(groups, string(b[loc[i]:loc[i+1]]))
+	}
+	out := append(append(append([]byte{}, b[:loc[0]]...), repl(groups)...), b[loc[1]:]...)
+	require.NoError(t, os.WriteFile(path, out, 0o644))
 }

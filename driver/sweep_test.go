@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,9 +28,14 @@ func skipUnderRace(t *testing.T) {
 	}
 }
 
+// sweepDirs are the packages whose sweeps the Makefile's second step
+// runs: the driver's and the Cortex-M55 example's.
+var sweepDirs = []string{".", filepath.Join("..", "examples", "cortex-m55", "test")}
+
 // TestSweepsListed checks that the Makefile's SWEEPS names exactly the
-// driver tests that skip under -race: those that call skipUnderRace and
-// those in files built only without it.
+// tests of sweepDirs that skip under -race: those that call skipUnderRace
+// and those in files built only without it; and that its second step runs
+// them in both packages.
 func TestSweepsListed(t *testing.T) {
 	mk, err := os.ReadFile(filepath.Join("..", "Makefile"))
 	require.NoError(t, err)
@@ -38,8 +44,21 @@ func TestSweepsListed(t *testing.T) {
 	listed := strings.Split(string(m[1]), "|")
 	sort.Strings(listed)
 
-	files, err := filepath.Glob("*_test.go")
-	require.NoError(t, err)
+	for _, dir := range sweepDirs {
+		pkg := "./" + filepath.ToSlash(strings.TrimPrefix(dir, ".."+string(filepath.Separator)))
+		if dir == "." {
+			pkg = "./driver/"
+		} else {
+			pkg += "/"
+		}
+		assert.Contains(t, string(mk), pkg, "the Makefile's test target runs SWEEPS in %s", pkg)
+	}
+	var files []string
+	for _, dir := range sweepDirs {
+		f, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		require.NoError(t, err)
+		files = append(files, f...)
+	}
 	var sweeps []string
 	for _, f := range files {
 		src, err := os.ReadFile(f)

@@ -173,6 +173,17 @@ func TFLMKernelState(m *graph.Model) (cortexM, host64 int64, err error) {
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }
 
+// tflmRuntimeHeaders are TFLM's headers every runtime includes, before
+// its operators' (tflmOp.Headers).
+var tflmRuntimeHeaders = []string{
+	"tensorflow/lite/c/builtin_op_data.h",
+	"tensorflow/lite/c/common.h",
+	"tensorflow/lite/micro/micro_common.h",
+	"tensorflow/lite/micro/micro_context.h",
+	"tensorflow/lite/micro/micro_graph.h",
+	"tensorflow/lite/micro/micro_resource_variable.h",
+}
+
 // prologue writes the banner, the includes and the glue to the module.
 func (t *tflmGen) prologue() {
 	w, p, P := t.w, t.prefix, t.macro
@@ -193,14 +204,7 @@ func (t *tflmGen) prologue() {
 `, p)
 	w.WriteString("\n#include <cstdarg>\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n#include <cstring>\n#include <new>\n\n")
 	w.f("#include \"%s.h\"\n", p)
-	headers := []string{
-		"tensorflow/lite/c/builtin_op_data.h",
-		"tensorflow/lite/c/common.h",
-		"tensorflow/lite/micro/micro_common.h",
-		"tensorflow/lite/micro/micro_context.h",
-		"tensorflow/lite/micro/micro_graph.h",
-		"tensorflow/lite/micro/micro_resource_variable.h",
-	}
+	headers := slices.Clone(tflmRuntimeHeaders)
 	for _, k := range t.ops {
 		for _, h := range k.Headers {
 			if !slices.Contains(headers, h) {

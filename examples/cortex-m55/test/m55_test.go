@@ -49,9 +49,24 @@ var shortModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mu
 // seeds are the input seeds each model runs with, 3 invocations each.
 var seeds = []int{1, 2}
 
-// env is what every model's build needs, found once.
+// refModels are the models on which the harness over TFLM's
+// MicroInterpreter (ref.elf) is checked against tflm_run_m55: the check of
+// the harness itself on the board. With HELIAC_M55_MEASURE (make
+// bench-m55) every model builds it, for the flash and RAM figures.
+var refModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mul.tflite": true}
+
+// measureEnv, set to a file's path, makes TestQEMU measure every model's
+// flash and RAM against TFLM's MicroInterpreter (internal/cmd/m55size),
+// log them and write them to the file (model=<name> and the figures, per
+// model: m55size -table prints them); make bench-m55 sets it.
+const measureEnv = "HELIAC_M55_MEASURE"
+
+// env is what every model's build needs, found once: the heliac binary,
+// and the model-independent objects (fixed) and TFLM's precompiled
+// headers (pch) built once for all models.
 type env struct {
 	shared, heliac, tflmRunM55 string
+	fixed, pch                 string
 }
 
 func setup(t *testing.T) env {
@@ -73,6 +88,14 @@ func setup(t *testing.T) env {
 	build.Dir = filepath.Join("..", "..", "..")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
+	e.fixed = t.TempDir()
+	e.pch = filepath.Join(e.fixed, "tflm_pch.h")
+	var objs []string
+	for _, o := range []string{"startup.o", "syscalls.o", "debug_log.o", "harness.o"} {
+		objs = append(objs, filepath.Join(e.fixed, o))
+	}
+	_, err = e.make(t, "", e.fixed, nil, append(objs, "pch")...)
+	require.NoError(t, err)
 	return e
 }
 
@@ -80,7 +103,7 @@ func setup(t *testing.T) env {
 func (e env) make(t *testing.T, model, dir string, args []string, targets ...string) ([]byte, error) {
 	t.Helper()
 	argv := append([]string{"-s", "-C", "..", "MODEL=" + model, "OUT=" + dir, "HELIAC=" + e.heliac,
-		"TFLM_DIR=" + filepath.Join(e.shared, "tflm"), "TIMEOUT=240",
+		"TFLM_DIR=" + filepath.Join(e.shared, "tflm"), "TIMEOUT=240", "FIXED=" + e.fixed, "PCH=" + e.pch,
 		"ARGS=" + strings.Join(args, " ")}, targets...)
 	cmd := exec.Command("make", argv...)
 	var stdout, stderr bytes.Buffer
@@ -168,10 +191,15 @@ func placed(arenas []map[string]any) map[string]bool {
 // compares every output line of the harness (driver/testdata/runtime) on
 // heliac's module with tflm_run_m55 on the original model (two seeds,
 // three invocations). The harness on TFLM's MicroInterpreter, on the same
-// start-up code and linker script, must match tflm_run_m55 too; flash and
-// RAM of both are logged (not under -short). The example's own main.c
-// must run as well.
+// start-up code and linker script, must match tflm_run_m55 too (refModels);
+// with HELIAC_M55_MEASURE every model builds it and flash and RAM of both
+// are logged and written (make bench-m55). The example's own main.c must run as
+// well.
 func TestQEMU(t *testing.T) {
+	skipUnderRace(t)
+	figuresPath := os.Getenv(measureEnv)
+	measure := figuresPath != ""
+	figures := &verdicts{m: map[string]string{}}
 	e := setup(t)
 	bundled, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "models", "*.tflite"))
 	require.NoError(t, err)
@@ -202,7 +230,12 @@ func TestQEMU(t *testing.T) {
 				report.set(name, "error")
 				dir := t.TempDir()
 				args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
-				_, err := e.make(t, model, dir, args, "all", filepath.Join(dir, "check.elf"), filepath.Join(dir, "ref.elf"))
+				ref := measure || refModels[name]
+				targets := []string{"all", filepath.Join(dir, "check.elf")}
+				if ref {
+					targets = append(targets, filepath.Join(dir, "ref.elf"))
+				}
+				_, err := e.make(t, model, dir, args, targets...)
 				if err != nil && strings.Contains(err.Error(), "TFLM has no kernel for it in this build of heliac") {
 					// The runtime's operator table (emit/tflm_ops.go) does not
 					// cover the model yet: nothing of this example to test.
@@ -229,10 +262,10 @@ func TestQEMU(t *testing.T) {
 				for i, seed := range seeds {
 					args := []string{"--seed", strconv.Itoa(seed), "--invokes", "3"}
 					want := e.want(t, model, seed)
-					if i == 0 {
-						ref, err := e.make(t, model, dir, args, "check-ref")
+					if i == 0 && ref {
+						refOut, err := e.make(t, model, dir, args, "check-ref")
 						require.NoError(t, err)
-						require.Equal(t, want, results(ref), "TFLM's MicroInterpreter on the example's board differs from tflm_run_m55")
+						require.Equal(t, want, results(refOut), "TFLM's MicroInterpreter on the example's board differs from tflm_run_m55")
 					}
 					out, err := e.make(t, model, dir, args, "check")
 					if err != nil {
@@ -244,15 +277,23 @@ func TestQEMU(t *testing.T) {
 					exact = assert.Equal(t, want, results(out), "seed %d: heliac's program differs from tflm_run_m55", seed) && exact
 				}
 				report.set(name, map[bool]string{true: "bit-exact", false: "differs"}[exact])
-				if !testing.Short() {
+				if measure {
 					fig, err := e.make(t, model, dir, nil, "measure")
 					require.NoError(t, err)
 					report.add(name, "\n"+indent(string(bytes.TrimSpace(fig))))
+					figures.set(name, string(bytes.TrimSpace(fig)))
 				}
 			})
 		}
 	})
 	t.Logf("per model:\n%s", report)
+	if measure {
+		var b strings.Builder
+		for _, name := range figures.names() {
+			fmt.Fprintf(&b, "model=%s\n%s\n", name, figures.m[name])
+		}
+		require.NoError(t, os.WriteFile(figuresPath, []byte(b.String()), 0o644))
+	}
 }
 
 // verdicts collects each model's verdict from parallel subtests.
@@ -273,8 +314,8 @@ func (v *verdicts) add(name, s string) {
 	v.m[name] += s
 }
 
-// String lists the verdicts by model name.
-func (v *verdicts) String() string {
+// names are the models, sorted.
+func (v *verdicts) names() []string {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	names := make([]string, 0, len(v.m))
@@ -282,6 +323,14 @@ func (v *verdicts) String() string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return names
+}
+
+// String lists the verdicts by model name.
+func (v *verdicts) String() string {
+	names := v.names()
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	var b strings.Builder
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %-45s %s\n", n, v.m[n])

@@ -17,6 +17,12 @@
 // choice (copies of flash for speed): the figure without them is printed
 // too. Stack and heap are the same start-up code's in both and are left
 // out. Figures are printed, never judged.
+//
+//	m55size -table FIGURES
+//
+// prints a table, one row per model, of FIGURES: blocks of a model=<name>
+// line followed by what the first form printed for it (TestQEMU writes
+// them with HELIAC_M55_MEASURE=FIGURES; make bench-m55).
 package main
 
 import (
@@ -154,9 +160,81 @@ func pct(a, b uint64) string {
 	return fmt.Sprintf("%+.1f%%", (float64(a)/float64(b)-1)*100)
 }
 
+// figureRow is one model's figures, from the first form's lines.
+type figureRow struct {
+	model  string
+	values map[string]string // each line's first key=value
+	fields map[string]string // the others, keyed "<first key> <key>"
+}
+
+// readFigures reads the blocks of a figures file.
+func readFigures(r io.Reader) ([]figureRow, error) {
+	var rows []figureRow
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		first := ""
+		for _, kv := range strings.Fields(line) {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				continue
+			}
+			if k == "model" {
+				rows = append(rows, figureRow{model: v, values: map[string]string{}, fields: map[string]string{}})
+				break
+			}
+			if len(rows) == 0 {
+				return nil, fmt.Errorf("%q before the first model= line", line)
+			}
+			row := rows[len(rows)-1]
+			if first == "" {
+				row.values[k] = v
+				first = k
+			} else {
+				row.fields[first+" "+k] = v
+			}
+		}
+	}
+	return rows, sc.Err()
+}
+
+// table prints the figures of every model as a Markdown table.
+func table(path string, w io.Writer) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rows, err := readFigures(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	fmt.Fprintln(w, "| model | flash heliac | flash TFLM | RAM heliac (arenas + program) | RAM TFLM (arena_used + program) | staged | RAM heliac less staged |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		n := func(k string) uint64 {
+			v, _ := strconv.ParseUint(r.values[k], 10, 64)
+			return v
+		}
+		app, ref, staged := n("ram_bytes.heliac"), n("ram_bytes.tflm"), n("staged_constant_bytes.heliac")
+		fmt.Fprintf(w, "| %s | %d (%s) | %d | %d (%s + %s) | %d (%s + %s) | %d | %d (%s) |\n", r.model,
+			n("flash_bytes.heliac"), pct(n("flash_bytes.heliac"), n("flash_bytes.tflm")), n("flash_bytes.tflm"),
+			app, r.fields["ram_bytes.heliac arenas"], r.fields["ram_bytes.heliac program"],
+			ref, r.fields["ram_bytes.tflm arena_used"], r.fields["ram_bytes.tflm program"],
+			staged, app-staged, pct(app-staged, ref))
+	}
+	return nil
+}
+
 func run(args []string, w io.Writer) error {
+	if len(args) == 2 && args[0] == "-table" {
+		return table(args[1], w)
+	}
 	if len(args) != 4 {
-		return fmt.Errorf("usage: m55size HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json")
+		return fmt.Errorf("usage: m55size HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json, or m55size -table FIGURES")
 	}
 	out, err := os.Open(args[2])
 	if err != nil {

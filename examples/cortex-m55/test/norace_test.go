@@ -1,0 +1,5 @@
+//go:build !race
+
+package cortexm55_test
+
+const raceEnabled = false
