@@ -17,18 +17,19 @@ static uint16_t tensor(int out, size_t i)
 	return model_operands[(out ? s->outputs : s->inputs) + i];
 }
 
-/* fill gives an input a value: 0.5 for float32, else zero bytes. */
-static void fill(uint16_t t)
+/* fill gives an input a value that changes from run to run, so the outputs
+ * do too: 0.5 * run in every float32 element, else every byte 32 * run. */
+static void fill(uint16_t t, int run)
 {
 	uint8_t *p = model_tensor_mutable_data(t);
 	size_t i, n = model_tensors[t].size;
 	if (model_tensors[t].type == MODEL_TYPE_FLOAT32) {
-		const float half = 0.5f;
+		const float x = 0.5f * (float)run;
 		for (i = 0; i + 4 <= n; i += 4) {
-			memcpy(p + i, &half, 4);
+			memcpy(p + i, &x, 4);
 		}
 	} else {
-		memset(p, 0, n);
+		memset(p, 32 * run, n);
 	}
 }
 
@@ -65,7 +66,8 @@ static void show(size_t out, uint16_t t)
 			if (4 * i + 4 <= n) {
 				float v;
 				memcpy(&v, p + 4 * i, 4);
-				printf(" %d.%03d", (int)v, (int)((v < 0 ? -v : v) * 1000) % 1000);
+				float a = v < 0 ? -v : v;
+				printf(" %s%d.%03d", v < 0 ? "-" : "", (int)a, (int)(a * 1000) % 1000);
 			}
 			break;
 		default:
@@ -88,7 +90,7 @@ int main(int argc, char **argv)
 	for (run = 0; run < 3; run++) {
 		for (i = 0; i < model_subgraphs[0].input_count; i++) {
 			if (tensor(0, i) != MODEL_NO_TENSOR) {
-				fill(tensor(0, i));
+				fill(tensor(0, i), run);
 			}
 		}
 		if (model_invoke() != MODEL_OK) {
