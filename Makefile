@@ -25,7 +25,7 @@ build: ## build bin/heliac
 # compilers, Python). They skip under the race detector, which slows them
 # tenfold and finds nothing there, and run in a second step without it
 # (driver's TestSweepsListed keeps the list whole).
-SWEEPS := ^(TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestQEMU|TestRuntimeBitExact|TestTFLMArenaExact|TestTFLMPlansVerify)$$
+SWEEPS := ^(TestDifferentialRuntime|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestQEMU|TestRuntimeBitExact|TestTFLMArenaExact|TestTFLMPlansVerify)$$
 SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/
 
 test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
@@ -88,14 +88,18 @@ interop: ## run stock TFLM (../shared/tools/tflm_run) on heliac's plans for ever
 
 # The long differential test: DIFF_TIME of random models (or DIFF_MODELS of
 # them), from seed DIFF_SEED; failing models are kept (HELIAC_DIFF_KEEP).
-DIFF_TIME   ?= 10m
-DIFF_MODELS ?=
-DIFF_SEED   ?= 1
+# DIFF_RUNTIME=1 also runs every model through heliac's runtime (--runtime
+# tflm built against ../shared/tflm: a g++ build per model, so fewer models
+# in the same time).
+DIFF_TIME    ?= 10m
+DIFF_MODELS  ?=
+DIFF_SEED    ?= 1
+DIFF_RUNTIME ?=
 
 .PHONY: difftest
-difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tflite of them for DIFF_TIME (default 10m), or DIFF_MODELS models, from DIFF_SEED; prints the coverage
+difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tflite of them (DIFF_RUNTIME=1: and heliac's runtime) for DIFF_TIME (default 10m), or DIFF_MODELS models, from DIFF_SEED; prints the coverage
 	@out=$$(mktemp); status=0; \
-	HELIAC_DIFF_TIME=$(DIFF_TIME) HELIAC_DIFF_MODELS=$(DIFF_MODELS) HELIAC_DIFF_SEED=$(DIFF_SEED) \
+	HELIAC_DIFF_TIME=$(DIFF_TIME) HELIAC_DIFF_MODELS=$(DIFF_MODELS) HELIAC_DIFF_SEED=$(DIFF_SEED) HELIAC_DIFF_RUNTIME=$(DIFF_RUNTIME) \
 		$(GO) test -count=1 -timeout 0 -run '^TestDifferentialTFLM$$' -v ./driver/ >$$out 2>&1 || status=$$?; \
 	grep -v -e '^=== ' -e '^        --- PASS' -e '^    --- PASS' $$out; rm -f $$out; exit $$status
 

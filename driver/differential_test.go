@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/internal/validmodel"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/tflite"
 )
 
@@ -29,6 +31,9 @@ const (
 	envDiffTime   = "HELIAC_DIFF_TIME"   // run for this long instead (a Go duration, e.g. 30m)
 	envDiffSeed   = "HELIAC_DIFF_SEED"   // the first model's seed (default 1)
 	envDiffKeep   = "HELIAC_DIFF_KEEP"   // where failing models are kept (default a new directory under $TMPDIR)
+	// HELIAC_DIFF_RUNTIME=1 also runs each model through heliac's
+	// runtime (diffRuntime); make difftest sets it with DIFF_RUNTIME=1.
+	envDiffRuntime = "HELIAC_DIFF_RUNTIME"
 )
 
 // The number of models of a run without HELIAC_DIFF_MODELS: enough that
@@ -38,6 +43,13 @@ const (
 	diffModels      = 300
 	diffModelsRace  = 100
 	diffModelsShort = 15
+)
+
+// The number of models TestDifferentialRuntime runs through heliac's
+// runtime (each is compiled with g++ and linked against TFLM: seconds).
+const (
+	diffRuntimeModels      = 25
+	diffRuntimeModelsShort = 4
 )
 
 // diffRunSeeds are the input seeds every generated model runs with, each
@@ -59,6 +71,13 @@ type diffTally struct {
 	reordered int // models emitted with their operators reordered
 	features  validmodel.Features
 	keep      string // where failing models are kept, once one fails
+	// runtime counts the models whose outputs heliac's runtime printed
+	// and compared; runtimeSkipped those it did not run, by reason.
+	runtime        int
+	runtimeSkipped map[string]int
+	// noKernelData counts, per operator, the skipped models that have
+	// one heliac has no kernel data for (kernels.TFLM).
+	noKernelData map[string]int
 }
 
 // TestDifferentialTFLM is heliac's differential test against stock TFLM:
@@ -80,6 +99,35 @@ func TestDifferentialTFLM(t *testing.T) {
 	case raceEnabled:
 		n = diffModelsRace
 	}
+	var kit *harnessKit
+	if os.Getenv(envDiffRuntime) == "1" {
+		kit = needHarnessKit(t)
+	}
+	runDifferential(t, tool, kit, n)
+}
+
+// TestDifferentialRuntime is the differential test through heliac's
+// runtime: a few random valid models (-short: diffRuntimeModelsShort,
+// else diffRuntimeModels; HELIAC_DIFF_* as for TestDifferentialTFLM) run
+// as TestDifferentialTFLM runs them, and also compiled with --runtime
+// tflm, built with the harness and run over the same seeds and
+// invocations: its output lines must be tflm_run's on the original
+// (diffRuntime). make difftest DIFF_RUNTIME=1 runs it long.
+func TestDifferentialRuntime(t *testing.T) {
+	skipUnderRace(t)
+	tool := tflmrun.Require(t)
+	kit := needHarnessKit(t)
+	n := diffRuntimeModels
+	if testing.Short() {
+		n = diffRuntimeModelsShort
+	}
+	runDifferential(t, tool, kit, n)
+}
+
+// runDifferential runs the differential test on n models (or as the
+// HELIAC_DIFF_* variables say), through heliac's runtime too when kit is
+// not nil, and logs the tally.
+func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
 	if s := os.Getenv(envDiffModels); s != "" {
 		v, err := strconv.Atoi(s)
 		require.NoError(t, err, envDiffModels)
@@ -121,7 +169,7 @@ func TestDifferentialTFLM(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for seed, ok := take(); ok; seed, ok = take() {
-					t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { differential(t, tool, seed, tally) })
+					t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { differential(t, tool, kit, seed, tally) })
 				}
 			}()
 		}
@@ -138,6 +186,31 @@ func TestDifferentialTFLM(t *testing.T) {
 		tally.inPlace, tally.views, tally.moved, tally.reordered,
 		f.Ops, f.SelfWrites, f.SecondWriters, f.Views, f.StaleViews, f.Windows, f.Pads, f.Broadcasts,
 		f.VarHandles, f.NoContainer, f.SharedNames, f.VarTensors, f.CallOnce, f.Ifs, f.Whiles, f.Int8)
+	if kit != nil {
+		t.Logf("heliac's runtime: %d models compared with tflm_run's outputs, %s", tally.runtime, tally.skippedText())
+	}
+}
+
+// skippedText lists the models the runtime did not run, by reason.
+func (tally *diffTally) skippedText() string {
+	tally.mu.Lock()
+	defer tally.mu.Unlock()
+	n := 0
+	reasons := make([]string, 0, len(tally.runtimeSkipped))
+	for r, k := range tally.runtimeSkipped {
+		n += k
+		reasons = append(reasons, fmt.Sprintf("\n    %4d %s", k, r))
+	}
+	sort.Strings(reasons)
+	ops := make([]string, 0, len(tally.noKernelData))
+	for op, k := range tally.noKernelData {
+		ops = append(ops, fmt.Sprintf("%s %d", op, k))
+	}
+	sort.Strings(ops)
+	if len(ops) > 0 {
+		reasons = append(reasons, "\n  operators without kernel data (kernels.TFLM), with the models that have one: "+strings.Join(ops, ", "))
+	}
+	return fmt.Sprintf("%d skipped%s", n, strings.Join(reasons, ""))
 }
 
 // diffRegressionSeeds are seeds on which the differential test once found
@@ -155,12 +228,13 @@ func TestDifferentialTFLMRegressions(t *testing.T) {
 	tool := tflmrun.Require(t)
 	tally := &diffTally{}
 	for _, seed := range diffRegressionSeeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { differential(t, tool, seed, tally) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { differential(t, tool, nil, seed, tally) })
 	}
 }
 
-// differential checks the model of one seed.
-func differential(t *testing.T, tool string, seed int64, tally *diffTally) {
+// differential checks the model of one seed, through heliac's runtime
+// too when kit is not nil.
+func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally *diffTally) {
 	m, features := validmodel.Generate(seed)
 	data, err := tflite.Encode(m, tflite.EncodeOptions{})
 	require.NoError(t, err, "seed %d: encode", seed)
@@ -214,7 +288,82 @@ func differential(t *testing.T, tool string, seed int64, tally *diffTally) {
 		t.Fatalf("seed %d: %s\n  models kept in %s (run %s --trace --invokes %d on seed%d.tflite and seed%d.heliac.tflite)\n  %s",
 			seed, diff, kept, tool, interopInvokes, seed, seed, diagnose(t, tool, dir, data, cfg, masked))
 	}
+	if kit != nil {
+		diffRuntime(t, kit, tool, seed, m, data, orig, tally)
+	}
 	failed = false
+}
+
+// diffRuntimeSkips are the messages of heliac's refusals to make a runtime
+// for a model (TFLM's own run of it being fine), under which such a model
+// counts as skipped rather than failed: an operator the runtime's TFLM
+// has no kernel registration for, or whose kernel data heliac has no
+// figure for (kernels.TFLM), or one shared_name in two containers (the
+// runtime tells resource variables by shared_name alone).
+var diffRuntimeSkips = []string{"TFLM has no kernel for it", "has no data on what its TFLM kernel keeps",
+	"the runtime tells variables by name"}
+
+// diffRuntime compiles a model (data, written at orig) that TFLM runs with
+// --runtime tflm for the host, builds it with the harness and requires
+// its output lines to be tflm_run's on the original for each of
+// diffRunSeeds, interopInvokes invocations each.
+func diffRuntime(t *testing.T, kit *harnessKit, tool string, seed int64, m *graph.Model, data []byte, orig string, tally *diffTally) {
+	skip := func(reason string, missing map[string]bool) {
+		tally.mu.Lock()
+		defer tally.mu.Unlock()
+		if tally.runtimeSkipped == nil {
+			tally.runtimeSkipped, tally.noKernelData = map[string]int{}, map[string]int{}
+		}
+		tally.runtimeSkipped[reason]++
+		for op := range missing {
+			tally.noKernelData[op]++
+		}
+	}
+	name := fmt.Sprintf("diff_%d", seed)
+	cfg := runtimeConfig(t, name)
+	out, err := driver.Compile(context.Background(), data, cfg)
+	if err != nil {
+		for _, s := range diffRuntimeSkips {
+			if strings.Contains(err.Error(), s) {
+				// "operator 0:3 FOO: ..." counts by the first such
+				// operator's name; noKernelData by all of them.
+				reason := regexp.MustCompile(`operator \d+:\d+ `).ReplaceAllString(oneLine(err.Error()), "operator ")
+				skip(regexp.MustCompile(`named "[^"]*"`).ReplaceAllString(reason, "named <v>"), noKernelData(m))
+				return
+			}
+		}
+		kept := tally.keepModels(t, seed, data, nil)
+		t.Fatalf("seed %d: heliac does not compile --runtime tflm for a model TFLM runs (kept in %s): %v", seed, kept, err)
+	}
+	dir := t.TempDir()
+	exe, err := kit.build(dir, cfg.Prefix, "backend_heliac.c", writeFiles(t, dir, out.CFiles), nil)
+	if err != nil {
+		kept := tally.keepModels(t, seed, data, nil)
+		t.Fatalf("seed %d: the runtime does not build (kept in %s): %s", seed, kept, firstErrorLine(err.Error()))
+	}
+	for _, rs := range diffRunSeeds {
+		want, err := oracle(tool, orig, rs, interopInvokes, diffArena)
+		require.NoError(t, err, "seed %d", seed)
+		if e := want.error(); e != "" {
+			skip("TFLM does not run it: "+oneLine(e), nil)
+			return
+		}
+		got, err := kit.runHarness(exe, rs, interopInvokes, time.Minute)
+		if err == nil && got.error() != "" {
+			err = fmt.Errorf("%s", got.error())
+		}
+		if err != nil {
+			kept := tally.keepModels(t, seed, data, nil)
+			t.Fatalf("seed %d: heliac's runtime fails where tflm_run runs (--seed %d; kept in %s): %v", seed, rs, kept, err)
+		}
+		if d := firstDifference(want, got); d != "" {
+			kept := tally.keepModels(t, seed, data, nil)
+			t.Fatalf("seed %d: heliac's runtime differs from tflm_run (--seed %d; kept in %s): %s", seed, rs, kept, d)
+		}
+	}
+	tally.mu.Lock()
+	tally.runtime++
+	tally.mu.Unlock()
 }
 
 // diffGenerator starts compareTFLM's report of an original model TFLM
@@ -285,6 +434,21 @@ func diagnose(t *testing.T, tool, dir string, data []byte, cfg driver.Config, ma
 		return "hint: the runs agree only with views in buffers of their own and in the model's operator order"
 	}
 	return "hint: the runs differ even with views in buffers of their own and in the model's order: not the plan's aliasing or order (the emitted model itself?)"
+}
+
+// noKernelData returns the names of m's operators heliac has no kernel
+// data for (kernels.TFLM on host64).
+func noKernelData(m *graph.Model) map[string]bool {
+	out := map[string]bool{}
+	for si := range m.Subgraphs {
+		for oi := range m.Subgraphs[si].Ops {
+			op := &m.Subgraphs[si].Ops[oi]
+			if _, ok := kernels.TFLM(m, graph.SubgraphIndex(si), op, 8); !ok {
+				out[op.Name()] = true
+			}
+		}
+	}
+	return out
 }
 
 // resourceTensors returns the trace key prefixes ("<subgraph>.<tensor>.")

@@ -88,6 +88,8 @@ var tflmParams = map[string][2]pair{
 	"DIV":                          {{4, 1}, {4, 1}},
 	"FULLY_CONNECTED":              {{16, 5}, {4, 1}},
 	"GATHER":                       {{8, 8}, {4, 4}},
+	"IF":                           {{8, 8}, {4, 4}},
+	"LEAKY_RELU":                   {{4, 4}, {4, 4}},
 	"MEAN":                         {{1, 1}, {1, 1}},
 	"SUM":                          {{1, 1}, {1, 1}},
 	"MUL":                          {{4, 1}, {4, 1}},
@@ -97,6 +99,7 @@ var tflmParams = map[string][2]pair{
 	"SOFTMAX":                      {{4, 4}, {4, 4}},
 	"SPLIT":                        {{4, 4}, {4, 4}},
 	"SPLIT_V":                      {{4, 4}, {4, 4}},
+	"SQUEEZE":                      {{36, 36}, {4, 4}},
 	"STRIDED_SLICE":                {{24, 24}, {4, 4}},
 	"SUB":                          {{8, 2}, {4, 1}},
 	"SVDF":                         {{12, 8}, {4, 4}},
@@ -112,6 +115,7 @@ var tflmParams = map[string][2]pair{
 // host64 and cortex-m: sizeof the struct named, at tflmCommit.
 var tflmOpData = map[string]pair{
 	"ADD":                          {60, 60},   // add.cc AddInit: OpDataAdd (add.h)
+	"ABS":                          {28, 20},   // elementwise.cc ElementWiseAbsRsqrtInit: OpDataAbsRsqrt (there; two enums after a bool)
 	"AVERAGE_POOL_2D":              {32, 32},   // pooling.cc Init: OpDataPooling (pooling.h)
 	"MAX_POOL_2D":                  {32, 32},   // pooling.cc Init: OpDataPooling
 	"BATCH_MATMUL":                 {32, 16},   // batch_matmul.cc BatchMatMulInit: OpDataBatchMatmul
@@ -124,6 +128,9 @@ var tflmOpData = map[string]pair{
 	"QUANTIZE":                     {32, 32},   // quantize.cc Init: OpDataQuantizeReference (quantize.h)
 	"DIV":                          {28, 28},   // div.cc Init: OpDataDiv
 	"FULLY_CONNECTED":              {64, 48},   // fully_connected.cc Init: OpDataFullyConnected (fully_connected.h)
+	"HARD_SWISH":                   {20, 20},   // hard_swish.cc HardSwishInit: HardSwishParams (types.h)
+	"IF":                           {8, 8},     // if.cc IfInit: OpData (there: two ints)
+	"LEAKY_RELU":                   {24, 24},   // leaky_relu.cc LeakyReluInit: LeakyReluOpData (leaky_relu.h)
 	"LESS":                         {32, 32},   // comparisons.cc Init: OpData
 	"LESS_EQUAL":                   {32, 32},   // comparisons.cc Init: OpData
 	"GREATER":                      {32, 32},   // comparisons.cc Init: OpData
@@ -137,6 +144,8 @@ var tflmOpData = map[string]pair{
 	"MUL":                          {36, 36},   // mul_common.cc MulInit: OpDataMul (mul.h)
 	"PAD":                          {56, 56},   // pad_common.cc PadInit: OpData (pad.h)
 	"PADV2":                        {56, 56},   // pad_common.cc PadInit: OpData (pad.h)
+	"RELU":                         {28, 28},   // activations.cc ReluInit: ReluOpData (activations.h)
+	"RELU6":                        {8, 8},     // activations.cc Relu6Init: Relu6OpData (activations.h)
 	"SOFTMAX":                      {80, 56},   // softmax_common.cc SoftmaxInit: SoftmaxParams (kernels/internal/types.h)
 	"STRIDED_SLICE":                {84, 84},   // strided_slice_common.cc StridedSliceInit: StridedSliceParams (types.h)
 	"SUB":                          {52, 52},   // sub.cc SubInit: OpDataSub (sub.h)
@@ -182,9 +191,18 @@ var tflmPrepareOperands = map[string][]string{
 	"SVDF":                         {"i0", "i1", "i2", "i3", "i4", "o0"}, // svdf_common.cc PrepareSvdf
 	"TRANSPOSE":                    {"i0", "i1", "o0"},                   // transpose.cc TransposePrepare
 	"UNIDIRECTIONAL_SEQUENCE_LSTM": {"in*", "o0"},                        // unidirectional_sequence_lstm.cc UnidirectionalSequenceLstmPrepare
+	"RELU":                         {"i0", "o0"},                         // activations_common.cc ReluPrepare
+	"RELU6":                        {"i0"},                               // activations_common.cc Relu6Prepare
+	"LEAKY_RELU":                   {"i0", "o0"},                         // leaky_relu_common.cc CalculateOpDataLeakyRelu
+	"HARD_SWISH":                   {"i0", "o0"},                         // hard_swish_common.cc HardSwishPrepare
+	"ABS":                          {"i0", "o0"},                         // elementwise.cc PrepareAbsRsqrt
+	"SQUEEZE":                      {"i0", "o0"},                         // squeeze.cc SqueezeContext
+	"EXPAND_DIMS":                  {"i0", "i1", "o0"},                   // expand_dims.cc ExpandDimsPrepare
+	"IF":                           {"i0"},                               // if.cc IfPrepare (the condition)
 	// Kernels whose Prepare takes nothing from the arena.
 	"CALL_ONCE": nil, "WHILE": nil, "VAR_HANDLE": nil, "PACK": nil, "UNPACK": nil,
 	"SHAPE": nil, "MAXIMUM": nil, "MINIMUM": nil,
+	"NEG": nil, // neg.cc: no Init, no Prepare
 }
 
 // TFLM returns what operator op of subgraph s of m takes from TFLM's

@@ -32,6 +32,7 @@ var (
 		"SUB": "TfLiteSubParams", "SVDF": "TfLiteSVDFParams", "TRANSPOSE_CONV": "TfLiteTransposeConvParams",
 		"UNIDIRECTIONAL_SEQUENCE_LSTM": "TfLiteUnidirectionalSequenceLSTMParams", "UNPACK": "TfLiteUnpackParams",
 		"VAR_HANDLE": "TfLiteVarHandleParams", "WHILE": "TfLiteWhileParams",
+		"IF": "TfLiteIfParams", "LEAKY_RELU": "TfLiteLeakyReluParams", "SQUEEZE": "TfLiteSqueezeParams",
 	}
 	tflmOpDataTypes = map[string]string{
 		"ADD": "OpDataAdd", "AVERAGE_POOL_2D": "OpDataPooling", "MAX_POOL_2D": "OpDataPooling",
@@ -40,6 +41,7 @@ var (
 		"MEAN": "OpDataReduce", "SUM": "OpDataReduce", "MUL": "OpDataMul", "PAD": "OpData", "PADV2": "OpData",
 		"SOFTMAX": "SoftmaxParams", "STRIDED_SLICE": "StridedSliceParams", "SUB": "OpDataSub", "SVDF": "OpDataSvdf",
 		"UNIDIRECTIONAL_SEQUENCE_LSTM": "OpDataLSTM",
+		"HARD_SWISH":                   "HardSwishParams", "LEAKY_RELU": "LeakyReluOpData", "RELU": "ReluOpData", "RELU6": "Relu6OpData",
 	}
 	tflmKernelHeaders = []string{
 		"tensorflow/lite/c/builtin_op_data.h", "tensorflow/lite/kernels/internal/types.h",
@@ -48,6 +50,7 @@ var (
 		"tensorflow/lite/micro/kernels/mul.h", "tensorflow/lite/micro/kernels/quantize.h",
 		"tensorflow/lite/micro/kernels/logistic.h", "tensorflow/lite/micro/kernels/svdf.h",
 		"tensorflow/lite/micro/kernels/lstm_shared.h", "tensorflow/lite/micro/kernels/dequantize.h",
+		"tensorflow/lite/micro/kernels/activations.h", "tensorflow/lite/micro/kernels/leaky_relu.h",
 		"tensorflow/lite/micro/kernels/sub.h", "tensorflow/lite/micro/kernels/reduce.h",
 		"tensorflow/lite/micro/kernels/pad.h",
 	}
