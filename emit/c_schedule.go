@@ -188,18 +188,7 @@ func (g *cgen) scheduleDefs(w *cwriter) {
 	if len(s.runs) == 0 {
 		return
 	}
-	// Each operator's kernel scratch rows: plan.Build lists an operator's
-	// requests together.
-	type rows struct{ first, count int }
-	scratch := map[graph.OpRef]rows{}
-	for i, k := range g.kernel {
-		r, ok := scratch[k.Op]
-		if !ok {
-			r.first = i
-		}
-		r.count++
-		scratch[k.Op] = r
-	}
+	scratch := g.scratchRows()
 	w.f("\nconst %s_operator_t %s_operators[%s_OPERATOR_COUNT] = {\n", p, p, P)
 	w.WriteString("\t/* subgraph, op, builtin, custom, inputs, outputs, intermediates, calls, last, scratch,\n" +
 		"\t   input_count, output_count, intermediate_count, call_count, scratch_count */\n")
@@ -216,4 +205,23 @@ func (g *cgen) scheduleDefs(w *cwriter) {
 			len(l.calls.values), sc.count, i, commentText(r.op.Name()))
 	}
 	w.WriteString("};\n")
+}
+
+// scratchRows are one operator's rows of <prefix>_kernel_scratch: count
+// rows from first.
+type scratchRows struct{ first, count int }
+
+// scratchRows gives each operator's kernel scratch rows; plan.Build lists
+// an operator's requests together.
+func (g *cgen) scratchRows() map[graph.OpRef]scratchRows {
+	rows := map[graph.OpRef]scratchRows{}
+	for i, k := range g.kernel {
+		r, ok := rows[k.Op]
+		if !ok {
+			r.first = i
+		}
+		r.count++
+		rows[k.Op] = r
+	}
+	return rows
 }

@@ -434,16 +434,7 @@ func elements(shape []int32) int64 {
 // registrations and kOps.
 func (t *tflmGen) opTables() {
 	w := t.w
-	type rows struct{ first, count int }
-	scratch := map[graph.OpRef]rows{}
-	for i, k := range t.kernel {
-		r, ok := scratch[k.Op]
-		if !ok {
-			r.first = i
-		}
-		r.count++
-		scratch[k.Op] = r
-	}
+	scratch := t.scratchRows()
 	w.WriteString("\n// The operators, in model order, subgraph by subgraph.\n")
 	var rowsText []string
 	for si := range t.m.Subgraphs {
