@@ -35,6 +35,9 @@ type Model struct {
 	Buffers     []Buffer
 	Metadata    []Metadata
 	Signatures  []Signature
+	// Stripes are the regions a rewrite (--patches) runs stripe by
+	// stripe, nil for a model as loaded; see StripeRegion.
+	Stripes []StripeRegion
 }
 
 // Subgraph is one graph of operators over its own tensors.

@@ -1,0 +1,31 @@
+package graph
+
+// StripeRegion records that a rewritten model computes a region of the
+// model it was rewritten from stripe by stripe (--patches, package
+// stripe; the construction is docs/stripes.md): the operators Ops of
+// subgraph Subgraph of the original, which compute tensor Output from
+// tensor Input (and constants), are replaced by len(Rows) copies, copy j
+// computing rows Rows[j] of Output from the rows of Input its receptive
+// field needs, and a CONCATENATION of the stripes into Output.
+//
+// Tensor ids are shared by the original and the rewritten model: a
+// rewrite keeps every tensor of the original at its id (the region's
+// intermediate tensors stay, read and written by no operator) and
+// appends its own.
+type StripeRegion struct {
+	Subgraph SubgraphIndex
+	// Input (X) and Output (Y): rank-4 NHWC tensors of batch 1.
+	Input, Output TensorID
+	// Ops are the indices, in the original subgraph's operator list, of
+	// the operators the region replaces, ascending.
+	Ops []int
+	// Rows are Output's rows [start, end) that each stripe computes, in
+	// order: they cover Output's height exactly once.
+	Rows [][2]int32
+	// MACs are the region's multiply-accumulates in the original model;
+	// ExtraMACs what the stripes compute again (halo rows), on top.
+	MACs, ExtraMACs int64
+}
+
+// K is the number of stripes.
+func (r *StripeRegion) K() int { return len(r.Rows) }
