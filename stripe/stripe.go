@@ -224,9 +224,6 @@ func (reg *region) checkOp(i int) error {
 	}
 	in := g.tensor(op.Inputs[0])
 	out := g.tensor(o)
-	if k == convLike && in.Type == graph.Int16 && in.Quantization != nil && len(in.Quantization.ZeroPoint) > 0 && in.Quantization.ZeroPoint[0] != 0 {
-		return fmt.Errorf("INT16 input %s has zero point %d (TFLM's PAD pads INT16 with 0)", g.tensorName(op.Inputs[0]), in.Quantization.ZeroPoint[0])
-	}
 	switch k {
 	case convLike, pool:
 		h, w, err := windows(g.m, g.s, op)
