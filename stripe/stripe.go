@@ -447,6 +447,7 @@ func Apply(m *graph.Model, regions []graph.StripeRegion) (*graph.Model, error) {
 			return nil, fmt.Errorf("stripe: region %d (subgraph %d, %d -> %d): %v", n, reg.Subgraph, reg.Input, reg.Output, err)
 		}
 		built[n] = ops
+		reg.empty(&out)
 		out.Stripes = append(out.Stripes, reg.StripeRegion)
 		regions[n].MACs, regions[n].ExtraMACs = reg.MACs, reg.ExtraMACs
 	}
@@ -471,6 +472,26 @@ func Apply(m *graph.Model, regions []graph.StripeRegion) (*graph.Model, error) {
 		out.Subgraphs[s].Ops = ops
 	}
 	return &out, nil
+}
+
+// empty gives the region's intermediate tensors (the outputs of its
+// operators but Y), which no operator reads or writes any more, 0 rows:
+// shape [1, 0, W, C], 0 bytes. TFLM allocates every tensor of non-zero
+// size that no operator uses, all of them over the same lifetime (-1, -1)
+// so that they overlap in time and are stacked (micro_allocation_info.cc
+// lines 200-205, greedy_memory_planner.cc DoesEntryOverlapInTime @90b983c),
+// and skips one of 0 bytes (needs_allocating requires bytes != 0).
+func (reg *region) empty(out *graph.Model) {
+	ts := out.Subgraphs[reg.Subgraph].Tensors
+	for _, i := range reg.Ops {
+		o := reg.g.op(i).Outputs[0]
+		if o == reg.Output {
+			continue
+		}
+		t := &ts[o]
+		t.Shape = []int32{1, 0, t.Shape[2], t.Shape[3]}
+		t.Size = 0
+	}
 }
 
 // EvenRows splits h rows into k stripes as evenly as possible, the first
