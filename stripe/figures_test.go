@@ -62,6 +62,38 @@ func livePeak(m *graph.Model) int64 {
 	return peak
 }
 
+// stripeTrial is one region with its rows applied alone.
+type stripeTrial struct {
+	r    graph.StripeRegion
+	peak int64 // livePeak of out
+	out  *graph.Model
+}
+
+// lowPeakTrials applies every candidate of subgraph 0 with every k from 2
+// to 10 whose extra MACs stay within 10 % of the model's, and returns the
+// trials by livePeak, lowest first.
+func lowPeakTrials(m *graph.Model) []stripeTrial {
+	total := ModelMACs(m)
+	var trials []stripeTrial
+	for _, r := range Candidates(m) {
+		if r.Subgraph != 0 {
+			continue
+		}
+		h := m.Tensor(0, r.Output).Shape[1]
+		for k := 2; k <= MaxStripes && int32(k) <= h; k++ {
+			r.Rows = EvenRows(h, k)
+			regs := []graph.StripeRegion{r}
+			out, err := Apply(m, regs)
+			if err != nil || float64(regs[0].ExtraMACs) > 0.1*float64(total) {
+				continue
+			}
+			trials = append(trials, stripeTrial{regs[0], livePeak(out), out})
+		}
+	}
+	sort.SliceStable(trials, func(a, b int) bool { return trials[a].peak < trials[b].peak })
+	return trials
+}
+
 // TestStripeFigures prints, for each corpus model of the proof, the
 // region and k (of the candidates, k from 2 to 10, extra MACs at most 10
 // % of the model's) with the lowest TFLM arena among the 4 best by
@@ -82,32 +114,11 @@ func TestStripeFigures(t *testing.T) {
 		m, err := tflite.Load(data)
 		require.NoError(t, err)
 		total := ModelMACs(m)
-		type trial struct {
-			r    graph.StripeRegion
-			peak int64
-			out  *graph.Model
-		}
-		var trials []trial
-		for _, r := range Candidates(m) {
-			if r.Subgraph != 0 {
-				continue
-			}
-			h := m.Tensor(0, r.Output).Shape[1]
-			for k := 2; k <= MaxStripes && int32(k) <= h; k++ {
-				r.Rows = EvenRows(h, k)
-				regs := []graph.StripeRegion{r}
-				out, err := Apply(m, regs)
-				if err != nil || float64(regs[0].ExtraMACs) > 0.1*float64(total) {
-					continue
-				}
-				trials = append(trials, trial{regs[0], livePeak(out), out})
-			}
-		}
+		trials := lowPeakTrials(m)
 		if len(trials) == 0 {
 			t.Logf("%s: no region within 10%% extra MACs", f)
 			continue
 		}
-		sort.SliceStable(trials, func(a, b int) bool { return trials[a].peak < trials[b].peak })
 		_, before := tflmRun(t, tool, m)
 		best, bestArena := -1, int64(0)
 		for i := 0; i < len(trials) && i < 4; i++ {

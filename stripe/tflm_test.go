@@ -194,6 +194,11 @@ func TestApplyBitExactTFLM(t *testing.T) {
 				if pair := disjointPair(m); pair != nil {
 					trials = append(trials, pair)
 				}
+				// The region and k a choice would take: the lowest
+				// livePeak within 10 % extra MACs.
+				if low := lowPeakTrials(m); len(low) > 0 {
+					trials = append(trials, []graph.StripeRegion{low[0].r})
+				}
 			}
 			applied := 0
 			for _, regs := range trials {
