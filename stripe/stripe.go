@@ -233,9 +233,6 @@ func (reg *region) checkOp(i int) error {
 		if k == pool && (h.pad != 0 || w.pad != 0) {
 			return fmt.Errorf("TFLM pads it by %d rows and %d columns (a pool is striped only without padding)", h.pad, w.pad)
 		}
-		if in.Shape[1] < 1 || (k == convLike && len(op.Inputs) > 1 && op.Inputs[1] != graph.NoTensor && !g.constant(op.Inputs[1])) {
-			return fmt.Errorf("its filter is not constant")
-		}
 		reg.win[i] = [2]window{h, w}
 	case pad:
 		if len(op.Inputs) < 2 || op.Inputs[1] == graph.NoTensor || !g.constant(op.Inputs[1]) {
@@ -273,9 +270,6 @@ func (reg *region) checkOp(i int) error {
 				return fmt.Errorf("constant input %d %s of shape %v varies along the rows", a, g.tensorName(t), ts.Shape)
 			}
 		}
-	}
-	if k != elementwiseOp && (in.Shape[0] != 1 || len(in.Shape) != 4) {
-		return fmt.Errorf("input is not NHWC of batch 1")
 	}
 	return nil
 }
