@@ -75,6 +75,9 @@ func TestExitCodes(t *testing.T) {
 		{"corrupt model", []string{corrupt, "-o", filepath.Join(dir, "out")}, exitFailure, "compile " + corrupt + ": tflite:"},
 		{"empty -o", []string{helloWorld, "-o", ""}, exitUsage, "-o is empty; give the directory to write the plan and C files into"},
 		{"unknown schedule", []string{helloWorld, "--schedule", "fastest", "-o", filepath.Join(dir, "o3")}, exitUsage, `--schedule: unknown schedule "fastest" (known: memory, model)`},
+		{"unknown patches", []string{helloWorld, "--patches", "on", "-o", filepath.Join(dir, "o4")}, exitUsage, `--patches: unknown value "on" (known: auto, off)`},
+		{"patch MACs not a number", []string{helloWorld, "--patch-macs", "ten", "-o", filepath.Join(dir, "o5")}, exitUsage, `--patch-macs: "ten" is not a percentage (10%) or a fraction (0.1)`},
+		{"patch MACs of none", []string{helloWorld, "--patches", "auto", "--patch-macs", "0%", "-o", filepath.Join(dir, "o6")}, exitUsage, "allows no extra multiply-accumulates"},
 		{"unknown planner", []string{helloWorld, "--planner", "magic", "-o", filepath.Join(dir, "o2")}, exitUsage, `unknown planner "magic" (known: best, tflm, linear)`},
 	}
 	for _, tt := range tests {
