@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 	"emit":                 {"graph", "kernels", "liveness", "plan"},
 	"verify":               {"graph", "kernels"},
 	"tflmarena":            {"graph", "kernels"},
+	"stripe":               {"graph", "kernels"},
 	"driver":               {"graph", "kernels", "tflite", "liveness", "order", "plan", "plan/dsa", "emit", "verify", "tflmarena", "stripe", "internal/inputfile"},
 	".":                    {"driver", "emit", "kernels", "plan", "tflmarena"},
 	"zoo":                  {"driver", "internal/inputfile"},
