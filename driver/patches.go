@@ -9,6 +9,7 @@ import (
 
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/stripe"
 	"github.com/heliac/heliac/tflite"
@@ -78,14 +79,16 @@ const confirmed = 3
 
 // candidate is one rewrite evaluated.
 type candidate struct {
-	regions []graph.StripeRegion
+	regions []graph.StripeRegion // as Apply filled them
 	m       *graph.Model
+	s       *planned // the cheap plan quickScore made
 	extra   int64
 	score   int64 // the cheap evaluation: TFLM's whole arena with the plan's bound as head
 }
 
 // arenaOf is TFLM's whole arena for m with a head of head bytes on the
-// config's TFLM target, or head alone when tflmarena cannot size it.
+// config's TFLM target, or head alone (and false) when tflmarena cannot
+// size it.
 func arenaOf(m *graph.Model, head int64, cfg Config) (int64, bool) {
 	t := tflmarena.CortexM
 	if cfg.TFLMTarget != "" {
@@ -102,26 +105,69 @@ func arenaOf(m *graph.Model, head int64, cfg Config) (int64, bool) {
 
 // quickScore is the cheap evaluation of a model: a short order search,
 // lifetimes, and the plan's lower bound under TFLM's greedy placement (no
-// search), then TFLM's whole arena with that head.
-func quickScore(ctx context.Context, m *graph.Model, cfg Config) (int64, error) {
+// search), then TFLM's whole arena with that head. It returns the plan
+// too.
+func quickScore(ctx context.Context, m *graph.Model, cfg Config) (int64, *planned, error) {
 	q := cfg
 	q.ScheduleWork = patchWork
 	q.Plan.Planner = plan.PlannerTFLM
 	q.Plan.TimeLimit = 0
 	s, err := planLoaded(ctx, m, q)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	_, lb := s.p.ScratchTotals()
 	score, _ := arenaOf(m, lb, cfg)
-	return score, nil
+	return score, s, nil
 }
+
+// atPeak is how many bytes of r's intermediate tensors (the outputs of its
+// operators but Output, which stripes keep whole) s's plan holds at its
+// scratch arena's peak: what striping r can save there. Tensor ids are
+// the same in a model and its rewrites.
+func atPeak(s *planned, r graph.StripeRegion) int64 {
+	arenas := scratchArenas(s.p)
+	if len(arenas) != 1 {
+		return 0
+	}
+	step := arenas[0].PeakStep
+	given, _ := s.given()
+	sg := &given.Subgraphs[r.Subgraph]
+	var n int64
+	for _, i := range r.Ops {
+		for _, t := range sg.Ops[i].Outputs {
+			if t == r.Output || t < 0 {
+				continue
+			}
+			a := s.p.Lookup(plan.Key{Kind: plan.TensorAlloc, Ref: graph.TensorRef{Subgraph: r.Subgraph, Tensor: t}})
+			if a != nil && a.Live.First <= step && step <= a.Live.Last {
+				n += a.Size
+			}
+		}
+	}
+	return n
+}
+
+// maxTried is how many candidate regions, those holding the most bytes at
+// the peak, each round of the choice tries with every stripe count.
+const maxTried = 8
+
+// maxRegions is the most regions the choice combines.
+const maxRegions = 4
 
 // choosePatches returns the rewrite of s's model that --patches auto
 // picks: the regions, stripe counts and rows whose rewritten model heliac
 // plans into the smallest whole TFLM arena, under the cap on extra MACs;
 // nil when none is smaller than the model as given (s, planned as usual).
-// The candidates are ranked by quickScore, the best few planned in full.
+//
+// It adds regions greedily: each round takes the candidates
+// (stripe.Candidates of the model as given) whose intermediate tensors
+// are live at the current plan's peak, tries each (the most bytes there
+// first, at most maxTried) with every stripe count from 2 to 10 that the
+// cap allows, even rows, together with the regions already chosen, and
+// keeps the best if it lowers the cheap evaluation (quickScore). The best
+// of the last rounds are then planned in full, and the smallest whole
+// arena wins if it is smaller than the model's as given.
 func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error) {
 	m, cfg := s.m, s.cfg
 	capFrac := cfg.PatchMACs
@@ -133,14 +179,19 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	info.HeadBefore, _ = head(s.p)
 	var sized bool
 	info.ArenaBefore, sized = arenaOf(m, info.HeadBefore, cfg)
-	if len(m.Subgraphs) == 0 || total == 0 {
+	if len(m.Subgraphs) == 0 || total == 0 || liveness.HasOwnPlan(m) {
 		return nil, info, nil
 	}
 	budget := int64(capFrac * float64(total))
-	base, err := quickScore(ctx, m, cfg)
+	all := stripe.Candidates(m)
+	if len(all) == 0 {
+		return nil, info, nil
+	}
+	base, bs, err := quickScore(ctx, m, cfg)
 	if err != nil {
 		return nil, info, nil
 	}
+	cur := &candidate{m: m, s: bs, score: base}
 	eval := func(regions []graph.StripeRegion) *candidate {
 		info.Tried++
 		rm, err := stripe.Apply(m, regions)
@@ -154,83 +205,77 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 		if extra > budget {
 			return &candidate{extra: extra}
 		}
-		sc, err := quickScore(ctx, rm, cfg)
+		sc, ps, err := quickScore(ctx, rm, cfg)
 		if err != nil {
 			return nil
 		}
-		return &candidate{regions: rm.Stripes, m: rm, extra: extra, score: sc}
+		ps.original = m
+		return &candidate{regions: rm.Stripes, m: rm, s: ps, extra: extra, score: sc}
 	}
-	// Each region alone, every stripe count the cap allows.
-	cands := stripe.Candidates(m)
-	var singles []*candidate
-	for _, r := range cands {
-		if len(r.Ops) < 2 {
-			// One operator run in stripes keeps its input and output
-			// whole: nothing to save, k more operators' tail to pay.
-			continue
+	var rounds []*candidate // the best of each round that lowered the score
+	for len(cur.regions) < maxRegions {
+		type ranked struct {
+			r     graph.StripeRegion
+			bytes int64
 		}
-		h := outputHeight(m, r)
-		var best *candidate
-		for k := 2; k <= maxStripes && int32(k) <= h; k++ {
-			r.Rows = stripe.EvenRows(h, k)
-			c := eval([]graph.StripeRegion{r})
-			if c == nil {
+		var try []ranked
+		for _, r := range all {
+			if len(r.Ops) < 2 || overlaps(cur.regions, r) {
+				// One operator run in stripes keeps its input and output
+				// whole: nothing to save, k more operators' tail to pay.
 				continue
 			}
-			if c.m == nil { // over the cap; more stripes only add MACs
-				break
-			}
-			if best == nil || c.score < best.score {
-				best = c
+			if b := atPeak(cur.s, r); b > 0 {
+				try = append(try, ranked{r, b})
 			}
 		}
-		if best != nil && best.score < base {
-			singles = append(singles, best)
+		slices.SortStableFunc(try, func(a, b ranked) int { return cmpInt(b.bytes, a.bytes) })
+		if len(try) > maxTried {
+			try = try[:maxTried]
 		}
+		var best *candidate
+		for _, t := range try {
+			r := t.r
+			h := outputHeight(m, r)
+			for k := 2; k <= maxStripes && int32(k) <= h; k++ {
+				r.Rows = stripe.EvenRows(h, k)
+				regs := append(originalRegions(cur.regions), originalRegions([]graph.StripeRegion{r})...)
+				slices.SortStableFunc(regs, func(a, b graph.StripeRegion) int {
+					if a.Subgraph != b.Subgraph {
+						return int(a.Subgraph) - int(b.Subgraph)
+					}
+					return a.Ops[0] - b.Ops[0]
+				})
+				c := eval(regs)
+				if c == nil {
+					continue
+				}
+				if c.m == nil { // over the cap; more stripes only add MACs
+					break
+				}
+				if best == nil || c.score < best.score {
+					best = c
+				}
+			}
+		}
+		if best == nil || best.score >= cur.score {
+			break
+		}
+		cur = best
+		rounds = append(rounds, best)
 	}
-	if len(singles) == 0 {
+	if len(rounds) == 0 {
 		return nil, info, nil
 	}
-	slices.SortStableFunc(singles, func(a, b *candidate) int { return cmpInt(a.score, b.score) })
-	// More regions, greedily, while one more lowers the score.
-	chosen := singles[0]
-	for {
-		var next *candidate
-		for _, c := range singles[1:] {
-			if overlaps(chosen.regions, c.regions[0]) {
-				continue
-			}
-			regs := append(slices.Clone(originalRegions(chosen.regions)), originalRegions(c.regions)...)
-			slices.SortStableFunc(regs, func(a, b graph.StripeRegion) int { return a.Ops[0] - b.Ops[0] })
-			n := eval(regs)
-			if n == nil || n.m == nil || n.score >= chosen.score {
-				continue
-			}
-			if next == nil || n.score < next.score {
-				next = n
-			}
-		}
-		if next == nil {
-			break
-		}
-		chosen = next
-	}
-	// Confirm the best few with a full plan.
-	finalists := []*candidate{chosen}
-	for _, c := range singles {
-		if len(finalists) == confirmed {
-			break
-		}
-		if c != chosen {
-			finalists = append(finalists, c)
-		}
-	}
+	// Confirm the last rounds' choices with a full plan: the cheap
+	// evaluation's bound is not always the placement's.
 	var (
 		bestS     *planned
 		bestArena int64
 		bestC     *candidate
 	)
-	for _, c := range finalists {
+	for i := len(rounds) - 1; i >= 0 && i >= len(rounds)-confirmed; i-- {
+		c := rounds[i]
 		ps, err := planLoaded(ctx, c.m, cfg)
 		if err != nil {
 			continue
