@@ -75,7 +75,7 @@ func checkPatches(cfg Config) error {
 const patchWork = 400
 
 // confirmed is how many of the best candidates are planned in full.
-const confirmed = 3
+const confirmed = 2
 
 // candidate is one rewrite evaluated.
 type candidate struct {
@@ -150,10 +150,60 @@ func atPeak(s *planned, r graph.StripeRegion) int64 {
 
 // maxTried is how many candidate regions, those holding the most bytes at
 // the peak, each round of the choice tries with every stripe count.
-const maxTried = 8
+const maxTried = 6
 
 // maxRegions is the most regions the choice combines.
 const maxRegions = 4
+
+// maxEvals is the most rewrites the choice evaluates: each costs a cheap
+// plan of the rewritten model (tens of milliseconds on MobileNetV2).
+const maxEvals = 36
+
+// coarseK are the stripe counts a region is first tried with; the
+// neighbours of the best are tried next.
+var coarseK = []int{2, 3, 4, 6, 8, 10}
+
+// bestStripes returns the best of the rewrites that add region r, with
+// even rows, to the regions chosen so far: r is tried with the stripe
+// counts coarseK that the cap allows, then with the best one's
+// neighbours. eval returns nil for a rewrite it cannot evaluate and a
+// candidate without a model for one over the cap.
+func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegion, eval func([]graph.StripeRegion) *candidate) *candidate {
+	h := outputHeight(m, r)
+	tried := map[int]bool{}
+	var best *candidate
+	bestK, overK := 0, maxStripes+1
+	try := func(k int) {
+		if k < 2 || k > maxStripes || int32(k) > h || tried[k] || k >= overK {
+			return
+		}
+		tried[k] = true
+		r.Rows = stripe.EvenRows(h, k)
+		regs := append(originalRegions(chosen), originalRegions([]graph.StripeRegion{r})...)
+		slices.SortStableFunc(regs, func(a, b graph.StripeRegion) int {
+			if a.Subgraph != b.Subgraph {
+				return int(a.Subgraph) - int(b.Subgraph)
+			}
+			return a.Ops[0] - b.Ops[0]
+		})
+		c := eval(regs)
+		switch {
+		case c == nil:
+		case c.m == nil: // over the cap; more stripes only add MACs
+			overK = k
+		case best == nil || c.score < best.score:
+			best, bestK = c, k
+		}
+	}
+	for _, k := range coarseK {
+		try(k)
+	}
+	if best != nil {
+		try(bestK - 1)
+		try(bestK + 1)
+	}
+	return best
+}
 
 // choosePatches returns the rewrite of s's model that --patches auto
 // picks: the regions, stripe counts and rows whose rewritten model heliac
@@ -193,6 +243,9 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	}
 	cur := &candidate{m: m, s: bs, score: base}
 	eval := func(regions []graph.StripeRegion) *candidate {
+		if info.Tried == maxEvals {
+			return nil
+		}
 		info.Tried++
 		rm, err := stripe.Apply(m, regions)
 		if err != nil {
@@ -229,33 +282,21 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 				try = append(try, ranked{r, b})
 			}
 		}
-		slices.SortStableFunc(try, func(a, b ranked) int { return cmpInt(b.bytes, a.bytes) })
+		// The most bytes saved at the peak first; of those, the region
+		// of fewer operators, whose halos cost fewer MACs.
+		slices.SortStableFunc(try, func(a, b ranked) int {
+			if a.bytes != b.bytes {
+				return cmpInt(b.bytes, a.bytes)
+			}
+			return len(a.r.Ops) - len(b.r.Ops)
+		})
 		if len(try) > maxTried {
 			try = try[:maxTried]
 		}
 		var best *candidate
 		for _, t := range try {
-			r := t.r
-			h := outputHeight(m, r)
-			for k := 2; k <= maxStripes && int32(k) <= h; k++ {
-				r.Rows = stripe.EvenRows(h, k)
-				regs := append(originalRegions(cur.regions), originalRegions([]graph.StripeRegion{r})...)
-				slices.SortStableFunc(regs, func(a, b graph.StripeRegion) int {
-					if a.Subgraph != b.Subgraph {
-						return int(a.Subgraph) - int(b.Subgraph)
-					}
-					return a.Ops[0] - b.Ops[0]
-				})
-				c := eval(regs)
-				if c == nil {
-					continue
-				}
-				if c.m == nil { // over the cap; more stripes only add MACs
-					break
-				}
-				if best == nil || c.score < best.score {
-					best = c
-				}
+			if c := bestStripes(m, cur.regions, t.r, eval); c != nil && (best == nil || c.score < best.score) {
+				best = c
 			}
 		}
 		if best == nil || best.score >= cur.score {
