@@ -110,30 +110,31 @@ func arenaOf(m *graph.Model, head int64, cfg Config) (int64, bool) {
 func quickScore(ctx context.Context, m *graph.Model, cfg Config) (int64, *planned, error) {
 	q := cfg
 	q.ScheduleWork = patchWork
-	q.Plan.Planner = plan.PlannerTFLM
-	q.Plan.TimeLimit = 0
+	q.Plan.Planner = quickPlanner
 	s, err := planLoaded(ctx, m, q)
 	if err != nil {
 		return 0, nil, err
 	}
-	_, lb := s.p.ScratchTotals()
-	score, _ := arenaOf(m, lb, cfg)
+	size, lb := s.p.ScratchTotals()
+	if tracePatches != nil {
+		tracePatches("  quick: greedy %d, lower bound %d", size, lb)
+	}
+	score, _ := arenaOf(m, size, cfg)
 	return score, s, nil
 }
 
-// atPeak is how many bytes of r's intermediate tensors (the outputs of its
-// operators but Output, which stripes keep whole) s's plan holds at its
-// scratch arena's peak: what striping r can save there. Tensor ids are
-// the same in a model and its rewrites.
-func atPeak(s *planned, r graph.StripeRegion) int64 {
+// atPeak says whether one of r's intermediate tensors (the outputs of
+// its operators but Output, which stripes keep whole) is live at s's
+// scratch arena's peak: only then can striping r lower it. Tensor ids
+// are the same in a model and its rewrites.
+func atPeak(s *planned, r graph.StripeRegion) bool {
 	arenas := scratchArenas(s.p)
 	if len(arenas) != 1 {
-		return 0
+		return false
 	}
 	step := arenas[0].PeakStep
 	given, _ := s.given()
 	sg := &given.Subgraphs[r.Subgraph]
-	var n int64
 	for _, i := range r.Ops {
 		for _, t := range sg.Ops[i].Outputs {
 			if t == r.Output || t < 0 {
@@ -141,12 +142,25 @@ func atPeak(s *planned, r graph.StripeRegion) int64 {
 			}
 			a := s.p.Lookup(plan.Key{Kind: plan.TensorAlloc, Ref: graph.TensorRef{Subgraph: r.Subgraph, Tensor: t}})
 			if a != nil && a.Live.First <= step && step <= a.Live.Last {
-				n += a.Size
+				return true
 			}
 		}
 	}
-	return n
+	return false
 }
+
+// wholeBytes is what stays whole while r's stripes run: its input and
+// its output. The smaller, the lower the peak a rewrite of r can reach.
+func wholeBytes(m *graph.Model, r graph.StripeRegion) int64 {
+	sg := &m.Subgraphs[r.Subgraph]
+	return sg.Tensors[r.Input].Size + sg.Tensors[r.Output].Size
+}
+
+// quickPlanner is the planner of quickScore.
+var quickPlanner = plan.PlannerBest
+
+// tracePatches, when set (by tests), is told each rewrite evaluated.
+var tracePatches func(format string, args ...any)
 
 // maxTried is how many candidate regions, those holding the most bytes at
 // the peak, each round of the choice tries with every stripe count.
@@ -157,7 +171,7 @@ const maxRegions = 4
 
 // maxEvals is the most rewrites the choice evaluates: each costs a cheap
 // plan of the rewritten model (tens of milliseconds on MobileNetV2).
-const maxEvals = 36
+const maxEvals = 40
 
 // coarseK are the stripe counts a region is first tried with; the
 // neighbours of the best are tried next.
@@ -242,60 +256,84 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 		return nil, info, nil
 	}
 	cur := &candidate{m: m, s: bs, score: base}
-	eval := func(regions []graph.StripeRegion) *candidate {
-		if info.Tried == maxEvals {
-			return nil
-		}
-		info.Tried++
+	// apply rewrites m with regions, or nil; over says it is over the cap.
+	apply := func(regions []graph.StripeRegion) (rm *graph.Model, extra int64, over bool) {
 		rm, err := stripe.Apply(m, regions)
 		if err != nil {
-			return nil
+			return nil, 0, false
 		}
-		var extra int64
 		for _, r := range rm.Stripes {
 			extra += r.ExtraMACs
 		}
-		if extra > budget {
+		return rm, extra, extra > budget
+	}
+	eval := func(regions []graph.StripeRegion) *candidate {
+		rm, extra, over := apply(regions)
+		switch {
+		case rm == nil:
+			return nil
+		case over:
 			return &candidate{extra: extra}
+		case info.Tried == maxEvals:
+			return nil
 		}
+		info.Tried++
 		sc, ps, err := quickScore(ctx, rm, cfg)
 		if err != nil {
 			return nil
 		}
 		ps.original = m
+		if tracePatches != nil {
+			for _, r := range rm.Stripes {
+				tracePatches("  region %d -> %d ops %v k %d extra %d", r.Input, r.Output, r.Ops, r.K(), r.ExtraMACs)
+			}
+			tracePatches("  score %d (current %d)", sc, cur.score)
+		}
 		return &candidate{regions: rm.Stripes, m: rm, s: ps, extra: extra, score: sc}
 	}
 	var rounds []*candidate // the best of each round that lowered the score
 	for len(cur.regions) < maxRegions {
-		type ranked struct {
-			r     graph.StripeRegion
-			bytes int64
-		}
-		var try []ranked
+		var try []graph.StripeRegion
 		for _, r := range all {
-			if len(r.Ops) < 2 || overlaps(cur.regions, r) {
+			if len(r.Ops) < 2 || overlaps(cur.regions, r) || !atPeak(cur.s, r) {
 				// One operator run in stripes keeps its input and output
 				// whole: nothing to save, k more operators' tail to pay.
 				continue
 			}
-			if b := atPeak(cur.s, r); b > 0 {
-				try = append(try, ranked{r, b})
-			}
+			try = append(try, r)
 		}
-		// The most bytes saved at the peak first; of those, the region
-		// of fewer operators, whose halos cost fewer MACs.
-		slices.SortStableFunc(try, func(a, b ranked) int {
-			if a.bytes != b.bytes {
-				return cmpInt(b.bytes, a.bytes)
+		// The least left whole first (input and output); of those, the
+		// region of fewer operators, whose halos cost fewer MACs.
+		slices.SortStableFunc(try, func(a, b graph.StripeRegion) int {
+			if wa, wb := wholeBytes(m, a), wholeBytes(m, b); wa != wb {
+				return cmpInt(wa, wb)
 			}
-			return len(a.r.Ops) - len(b.r.Ops)
+			return len(a.Ops) - len(b.Ops)
 		})
-		if len(try) > maxTried {
-			try = try[:maxTried]
+		if tracePatches != nil {
+			for _, r := range try {
+				tracePatches("candidate %d -> %d ops %v: %d bytes whole", r.Input, r.Output, r.Ops, wholeBytes(m, r))
+			}
 		}
+		// The first maxTried that two stripes keep within the cap.
+		var within []graph.StripeRegion
+		for _, r := range try {
+			if len(within) == maxTried {
+				break
+			}
+			two := r
+			two.Rows = stripe.EvenRows(outputHeight(m, r), 2)
+			if outputHeight(m, r) < 2 {
+				continue
+			}
+			if rm, _, over := apply(append(originalRegions(cur.regions), two)); rm != nil && !over {
+				within = append(within, r)
+			}
+		}
+		try = within
 		var best *candidate
 		for _, t := range try {
-			if c := bestStripes(m, cur.regions, t.r, eval); c != nil && (best == nil || c.score < best.score) {
+			if c := bestStripes(m, cur.regions, t, eval); c != nil && (best == nil || c.score < best.score) {
 				best = c
 			}
 		}
@@ -326,6 +364,10 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 			continue
 		}
 		a, ok := arenaOf(c.m, h, cfg)
+		if tracePatches != nil {
+			size, lb := ps.p.ScratchTotals()
+			tracePatches("finalist %v: head %d (size %d, lower bound %d), arena %d; quick score %d", c.regions[0].Ops, h, size, lb, a, c.score)
+		}
 		if ok != sized {
 			continue
 		}
