@@ -58,6 +58,12 @@ type Options struct {
 	NoInPlace       bool
 	OverwriteInputs bool
 	NoAlias         bool
+	// ExactOverlap is "on" ("" too) or "off": whether a concatenation's
+	// inputs may live in their slots of its output and a slice's output
+	// over its input's block, which makes the copying kernel copy bytes
+	// exactly onto themselves (memcpy(p, p, n); kernels/copy.go says why
+	// that is allowed). Off for a libc whose memcpy mishandles it.
+	ExactOverlap string
 	// Planner is an offset allocator by name ("" is plan.PlannerBest) and
 	// TimeLimit its search budget per scratch arena (0 is the default).
 	Planner   string
@@ -190,6 +196,7 @@ func (o Options) Config() (driver.Config, error) {
 	case !o.NoInPlace:
 		cfg.Liveness.Kernels = lib
 		cfg.Liveness.OverwriteInputs = o.OverwriteInputs
+		cfg.Liveness.ExactOverlap = o.ExactOverlap != "off"
 	case o.OverwriteInputs:
 		return bad("--overwrite-inputs writes in place; it cannot go with --no-in-place")
 	}
@@ -202,6 +209,9 @@ func (o Options) Config() (driver.Config, error) {
 		return bad("--patch-macs: %g is outside 0..1 (0..100%%)", o.PatchMACs)
 	}
 	cfg.Patches, cfg.PatchMACs = o.Patches, o.PatchMACs
+	if o.ExactOverlap != "" && o.ExactOverlap != "on" && o.ExactOverlap != "off" {
+		return bad("--exact-overlap: %q is neither on nor off", o.ExactOverlap)
+	}
 	if o.Schedule != "" && !slices.Contains(driver.Schedules(), o.Schedule) {
 		return bad("--schedule: unknown schedule %q (known: %s)", o.Schedule, strings.Join(driver.Schedules(), ", "))
 	}

@@ -39,6 +39,7 @@ type compileOptions struct {
 	cpu          string
 	schedule     string
 	noInPlace    bool
+	exactOverlap string
 	overwriteIn  bool
 	strict       bool
 	emitTFLite   bool
@@ -75,6 +76,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVar(&opts.schedule, "schedule", driver.ScheduleMemory,
 		"operator order: memory (the order with the lowest peak of live scratch bytes the search finds within its work budget) or model (the order the model lists them in)")
 	f.BoolVar(&opts.noInPlace, "no-in-place", false, "write no operator's output over its input (give every output buffer bytes of its own)")
+	f.StringVar(&opts.exactOverlap, "exact-overlap", "on",
+		"on or off: let a concatenation's inputs live in their slots of its output, and a slice's output over its input's block, so the kernel copies bytes exactly onto themselves (memcpy(p, p, n), which GCC and LLVM require to work); off for an unusual libc")
 	f.BoolVar(&opts.overwriteIn, "overwrite-inputs", false,
 		"let in-place outputs take model inputs' bytes (the application then fills the inputs before every run)")
 	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing, or an operator may ask for kernel scratch the library has no rule for (by default a warning)")
@@ -146,7 +149,7 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 	}
 	o := heliac.Options{Prefix: opts.prefix, PlatformSpec: po.Platform, Rules: po.Rules, External: po.External,
 		Kernels: opts.kernels, CPU: opts.cpu, KernelScratch: file.KernelScratch, Schedule: opts.schedule,
-		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias,
+		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias, ExactOverlap: opts.exactOverlap,
 		Planner: opts.planner, TimeLimit: opts.timeLimit, Strict: opts.strict,
 		Patches:    opts.patches,
 		EmitTFLite: opts.emitTFLite, OneScratchBank: opts.oneBank, TFLMTarget: opts.tflmTarget, Report: opts.report, Constants: emit.Constants(opts.constants), Runtime: opts.runtime, Version: heliacVersion()}

@@ -94,7 +94,7 @@ func models(shared string) error {
 		// verification), with the model rewritten for TFLM.
 		start := time.Now()
 		out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true,
-			Liveness: liveness.Options{Kernels: lib}})
+			Liveness: liveness.Options{Kernels: lib, ExactOverlap: true}})
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
 			fmt.Fprintf(w, "%s\terror: %v\t\t\t\t\t\t\t\n", file, err)
@@ -167,7 +167,7 @@ func models(shared string) error {
 		// With the kernels' scratch planned too, as the CLI does (on this
 		// machine's pointer size, as TFLM's head was measured).
 		whole, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file),
-			Liveness: liveness.Options{Kernels: lib}, Kernels: lib, Target: kernels.Target{PointerSize: 8}})
+			Liveness: liveness.Options{Kernels: lib, ExactOverlap: true}, Kernels: lib, Target: kernels.Target{PointerSize: 8}})
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
@@ -315,7 +315,7 @@ func tflmArenas(shared string) error {
 			return err
 		}
 		out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true,
-			Liveness: liveness.Options{Kernels: lib}, Kernels: lib, TFLMTarget: tflmarena.Host64.Name})
+			Liveness: liveness.Options{Kernels: lib, ExactOverlap: true}, Kernels: lib, TFLMTarget: tflmarena.Host64.Name})
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
