@@ -55,6 +55,9 @@ func TestPatchesAutoTFLM(t *testing.T) {
 						assert.Equal(t, orig.Outputs(), mine.Outputs(), "seed %d: outputs of the --patches auto model differ from the original's", seed)
 					}
 				}
+				// TFLM's head is heliac's plan: no tensor the rewrite left
+				// unused takes bytes of its own there.
+				assert.Equal(t, out.TFLite.Offline.ArenaSize, mine.Int("planner_max_bytes"), "TFLM's head with the --patches auto model")
 				used, own := mine.Int("arena_used_bytes"), orig.Int("arena_used_bytes")
 				assert.LessOrEqual(t, used, own, "TFLM's whole arena with the --patches auto model")
 				if p := out.Patches; len(p.Regions) > 0 {
