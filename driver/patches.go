@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
@@ -111,13 +112,14 @@ func quickScore(ctx context.Context, m *graph.Model, cfg Config) (int64, *planne
 	q := cfg
 	q.ScheduleWork = patchWork
 	q.Plan.Planner = quickPlanner
+	start := time.Now()
 	s, err := planLoaded(ctx, m, q)
 	if err != nil {
 		return 0, nil, err
 	}
 	size, lb := s.p.ScratchTotals()
 	if tracePatches != nil {
-		tracePatches("  quick: greedy %d, lower bound %d", size, lb)
+		tracePatches("  quick: size %d, lower bound %d, %v", size, lb, time.Since(start))
 	}
 	score, _ := arenaOf(m, size, cfg)
 	return score, s, nil
@@ -355,6 +357,7 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	)
 	for i := len(rounds) - 1; i >= 0 && i >= len(rounds)-confirmed; i-- {
 		c := rounds[i]
+		start := time.Now()
 		ps, err := planLoaded(ctx, c.m, cfg)
 		if err != nil {
 			continue
@@ -366,7 +369,7 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 		a, ok := arenaOf(c.m, h, cfg)
 		if tracePatches != nil {
 			size, lb := ps.p.ScratchTotals()
-			tracePatches("finalist %v: head %d (size %d, lower bound %d), arena %d; quick score %d", c.regions[0].Ops, h, size, lb, a, c.score)
+			tracePatches("finalist %v: head %d (size %d, lower bound %d), arena %d; quick score %d; %v, timed out %v", c.regions[0].Ops, h, size, lb, a, c.score, time.Since(start), ps.p.Arenas[0].TimedOut)
 		}
 		if ok != sized {
 			continue

@@ -33,10 +33,18 @@ import (
 
 func main() {
 	shared := flag.String("shared", corpus.SharedDir(), "path of the shared reference directory")
+	onlyPatches := flag.Bool("patches-only", false, "print only the --patches auto table")
 	flag.Parse()
 	if *shared == "" {
 		fmt.Fprintln(os.Stderr, "bench: ../shared not found; set -shared or HELIAC_SHARED")
 		os.Exit(1)
+	}
+	if *onlyPatches {
+		if err := patches(*shared); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := models(*shared); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
