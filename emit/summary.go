@@ -314,6 +314,9 @@ func (p *Patches) ExtraPercent() float64 {
 // operators and MACs, and the arenas before and after; or why there are
 // none.
 func (p *Patches) Text() string {
+	if len(p.Regions) == 0 && p.Tried == 0 {
+		return fmt.Sprintf("--patches auto: no stripes: no region of row-local operators holding the arena's peak fits %.3g%% extra MACs", 100*p.Cap)
+	}
 	if len(p.Regions) == 0 {
 		return fmt.Sprintf("--patches auto: no stripes: none of %d rewrite(s) tried lowers the arena within %.3g%% extra MACs", p.Tried, 100*p.Cap)
 	}
