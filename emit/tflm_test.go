@@ -93,8 +93,8 @@ func TestReportLeadsWithTFLM(t *testing.T) {
 // and after; without stripes it says why.
 func TestPatchesText(t *testing.T) {
 	p := emit.Patches{
-		Regions:   []graph.StripeRegion{{Subgraph: 0, Input: 3, Output: 9, Ops: []int{1, 2, 3}, Rows: [][2]int32{{0, 4}, {4, 8}}}},
-		ExtraOps:  9, ExtraMACs: 500, ModelMACs: 10000, Cap: 0.1,
+		Regions:  []graph.StripeRegion{{Subgraph: 0, Input: 3, Output: 9, Ops: []int{1, 2, 3}, Rows: [][2]int32{{0, 4}, {4, 8}}}},
+		ExtraOps: 9, ExtraMACs: 500, ModelMACs: 10000, Cap: 0.1,
 		HeadBefore: 2000, HeadAfter: 1000, ArenaBefore: 3000, ArenaAfter: 2400, Tried: 7,
 	}
 	assert.Equal(t, "--patches auto: 1 region(s) run stripe by stripe: 0:3 -> 0:9 (3 operator(s)) in 2 stripes of rows [0,4) [4,8)\n"+
