@@ -104,14 +104,14 @@ func arenaOf(m *graph.Model, head int64, cfg Config) (int64, bool) {
 	return a.Bytes, true
 }
 
-// quickScore is the cheap evaluation of a model: a short order search,
-// lifetimes, and the plan's lower bound under TFLM's greedy placement (no
-// search), then TFLM's whole arena with that head. It returns the plan
-// too.
+// quickScore is the cheap evaluation of a model: a short order search
+// (patchWork), lifetimes and the plan, then TFLM's whole arena with the
+// plan's scratch arena as its head. It returns the plan too, one as good
+// as any: the plan's lower bound can lie far below what the placement
+// reaches on a striped model, so the placement is what counts.
 func quickScore(ctx context.Context, m *graph.Model, cfg Config) (int64, *planned, error) {
 	q := cfg
 	q.ScheduleWork = patchWork
-	q.Plan.Planner = quickPlanner
 	start := time.Now()
 	s, err := planLoaded(ctx, m, q)
 	if err != nil {
@@ -157,9 +157,6 @@ func wholeBytes(m *graph.Model, r graph.StripeRegion) int64 {
 	sg := &m.Subgraphs[r.Subgraph]
 	return sg.Tensors[r.Input].Size + sg.Tensors[r.Output].Size
 }
-
-// quickPlanner is the planner of quickScore.
-var quickPlanner = plan.PlannerBest
 
 // tracePatches, when set (by tests), is told each rewrite evaluated.
 var tracePatches func(format string, args ...any)
@@ -348,8 +345,10 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	if len(rounds) == 0 {
 		return nil, info, nil
 	}
-	// Confirm the last rounds' choices with a full plan: the cheap
-	// evaluation's bound is not always the placement's.
+	// Plan the last rounds' choices with the full order search too, and
+	// keep whichever plan is smaller: the order search's own measure
+	// counts exact in-place writes only, so its longer search can give
+	// the placement more room or less.
 	var (
 		bestS     *planned
 		bestArena int64
@@ -357,6 +356,10 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	)
 	for i := len(rounds) - 1; i >= 0 && i >= len(rounds)-confirmed; i-- {
 		c := rounds[i]
+		if bestS == nil || c.score < bestArena {
+			c.s.cfg = cfg
+			bestS, bestArena, bestC = c.s, c.score, c
+		}
 		start := time.Now()
 		ps, err := planLoaded(ctx, c.m, cfg)
 		if err != nil {
@@ -369,12 +372,13 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 		a, ok := arenaOf(c.m, h, cfg)
 		if tracePatches != nil {
 			size, lb := ps.p.ScratchTotals()
-			tracePatches("finalist %v: head %d (size %d, lower bound %d), arena %d; quick score %d; %v, timed out %v", c.regions[0].Ops, h, size, lb, a, c.score, time.Since(start), ps.p.Arenas[0].TimedOut)
+			tracePatches("finalist %v: head %d (size %d, lower bound %d), arena %d; quick score %d; %v", c.regions[0].Ops, h, size, lb, a, c.score, time.Since(start))
 		}
 		if ok != sized {
 			continue
 		}
-		if bestS == nil || a < bestArena {
+		if a < bestArena {
+			ps.original = m
 			bestS, bestArena, bestC = ps, a, c
 		}
 	}
