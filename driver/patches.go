@@ -104,25 +104,51 @@ func arenaOf(m *graph.Model, head int64, cfg Config) (int64, bool) {
 	return a.Bytes, true
 }
 
-// quickScore is the cheap evaluation of a model: a short order search
-// (patchWork), lifetimes and the plan, then TFLM's whole arena with the
-// plan's scratch arena as its head. It returns the plan too, one as good
-// as any: the plan's lower bound can lie far below what the placement
-// reaches on a striped model, so the placement is what counts.
+// quickScore is the cheap evaluation of a model: its plan with the
+// operators in the model's order, and with the memory order a short
+// search (patchWork) finds, whichever needs less; the score is TFLM's
+// whole arena with the plan's scratch arena as its head. It returns that
+// plan too, one as good as any. The model's order runs a rewrite's
+// stripes one after the other, as the rewrite lists them; the order
+// search, which counts exact in-place writes only, may start every
+// stripe's padded rows early, where liveness's windowed in-place writes
+// make them large. The placement counts, not the plan's lower bound,
+// which on striped models can lie far below what it reaches.
 func quickScore(ctx context.Context, m *graph.Model, cfg Config) (int64, *planned, error) {
-	q := cfg
-	q.ScheduleWork = patchWork
-	start := time.Now()
-	s, err := planLoaded(ctx, m, q)
-	if err != nil {
-		return 0, nil, err
+	var (
+		best  *planned
+		score int64
+	)
+	schedules := []string{ScheduleModel, ScheduleMemory}
+	if cfg.Liveness.Order != nil || cfg.Schedule == ScheduleModel {
+		schedules = []string{cfg.Schedule}
 	}
-	size, lb := s.p.ScratchTotals()
-	if tracePatches != nil {
-		tracePatches("  quick: size %d, lower bound %d, %v", size, lb, time.Since(start))
+	var firstErr error
+	for _, sched := range schedules {
+		q := cfg
+		q.ScheduleWork, q.Schedule = patchWork, sched
+		start := time.Now()
+		s, err := planLoaded(ctx, m, q)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		size, lb := s.p.ScratchTotals()
+		sc, _ := arenaOf(m, size, cfg)
+		if tracePatches != nil {
+			tracePatches("  quick %s: size %d, lower bound %d, arena %d, %v", sched, size, lb, sc, time.Since(start))
+		}
+		if best == nil || sc < score {
+			best, score = s, sc
+		}
 	}
-	score, _ := arenaOf(m, size, cfg)
-	return score, s, nil
+	if best == nil {
+		return 0, nil, firstErr
+	}
+	best.cfg = cfg
+	return score, best, nil
 }
 
 // atPeak says whether one of r's intermediate tensors (the outputs of
@@ -168,13 +194,14 @@ const maxTried = 6
 // maxRegions is the most regions the choice combines.
 const maxRegions = 4
 
-// maxEvals is the most rewrites the choice evaluates: each costs a cheap
-// plan of the rewritten model (tens of milliseconds on MobileNetV2).
-const maxEvals = 40
+// maxEvals is the most rewrites the choice evaluates: each costs two
+// cheap plans of the rewritten model (tens of milliseconds each on
+// MobileNetV2).
+const maxEvals = 28
 
 // coarseK are the stripe counts a region is first tried with; the
 // neighbours of the best are tried next.
-var coarseK = []int{2, 3, 4, 6, 8, 10}
+var coarseK = []int{2, 4, 7, 10}
 
 // bestStripes returns the best of the rewrites that add region r, with
 // even rows, to the regions chosen so far: r is tried with the stripe
@@ -357,7 +384,6 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	for i := len(rounds) - 1; i >= 0 && i >= len(rounds)-confirmed; i-- {
 		c := rounds[i]
 		if bestS == nil || c.score < bestArena {
-			c.s.cfg = cfg
 			bestS, bestArena, bestC = c.s, c.score, c
 		}
 		start := time.Now()
