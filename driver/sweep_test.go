@@ -29,8 +29,8 @@ func skipUnderRace(t *testing.T) {
 }
 
 // sweepDirs are the packages whose sweeps the Makefile's second step
-// runs: the driver's and the Cortex-M55 example's.
-var sweepDirs = []string{".", filepath.Join("..", "examples", "cortex-m55", "test")}
+// runs: the driver's, the Cortex-M55 example's and stripe's (its TFLM proof).
+var sweepDirs = []string{".", filepath.Join("..", "examples", "cortex-m55", "test"), filepath.Join("..", "stripe")}
 
 // TestSweepsListed checks that the Makefile's SWEEPS names exactly the
 // tests of sweepDirs that skip under -race: those that call skipUnderRace

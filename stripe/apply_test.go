@@ -60,6 +60,9 @@ type geometryCase struct {
 	macs   int64
 	extra  int64
 	added  int // tensors appended
+	// emptied are the region's intermediate tensors, which the rewrite
+	// keeps at their ids with 0 rows.
+	emptied []graph.TensorID
 }
 
 func geometryCases() []geometryCase {
@@ -160,6 +163,7 @@ func geometryCases() []geometryCase {
 			// Each conv: 6*4 outputs * 2 channels * 18 taps = 864. The
 			// stripes compute a's rows 4+4 = 8 (2 again) and b's 3+3.
 			macs: 2 * 864, extra: 2 * 4 * 2 * 18, added: 2 * (4 + 2 + 1 + 2 + 1 + 4 + 1),
+			emptied: []graph.TensorID{1, 4}, // a, b
 		},
 		{
 			// x 4x3 -> PAD rows (1,2), columns (1,1) -> p 7x5 -> conv 3x3
@@ -192,6 +196,7 @@ func geometryCases() []geometryCase {
 				"CONCATENATION y/stripe0[1 1 2 1] y/stripe1[1 1 2 1] y/stripe2[1 1 2 1] -> y[1 3 2 1]",
 			},
 			macs: 3 * 2 * 9, extra: 0, added: 3 * 7,
+			emptied: []graph.TensorID{2}, // p
 		},
 		{
 			// MAX_POOL 2x2 stride 2 VALID on 6x2: y row r reads x [2r, 2r+2).
@@ -232,8 +237,14 @@ func TestApplyGeometry(t *testing.T) {
 			require.Len(t, out.Stripes, 1)
 			assert.Equal(t, regs[0], out.Stripes[0])
 			assert.Len(t, out.Subgraphs[0].Tensors, len(m.Subgraphs[0].Tensors)+tc.added)
-			// Every tensor of the original stays at its id.
-			assert.Equal(t, m.Subgraphs[0].Tensors, out.Subgraphs[0].Tensors[:len(m.Subgraphs[0].Tensors)])
+			// Every tensor of the original stays at its id; the region's
+			// intermediates with 0 rows.
+			want := append([]graph.Tensor(nil), m.Subgraphs[0].Tensors...)
+			for _, e := range tc.emptied {
+				sh := want[e].Shape
+				want[e].Shape, want[e].Size = []int32{1, 0, sh[2], sh[3]}, 0
+			}
+			assert.Equal(t, want, out.Subgraphs[0].Tensors[:len(want)])
 			assert.Equal(t, m.Buffers, out.Buffers[:len(m.Buffers)])
 		})
 	}

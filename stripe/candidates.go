@@ -17,7 +17,8 @@ import (
 // tensor read outside it, an operand from elsewhere, ...) gives none, and
 // so does a region that two even stripes cannot cover. Regions are
 // ordered by subgraph, then by the operator writing Y, then from the
-// largest (earliest first operator) down.
+// largest (earliest first operator) down. A model that is already a
+// stripe rewrite (Model.Stripes set) offers none.
 func Candidates(m *graph.Model) []graph.StripeRegion {
 	var out []graph.StripeRegion
 	if m == nil || len(m.Stripes) > 0 {

@@ -224,9 +224,6 @@ func (reg *region) checkOp(i int) error {
 	}
 	in := g.tensor(op.Inputs[0])
 	out := g.tensor(o)
-	if k == convLike && in.Type == graph.Int16 && in.Quantization != nil && len(in.Quantization.ZeroPoint) > 0 && in.Quantization.ZeroPoint[0] != 0 {
-		return fmt.Errorf("INT16 input %s has zero point %d (TFLM's PAD pads INT16 with 0)", g.tensorName(op.Inputs[0]), in.Quantization.ZeroPoint[0])
-	}
 	switch k {
 	case convLike, pool:
 		h, w, err := windows(g.m, g.s, op)
@@ -235,9 +232,6 @@ func (reg *region) checkOp(i int) error {
 		}
 		if k == pool && (h.pad != 0 || w.pad != 0) {
 			return fmt.Errorf("TFLM pads it by %d rows and %d columns (a pool is striped only without padding)", h.pad, w.pad)
-		}
-		if in.Shape[1] < 1 || (k == convLike && len(op.Inputs) > 1 && op.Inputs[1] != graph.NoTensor && !g.constant(op.Inputs[1])) {
-			return fmt.Errorf("its filter is not constant")
 		}
 		reg.win[i] = [2]window{h, w}
 	case pad:
@@ -276,9 +270,6 @@ func (reg *region) checkOp(i int) error {
 				return fmt.Errorf("constant input %d %s of shape %v varies along the rows", a, g.tensorName(t), ts.Shape)
 			}
 		}
-	}
-	if k != elementwiseOp && (in.Shape[0] != 1 || len(in.Shape) != 4) {
-		return fmt.Errorf("input is not NHWC of batch 1")
 	}
 	return nil
 }
@@ -450,6 +441,7 @@ func Apply(m *graph.Model, regions []graph.StripeRegion) (*graph.Model, error) {
 			return nil, fmt.Errorf("stripe: region %d (subgraph %d, %d -> %d): %v", n, reg.Subgraph, reg.Input, reg.Output, err)
 		}
 		built[n] = ops
+		reg.empty(&out)
 		out.Stripes = append(out.Stripes, reg.StripeRegion)
 		regions[n].MACs, regions[n].ExtraMACs = reg.MACs, reg.ExtraMACs
 	}
@@ -474,6 +466,26 @@ func Apply(m *graph.Model, regions []graph.StripeRegion) (*graph.Model, error) {
 		out.Subgraphs[s].Ops = ops
 	}
 	return &out, nil
+}
+
+// empty gives the region's intermediate tensors (the outputs of its
+// operators but Y), which no operator reads or writes any more, 0 rows:
+// shape [1, 0, W, C], 0 bytes. TFLM allocates every tensor of non-zero
+// size that no operator uses, all of them over the same lifetime (-1, -1)
+// so that they overlap in time and are stacked (micro_allocation_info.cc
+// lines 200-205, greedy_memory_planner.cc DoesEntryOverlapInTime @90b983c),
+// and skips one of 0 bytes (needs_allocating requires bytes != 0).
+func (reg *region) empty(out *graph.Model) {
+	ts := out.Subgraphs[reg.Subgraph].Tensors
+	for _, i := range reg.Ops {
+		o := reg.g.op(i).Outputs[0]
+		if o == reg.Output {
+			continue
+		}
+		t := &ts[o]
+		t.Shape = []int32{1, 0, t.Shape[2], t.Shape[3]}
+		t.Size = 0
+	}
 }
 
 // EvenRows splits h rows into k stripes as evenly as possible, the first

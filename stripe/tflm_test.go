@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -105,7 +104,6 @@ func pickRegions(m *graph.Model, n int) []graph.StripeRegion {
 type proofResult struct {
 	model      string
 	region     string
-	k          int
 	arena      [2]int64
 	ops        int
 	extra, all int64
@@ -117,6 +115,7 @@ type proofResult struct {
 // counts of every model, seeds 1..3, two invocations each. -short runs
 // the hand-built models and two small corpus models.
 func TestApplyBitExactTFLM(t *testing.T) {
+	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	// The hand-built models of TestApplyGeometry, their regions as there.
 	for _, tc := range geometryCases() {
@@ -148,16 +147,15 @@ func TestApplyBitExactTFLM(t *testing.T) {
 	}
 	bundled, _ := filepath.Glob(filepath.Join("..", "testdata", "models", "*.tflite"))
 	models = append(models, bundled...)
-	ks := []int{2, 3, 4, 7, 10}
+	allK := []int{2, 3, 4, 7, 10}
 	regionsPer := 4
 	if testing.Short() {
 		models = []string{filepath.Join("..", "testdata", "models", "micro_speech_quantized.tflite")}
 		if d := corpus.SharedDir(); d != "" {
 			models = append(models, filepath.Join(d, "corpus", "tflite-micro/magic_wand.tflite"))
 		}
-		ks, regionsPer = []int{3}, 1
+		allK, regionsPer = []int{3}, 1
 	}
-	var mu sync.Mutex
 	var results []proofResult
 	for _, path := range models {
 		name := strings.TrimPrefix(path, corpus.SharedDir()+"/corpus/")
@@ -166,34 +164,62 @@ func TestApplyBitExactTFLM(t *testing.T) {
 			require.NoError(t, err)
 			m, err := tflite.Load(data)
 			require.NoError(t, err)
-			regions := pickRegions(m, regionsPer)
+			per := regionsPer
+			if ModelMACs(m) > 100_000_000 && per > 2 {
+				per = 2 // the MobileNetV2 224s take seconds a run
+			}
+			regions := pickRegions(m, per)
 			if len(regions) == 0 {
 				t.Skip("no candidate regions")
 			}
 			want, arena := tflmRun(t, tool, m)
-			applied := 0
-			for _, r := range regions {
+			// Each trial: regions with rows; the first region gets every k,
+			// the others two each, and one trial stripes two disjoint
+			// regions at once.
+			var trials [][]graph.StripeRegion
+			for i, r := range regions {
+				ks := allK
+				if i > 0 && len(allK) > 2 {
+					ks = []int{allK[i%len(allK)], allK[(i+2)%len(allK)]}
+				}
 				h := m.Tensor(r.Subgraph, r.Output).Shape[1]
 				for _, k := range ks {
-					if int32(k) > h {
-						continue
+					if int32(k) <= h {
+						r.Rows = EvenRows(h, k)
+						trials = append(trials, []graph.StripeRegion{r})
 					}
-					r.Rows = EvenRows(h, k)
-					regs := []graph.StripeRegion{r}
-					out, err := Apply(m, regs)
-					if err != nil {
-						t.Logf("ops %v k=%d: %v", r.Ops, k, err)
-						continue
-					}
-					applied++
-					got, arenaNew := tflmRun(t, tool, out)
-					desc := fmt.Sprintf("%d ops %d..%d, tensor %d -> %d", len(r.Ops), r.Ops[0], r.Ops[len(r.Ops)-1], r.Input, r.Output)
-					assert.Equal(t, want, got, "%s, k=%d: outputs differ", desc, k)
-					mu.Lock()
-					results = append(results, proofResult{model: name, region: desc, k: k, arena: [2]int64{arena, arenaNew},
-						ops: len(out.Subgraphs[r.Subgraph].Ops) - len(m.Subgraphs[r.Subgraph].Ops), extra: regs[0].ExtraMACs, all: ModelMACs(m)})
-					mu.Unlock()
 				}
+			}
+			if !testing.Short() {
+				if pair := disjointPair(m); pair != nil {
+					trials = append(trials, pair)
+				}
+				// The region and k a choice would take: the lowest
+				// livePeak within 10 % extra MACs.
+				if low := lowPeakTrials(m); len(low) > 0 {
+					trials = append(trials, []graph.StripeRegion{low[0].r})
+				}
+			}
+			applied := 0
+			for _, regs := range trials {
+				out, err := Apply(m, regs)
+				desc := ""
+				for _, r := range regs {
+					desc += fmt.Sprintf("[%d ops %d..%d, tensor %d -> %d, k=%d]", len(r.Ops), r.Ops[0], r.Ops[len(r.Ops)-1], r.Input, r.Output, len(r.Rows))
+				}
+				if err != nil {
+					t.Logf("%s: %v", desc, err)
+					continue
+				}
+				applied++
+				got, arenaNew := tflmRun(t, tool, out)
+				assert.Equal(t, want, got, "%s: outputs differ", desc)
+				var extra int64
+				for _, r := range regs {
+					extra += r.ExtraMACs
+				}
+				results = append(results, proofResult{model: name, region: desc, arena: [2]int64{arena, arenaNew},
+					ops: len(out.Subgraphs[0].Ops) - len(m.Subgraphs[0].Ops), extra: extra, all: ModelMACs(m)})
 			}
 			assert.Positive(t, applied, "no region of the model could be striped")
 		})
@@ -204,6 +230,52 @@ func TestApplyBitExactTFLM(t *testing.T) {
 		if r.all > 0 {
 			pct = 100 * float64(r.extra) / float64(r.all)
 		}
-		t.Logf("%s: %s k=%d: arena %d -> %d, +%d ops, extra MACs %.1f%%", r.model, r.region, r.k, r.arena[0], r.arena[1], r.ops, pct)
+		t.Logf("%s: %s: arena %d -> %d, %+d ops, extra MACs %.1f%%", r.model, r.region, r.arena[0], r.arena[1], r.ops, pct)
+	}
+}
+
+// disjointPair returns two regions of m's candidates (the first and the
+// last of the list that share no operator and work with k = 4 together),
+// or nil.
+func disjointPair(m *graph.Model) []graph.StripeRegion {
+	c := Candidates(m)
+	tries := 0
+	for i := 0; i < len(c); i++ {
+		for j := len(c) - 1; j > i; j-- {
+			a, b := c[i], c[j]
+			ha, hb := m.Tensor(a.Subgraph, a.Output).Shape[1], m.Tensor(b.Subgraph, b.Output).Shape[1]
+			if ha < 4 || hb < 4 {
+				continue
+			}
+			overlap := false
+			for _, x := range a.Ops {
+				for _, y := range b.Ops {
+					overlap = overlap || x == y
+				}
+			}
+			if overlap {
+				continue
+			}
+			if tries++; tries > 50 {
+				return nil
+			}
+			a.Rows, b.Rows = EvenRows(ha, 4), EvenRows(hb, 4)
+			if _, err := Apply(m, []graph.StripeRegion{a, b}); err == nil {
+				return []graph.StripeRegion{a, b}
+			}
+		}
+	}
+	return nil
+}
+
+// skipUnderRace skips a corpus sweep under the race detector: the proof
+// runs tflm_run some hundred times, which the detector does not see into,
+// and finds nothing there that the package's own tests under -race miss.
+// `make test` runs it again without -race (SWEEPS in the Makefile; the
+// driver's TestSweepsListed keeps that list whole).
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("a corpus sweep: `make test` runs it without -race (SWEEPS in the Makefile)")
 	}
 }
