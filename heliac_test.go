@@ -14,6 +14,7 @@ import (
 	"github.com/heliac/heliac"
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/kernels"
 )
 
@@ -89,6 +90,7 @@ func TestOptions(t *testing.T) {
 		{"unknown CPU", heliac.Options{CPU: "cortex-a9"}, `unknown CPU "cortex-a9"`},
 		{"overwrite without in-place", heliac.Options{NoInPlace: true, OverwriteInputs: true}, "cannot go with --no-in-place"},
 		{"unknown schedule", heliac.Options{Schedule: "random"}, `unknown schedule "random"`},
+		{"exact overlap neither on nor off", heliac.Options{ExactOverlap: "maybe"}, `--exact-overlap: "maybe" is neither on nor off`},
 		{"a Cortex-M CPU on a 64-bit host", heliac.Options{CPU: "cortex-m55", TFLMTarget: "host64"}, "is a 64-bit host"},
 		{"unknown patches", heliac.Options{Patches: "always"}, `--patches: unknown value "always" (known: auto, off)`},
 		{"patch MACs above the whole model", heliac.Options{Patches: "auto", PatchMACs: 1.5}, "--patch-macs: 1.5 is outside 0..1"},
@@ -114,4 +116,27 @@ func TestOptions(t *testing.T) {
 	require.Error(t, err)
 	var oe *heliac.OptionError
 	assert.NotErrorAs(t, err, &oe, "a bad model is not a bad option")
+}
+
+// TestExactOverlapSwitch: the default plan of a model with a
+// concatenation of contiguous blocks relies on exact-overlap copies;
+// ExactOverlap "off" makes none rely on one.
+func TestExactOverlapSwitch(t *testing.T) {
+	shared := corpus.Require(t)
+	data, err := os.ReadFile(filepath.Join(shared, "corpus", "esphome-mww", "vad_v2.tflite"))
+	require.NoError(t, err)
+	copies := func(o heliac.Options) int {
+		out, err := heliac.Compile(context.Background(), data, o)
+		require.NoError(t, err)
+		n := 0
+		for _, a := range out.Plan.Allocs {
+			if a.Copy != nil {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Positive(t, copies(heliac.Options{}), "on by default")
+	assert.Positive(t, copies(heliac.Options{ExactOverlap: "on"}))
+	assert.Zero(t, copies(heliac.Options{ExactOverlap: "off"}))
 }

@@ -148,6 +148,17 @@ func TestExactOverlapPlan(t *testing.T) {
 	}
 	assert.Nil(t, at("s3").Copy, "a slice that is no block of its input keeps its own bytes")
 	assert.Contains(t, string(out.PlanJSON), `"exact_overlap_copy"`)
+	// The plan must say it relies on the copy: without the record, a and
+	// s1 share bytes nothing in the plan relates.
+	for _, name := range []string{"a", "s1"} {
+		bad := *out.Plan
+		bad.Allocs = slices.Clone(out.Plan.Allocs)
+		bad.Allocs[allocNamed(t, out, name)].Copy = nil
+		js, err := emit.JSON(out.Model, &bad, out.Meta)
+		require.NoError(t, err)
+		assert.True(t, slices.ContainsFunc(verify.Plan(out.Model, js), func(v verify.Violation) bool { return v.Kind == verify.BadAlias }),
+			"%s without its exact_overlap_copy record", name)
+	}
 
 	offOut, err := driver.Compile(context.Background(), data, copiesConfig(t, false))
 	require.NoError(t, err)

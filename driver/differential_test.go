@@ -67,6 +67,8 @@ type diffTally struct {
 	failed    []int64
 	inPlace   int // tensors written in place over an input
 	views     int // view outputs sharing their input's buffer
+	blocks    int // of views, slice outputs over their input's block (kernels.Block)
+	slots     int // concatenation inputs in their slots of its output (kernels.Slot)
 	moved     int // operators the memory order runs elsewhere than listed
 	reordered int // models emitted with their operators reordered
 	features  validmodel.Features
@@ -178,14 +180,16 @@ func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
 	f := tally.features
 	sort.Slice(tally.failed, func(i, j int) bool { return tally.failed[i] < tally.failed[j] })
 	t.Logf("differential test: %d models from seed %d, %d failed %v\n"+
-		"  heliac: %d tensors written in place, %d views sharing their input's buffer, %d operators moved by the memory order (%d models reordered)\n"+
+		"  heliac: %d tensors written in place, %d views sharing their input's buffer (%d slices' blocks, %d concatenation inputs in their slots: exact-overlap copies), %d operators moved by the memory order (%d models reordered)\n"+
 		"  models: %d operators, %d writing their own input, %d second writers, %d views (%d read after their input is written again), "+
 		"%d convolutions/pools, %d pads, %d broadcasts, %d VAR_HANDLEs (%d without a container; %d shared names with and without one), "+
-		"%d is_variable tensors, %d CALL_ONCE, %d IF, %d WHILE, %d INT8 operators",
+		"%d is_variable tensors, %d CALL_ONCE, %d IF, %d WHILE, %d INT8 operators, "+
+		"%d slices (%d of contiguous blocks), %d concatenations of their results",
 		tally.models, first, len(tally.failed), tally.failed,
-		tally.inPlace, tally.views, tally.moved, tally.reordered,
+		tally.inPlace, tally.views, tally.blocks, tally.slots, tally.moved, tally.reordered,
 		f.Ops, f.SelfWrites, f.SecondWriters, f.Views, f.StaleViews, f.Windows, f.Pads, f.Broadcasts,
-		f.VarHandles, f.NoContainer, f.SharedNames, f.VarTensors, f.CallOnce, f.Ifs, f.Whiles, f.Int8)
+		f.VarHandles, f.NoContainer, f.SharedNames, f.VarTensors, f.CallOnce, f.Ifs, f.Whiles, f.Int8,
+		f.Slices, f.BlockSlices, f.Concats)
 	if kit != nil {
 		t.Logf("heliac's runtime: %d models compared with tflm_run's outputs, %s", tally.runtime, tally.skippedText())
 	}
@@ -265,6 +269,12 @@ func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally 
 			tally.inPlace++
 		case lt.AliasOf != nil:
 			tally.views++
+		}
+		if lt.Copy != nil && lt.Copy.Contract.Overlap == kernels.Block {
+			tally.blocks++
+		}
+		if lt.Copy != nil && lt.Copy.Contract.Overlap == kernels.Slot {
+			tally.slots++
 		}
 	}
 	tally.moved += out.Lifetimes.Schedule.Moved()

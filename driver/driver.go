@@ -389,7 +389,8 @@ func scratchRequests(m *graph.Model, lib *kernels.Library, t kernels.Target) ([]
 
 // memoryOrder searches for the order of m's operators with the lowest
 // peak of live scratch bytes, counting as in-place writes the exact
-// contracts of lopts's kernel library (sizes rounded to lopts.Alignment).
+// contracts of lopts's kernel library (sizes rounded to lopts.Alignment),
+// and, with lopts.ExactOverlap, its exact-overlap copies.
 func memoryOrder(ctx context.Context, m *graph.Model, lopts liveness.Options, work int64) (*order.Result, error) {
 	opts := order.Options{Alignment: lopts.Alignment, OverwriteInputs: lopts.OverwriteInputs, Work: work}
 	if lib := lopts.Kernels.ExactOnly(); lib != nil {
@@ -399,6 +400,16 @@ func memoryOrder(ctx context.Context, m *graph.Model, lopts liveness.Options, wo
 				pairs = append(pairs, order.Pair{Input: p.Input, Output: p.Output})
 			}
 			return pairs
+		}
+	}
+	if lopts.ExactOverlap && !lopts.NoAlias && lopts.Kernels != nil {
+		lib := lopts.Kernels
+		opts.Copies = func(o graph.OpRef) []order.Copy {
+			var cs []order.Copy
+			for _, p := range lib.ExactOverlap(m, o.Subgraph, &m.Subgraphs[o.Subgraph].Ops[o.Op]) {
+				cs = append(cs, order.Copy{Input: p.Input, Output: p.Output, Slot: p.Overlap == kernels.Slot, Offset: max(p.Lo, -p.Lo)})
+			}
+			return cs
 		}
 	}
 	return order.Schedule(ctx, m, opts)

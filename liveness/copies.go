@@ -19,9 +19,11 @@ import (
 //   - a concatenation's inputs (Slot) join its output's group in their
 //     slots, after the in-place pass (slots): each input's own group (the
 //     views and in-place writes ending in it, and slices of it) fits in
-//     its slot and is written only before the concatenation, and every
+//     its slot and is written only before the concatenation, every
 //     member of it is dead before any in-place write into the output's
-//     group. An input read after the concatenation keeps its value: the
+//     group, and no member of the output's group lives across an
+//     in-place write in the input's (an in-place write leaves no other
+//     member of its group live). An input read after the concatenation keeps its value: the
 //     concatenation wrote the same bytes onto it.
 
 // blockViews joins the outputs of operator oi of subgraph s that are
@@ -91,7 +93,7 @@ func (a *analyzer) slots(lib *kernels.Library, align int64) {
 			off := p.Lo - tx.AliasOffset
 			rt := a.lt.Lookup(r)
 			if off%align != 0 || rt.Extent.Lo < tx.AliasOffset || rt.Extent.Hi > tx.AliasOffset+tx.Size ||
-				!a.slotMovable(f, r, step) || rt.Group.Last >= a.firstInPlaceWrite(y) {
+				!a.slotMovable(f, r, step) || rt.Group.Last >= a.firstInPlaceWrite(y) || a.liveAcrossInPlace(r, y) {
 				continue
 			}
 			a.join(r, y, off)
@@ -120,6 +122,35 @@ func (a *analyzer) slotMovable(f boundaryFacts, r graph.TensorRef, step Step) bo
 		}
 	}
 	return true
+}
+
+// liveAcrossInPlace reports whether a member of y's group (y too) is
+// live across a step at which a member of r's group is written in place:
+// used before it and after it. An in-place write is taken only where every
+// other member of its group is dead after it (inPlace; the verifier checks
+// it of the whole group), so such groups stay apart.
+func (a *analyzer) liveAcrossInPlace(r, y graph.TensorRef) bool {
+	var writes []Step
+	for _, i := range a.members[r] {
+		if t := &a.lt.Tensors[i]; t.InPlace != nil {
+			writes = append(writes, t.Live.First)
+		}
+	}
+	if len(writes) == 0 {
+		return false
+	}
+	ys := []*Tensor{a.lt.Lookup(y)}
+	for _, i := range a.members[y] {
+		ys = append(ys, &a.lt.Tensors[i])
+	}
+	for _, w := range writes {
+		for _, t := range ys {
+			if t.Live.First < w && t.Live.Last > w {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // firstInPlaceWrite returns the first step at which a member of the group

@@ -92,6 +92,13 @@ func TestExactOverlapCopies(t *testing.T) {
 				sg.Ops[3].Inputs = ids(5, 2)
 				sg.Ops = append(sg.Ops[:3], append([]graph.Op{op(codeRelu, ids(3), ids(5))}, sg.Ops[3:]...)...)
 			}, want: map[int]at{1: {&y, 0}, 2: {nil, 0}, 5: {&y, 0}}},
+		{name: "an input written in place while another slot's input lives: not moved",
+			edit: func(_ *graph.Model, sg *graph.Subgraph) {
+				// c = FC(in), b = RELU(c) in place over c, after a is written.
+				sg.Tensors = append(sg.Tensors, row("c", 8))
+				sg.Ops[1].Outputs = ids(5)
+				sg.Ops = append(sg.Ops[:2], append([]graph.Op{op(codeRelu, ids(5), ids(2))}, sg.Ops[2:]...)...)
+			}, want: map[int]at{1: {&y, 0}, 2: {&graph.TensorRef{Tensor: 5}, 0}}},
 		{name: "an input's own group that overflows its slot: not moved",
 			edit: func(m *graph.Model, sg *graph.Subgraph) {
 				// a = SLICE(p)[4:8] of p [1,8] written by FC: a's group is p's.

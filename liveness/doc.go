@@ -109,6 +109,13 @@
 //	PAD out     [===============]      member, AliasOffset -32
 //	PAD in              [=======]      root, Extent [-32, 32)
 //
+// With Options.ExactOverlap, the output of a slice (SPLIT, SPLIT_V,
+// SLICE, STRIDED_SLICE) that is one contiguous block of its input joins
+// the input's group over that block, as a view does, and the inputs of a
+// CONCATENATION each join its output's group in their slots, after the
+// in-place writes: the copying kernel then copies bytes exactly onto
+// themselves (copies.go; kernels/copy.go says why that is allowed).
+//
 // Before either, the operands of each Ethos-U operator that the model's
 // own offline plan places form a group at the offsets from one another
 // that plan gives them (OwnPlan; ownplan.go cites the contract): the

@@ -47,6 +47,17 @@ type Options struct {
 	// differ from Result's.
 	// nil means no operator writes in place.
 	InPlace func(op graph.OpRef) []Pair
+	// Copies, when set, gives the exact-overlap copy contracts of an
+	// operator (kernels.Library.ExactOverlap): a slice's output over the
+	// contiguous block of its input it copies, a concatenation's input in
+	// its slot of the output. The cost model counts them as liveness does
+	// with Options.ExactOverlap, as far as that does not depend on the
+	// order (model.copies): a slice's output joins its input's buffer as a
+	// view does, a concatenation's input (its own buffer) the output's
+	// buffer. Liveness joins an input to its slot only where the in-place
+	// writes it made for the order allow, so the plan's peak may differ
+	// from Result's. nil means none.
+	Copies func(op graph.OpRef) []Copy
 	// OverwriteInputs lets an in-place output take the bytes of a main
 	// subgraph input that is not also its output, as
 	// liveness.Options.OverwriteInputs does.
@@ -69,6 +80,16 @@ type Options struct {
 // Pair names an operand of an operator by position: Input indexes its
 // Inputs, Output its Outputs.
 type Pair struct{ Input, Output int }
+
+// Copy is an exact-overlap copy contract of an operator (Options.Copies):
+// operand positions, whether the input lies in the output (Slot: a
+// concatenation) or the output in the input (a slice), and where the
+// smaller starts in the larger, in bytes.
+type Copy struct {
+	Input, Output int
+	Slot          bool
+	Offset        int64
+}
 
 // Result is the order Schedule chose and what it knows of its quality.
 // Peaks are bytes of live scratch tensors, each size rounded up to the
@@ -141,6 +162,7 @@ func Schedule(ctx context.Context, m *graph.Model, opts Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	md.copies(opts.Copies)
 	inPlace := md.inPlacePairs(opts.InPlace, opts.OverwriteInputs)
 	fx := findEffects(md)
 	n := len(m.Subgraphs)

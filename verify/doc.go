@@ -68,7 +68,17 @@
 //     gives a member its value and each read of it, in the schedule's
 //     order, no operator writes another member over its bytes, but a view
 //     over exactly its input's bytes (which writes nothing) and an
-//     in-place write at its own operator (checkSharing; BadAlias);
+//     in-place write at its own operator, and an exact-overlap copy that
+//     writes the value the member holds (checkSharing; BadAlias);
+//   - every exact_overlap_copy entry names an exact-overlap contract of
+//     the plan's kernel library (kernels.Library.ExactOverlap, computed
+//     here from the model) for its operator, and the tensor lies exactly
+//     where the contract puts it relative to the other operand, a member
+//     of its group: a concatenation's input in its slot of the output, a
+//     slice's output over its block of the input (one element off is a
+//     violation); members joined so hold one value where they overlap,
+//     and the copying kernel's write of them is no clobber (copies.go;
+//     BadAlias);
 //   - every in_place entry names a contract of the plan's kernel library
 //     that lets its operator, which runs once and calls nothing, write the
 //     tensor over the input, a member of its group that lies where the

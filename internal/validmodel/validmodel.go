@@ -107,6 +107,10 @@ type Features struct {
 	Int8          int // INT8 operators (QUANTIZE to INT8 and after it, up to DEQUANTIZE)
 	CallOnce      int
 	Ifs, Whiles   int
+	// Slices counts STRIDED_SLICE, SLICE and SPLIT operators, of which
+	// BlockSlices copy one contiguous block of their input per output;
+	// Concats counts CONCATENATIONs of such slices' results (copies).
+	Slices, BlockSlices, Concats int
 }
 
 // Add adds o's counts to f.
@@ -127,11 +131,14 @@ func (f *Features) Add(o Features) {
 	f.CallOnce += o.CallOnce
 	f.Ifs += o.Ifs
 	f.Whiles += o.Whiles
+	f.Slices += o.Slices
+	f.BlockSlices += o.BlockSlices
+	f.Concats += o.Concats
 }
 
 // Generate returns the model of seed: the same seed gives the same model.
 func Generate(seed int64) (*graph.Model, Features) {
-	g := &gen{r: rand.New(rand.NewSource(seed)), m: &graph.Model{Version: 3, Buffers: []graph.Buffer{{}},
+	g := &gen{r: rand.New(rand.NewSource(seed)), rc: rand.New(rand.NewSource(seed ^ 0x5eed_c0b1)), m: &graph.Model{Version: 3, Buffers: []graph.Buffer{{}},
 		Description: fmt.Sprintf("validmodel seed %d", seed)}}
 	g.main()
 	g.f.Ops = 0
@@ -143,8 +150,12 @@ func Generate(seed int64) (*graph.Model, Features) {
 
 type gen struct {
 	r *rand.Rand
-	m *graph.Model
-	f Features
+	// rc draws the exact-overlap copy patterns (copies), apart from r so
+	// that adding them left every other draw, and so the models of
+	// earlier seeds (diffRegressionSeeds), as they were.
+	rc *rand.Rand
+	m  *graph.Model
+	f  Features
 }
 
 // variable is one resource variable's shared name and shape.
@@ -165,6 +176,8 @@ type sub struct {
 	written map[graph.TensorID]bool
 	// scalar is a FLOAT32 [1] input that drives control flow, or -1.
 	scalar graph.TensorID
+	// copyOuts are the outputs of copies' patterns, made model outputs.
+	copyOuts []graph.TensorID
 }
 
 func (g *gen) newSub() *sub {
@@ -611,6 +624,9 @@ func (s *sub) step(shapeKeeping bool) {
 	r := s.g.r
 	x := s.pick()
 	sx := s.shape(x)
+	if s.idx == 0 && s.g.rc.Intn(8) == 0 {
+		s.copies(x)
+	}
 	k := r.Intn(100)
 	switch {
 	case k < 15:
@@ -719,6 +735,9 @@ func (g *gen) main() {
 	}
 	if len(outs) == 0 {
 		outs[s.unary(x0)] = true
+	}
+	for _, o := range s.copyOuts {
+		outs[o] = true
 	}
 	for id := range s.sg.Tensors {
 		if outs[graph.TensorID(id)] {
@@ -935,4 +954,138 @@ func (g *gen) whileOp(s *sub) {
 	s.op(opWhile, []graph.TensorID{s.scalar, x}, []graph.TensorID{oi, ox}).Called = []graph.SubgraphIndex{cond.idx, body.idx}
 	s.add(ox)
 	g.f.Whiles++
+}
+
+// TFLite builtin codes of the slicing operators copies uses.
+const (
+	opStridedSlice graph.Opcode = 45
+	opSplit        graph.Opcode = 49
+	opSlice        graph.Opcode = 65
+)
+
+func init() {
+	opNames[opStridedSlice], opNames[opSplit], opNames[opSlice] = "STRIDED_SLICE", "SPLIT", "SLICE"
+}
+
+// copies adds, in the main subgraph, a pattern of the operators the
+// exact-overlap copy contracts are about, drawing from rc alone: slices of
+// x (STRIDED_SLICE with strides 1, SLICE, SPLIT) along its first
+// dimension that is not 1 (each output then one contiguous block of x, so
+// heliac may make it a view) or, now and then, along its last dimension
+// (no block unless the earlier dimensions are all 1); an elementwise
+// operator on each; and a CONCATENATION of the results along the sliced
+// axis (its inputs then fit their slots of its output), whose result
+// (after ABS) is a model output. None of it is read by the rest of the
+// model, whose values and draws stay as they were.
+func (s *sub) copies(x graph.TensorID) {
+	r := s.g.rc
+	sx := s.shape(x)
+	rank := len(sx)
+	if rank == 0 || rank > 4 {
+		return
+	}
+	axis := 0
+	for axis < rank-1 && sx[axis] == 1 {
+		axis++
+	}
+	if r.Intn(6) == 0 {
+		axis = rank - 1
+	}
+	n := sx[axis]
+	if n < 2 {
+		return
+	}
+	block := true
+	for d := range axis {
+		block = block && sx[d] == 1
+	}
+	// Up to three row ranges [lo, hi) along axis, in order, overlapping
+	// now and then (halo rows, as the stripe rewrite slices).
+	var ranges [][2]int32
+	kind := r.Intn(3)
+	parts := int32(2 + r.Intn(2))
+	if n%parts != 0 {
+		parts = n // rows one by one, within CONCATENATION's 10 inputs
+	}
+	if kind == 2 && parts > 10 {
+		kind = 0
+	}
+	if kind == 2 { // SPLIT into equal parts
+		for i := range parts {
+			ranges = append(ranges, [2]int32{i * n / parts, (i + 1) * n / parts})
+		}
+	} else {
+		cut := 1 + int32(r.Intn(int(n-1)))
+		halo := int32(r.Intn(2))
+		ranges = [][2]int32{{0, min(cut+halo, n)}, {cut, n}}
+	}
+	shapeOf := func(rg [2]int32) []int32 {
+		sh := append([]int32{}, sx...)
+		sh[axis] = rg[1] - rg[0]
+		return sh
+	}
+	var outs []graph.TensorID
+	switch kind {
+	case 2:
+		for _, rg := range ranges {
+			outs = append(outs, s.tensor(graph.Float32, shapeOf(rg)))
+		}
+		s.op(opSplit, []graph.TensorID{s.constI32([]int32{}, int32(axis)), x}, outs).Options =
+			&graph.Options{Table: "SplitOptions", Fields: []graph.OptionField{{Name: "num_splits", Kind: graph.OptionInt, Present: true, Int: int64(len(ranges))}}}
+	default:
+		for _, rg := range ranges {
+			o := s.tensor(graph.Float32, shapeOf(rg))
+			begin, end := make([]int32, rank), append([]int32{}, sx...)
+			begin[axis], end[axis] = rg[0], rg[1]
+			if kind == 0 {
+				s.op(opStridedSlice, []graph.TensorID{x, s.constI32([]int32{int32(rank)}, begin...), s.constI32([]int32{int32(rank)}, end...),
+					s.constI32([]int32{int32(rank)}, ones(rank)...)}, []graph.TensorID{o}).Options = &graph.Options{Table: "StridedSliceOptions"}
+			} else {
+				size := shapeOf(rg)
+				if r.Intn(2) == 0 && rg[1] == n {
+					size[axis] = -1
+				}
+				s.op(opSlice, []graph.TensorID{x, s.constI32([]int32{int32(rank)}, begin...), s.constI32([]int32{int32(rank)}, size...)},
+					[]graph.TensorID{o})
+			}
+			outs = append(outs, o)
+		}
+	}
+	ops := len(ranges)
+	if kind == 2 {
+		ops = 1
+	}
+	s.g.f.Slices += ops
+	if block {
+		s.g.f.BlockSlices += ops
+	}
+	var results []graph.TensorID
+	var total int32
+	for _, o := range outs {
+		u := s.tensor(graph.Float32, s.shape(o))
+		s.op(unaryOps[r.Intn(len(unaryOps))], []graph.TensorID{o}, []graph.TensorID{u})
+		results = append(results, u)
+		total += s.shape(o)[axis]
+	}
+	sh := append([]int32{}, sx...)
+	sh[axis] = total
+	y := s.tensor(graph.Float32, sh)
+	ax := int64(axis)
+	if r.Intn(2) == 0 {
+		ax -= int64(rank) // a negative axis, as TFLM resolves it
+	}
+	s.op(opConcat, results, []graph.TensorID{y}).Options = &graph.Options{Table: "ConcatenationOptions",
+		Fields: []graph.OptionField{{Name: "axis", Kind: graph.OptionInt, Present: true, Int: ax}}}
+	s.g.f.Concats++
+	out := s.tensor(graph.Float32, sh)
+	s.op(opAbs, []graph.TensorID{y}, []graph.TensorID{out})
+	s.copyOuts = append(s.copyOuts, out)
+}
+
+func ones(n int) []int32 {
+	v := make([]int32, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
 }
