@@ -362,13 +362,26 @@ func tflmArenas(shared string) error {
 
 // tflmBound is TFLM's bound for m: the peak of live bytes under TFLM's
 // rules (every operand of an operator live while it runs, the model's
-// order), views aliased as heliac always does.
-func tflmBound(m *graph.Model) (int64, error) {
+// order), views aliased as heliac always does, with the kernels' scratch
+// of lib on target t.
+func tflmBound(m *graph.Model, lib *kernels.Library, t kernels.Target) (int64, error) {
 	lt, err := liveness.Analyze(m, liveness.Options{})
 	if err != nil {
 		return 0, err
 	}
-	p, err := plan.Build(context.Background(), m, lt, plan.Options{})
+	var reqs []plan.ScratchRequest
+	for si := range m.Subgraphs {
+		for oi := range m.Subgraphs[si].Ops {
+			ref := graph.OpRef{Subgraph: graph.SubgraphIndex(si), Op: graph.OpIndex(oi)}
+			sizes, _ := lib.Scratch(m, ref.Subgraph, &m.Subgraphs[si].Ops[oi], t)
+			for _, n := range sizes {
+				if n > 0 {
+					reqs = append(reqs, plan.ScratchRequest{Op: ref, Size: n})
+				}
+			}
+		}
+	}
+	p, err := plan.Build(context.Background(), m, lt, plan.Options{KernelScratch: reqs})
 	if err != nil {
 		return 0, err
 	}
@@ -399,7 +412,8 @@ func patches(shared string) error {
 		return err
 	}
 	tool := tflmrun.Path()
-	fmt.Println("--patches auto: heliac's arena over TFLM's bound of the model as given, without and with stripes; TFLM's whole arena (tflm_run arena_used_bytes, host) for the original and the --patches auto --emit-tflite model")
+	host := kernels.Target{PointerSize: 8}
+	fmt.Println("--patches auto: heliac's arena over TFLM's bound of the model as given, kernel scratch counted on both sides, without and with stripes; TFLM's whole arena (tflm_run arena_used_bytes, host) for the original and the --patches auto --emit-tflite model")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "model	TFLM's bound	heliac off	off/bound	heliac auto	auto/bound	k	extra MACs	TFLM arena original	TFLM arena auto	auto/original	ms	")
 	var logs [2]float64
@@ -413,14 +427,17 @@ func patches(shared string) error {
 			return err
 		}
 		start := time.Now()
+		// As the CLI compiles with --patches auto --emit-tflite
+		// --tflm-target host64 (tflm_run's target): the kernels' scratch
+		// planned, on 8-byte pointers.
 		out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true,
-			Liveness: liveness.Options{Kernels: lib}, Patches: driver.PatchesAuto, TFLMTarget: tflmarena.Host64.Name})
+			Liveness: liveness.Options{Kernels: lib}, Kernels: lib, Target: host, Patches: driver.PatchesAuto, TFLMTarget: tflmarena.Host64.Name})
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
 			fmt.Fprintf(w, "%s\terror: %v\t\t\t\t\t\t\t\t\t\t\n", file, err)
 			continue
 		}
-		bound, err := tflmBound(out.Original)
+		bound, err := tflmBound(out.Original, lib, host)
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
