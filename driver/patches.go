@@ -486,7 +486,7 @@ func (s *planned) withPatches(ctx context.Context) (*planned, *Patches, error) {
 	if err != nil || r == nil {
 		return s, info, err
 	}
-	data, err := tflite.Encode(forTFLM(s.m, r.m), tflite.EncodeOptions{})
+	data, err := tflite.Encode(r.m, tflite.EncodeOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--patches auto: encode the rewritten model: %w", err)
 	}
@@ -499,58 +499,4 @@ func (s *planned) withPatches(ctx context.Context) (*planned, *Patches, error) {
 		r.tflm = &t
 	}
 	return r, info, nil
-}
-
-// forTFLM returns the rewritten model rm of m as the model file holds it:
-// the regions' intermediate tensors of m, which the rewrite keeps at
-// their ids though no operator reads or writes them any more, get a
-// height of 0 (their shape stays in shape_signature). TFLM gives every
-// non-constant tensor of non-zero size bytes in its head, even one no
-// operator uses (micro_allocation_info.cc @90b983c: needs_allocating is
-// bytes != 0, the lifetime kUninitializedLifetime; the greedy planner
-// places it at 0), which would put a whole early activation back into
-// TFLM's head; heliac's plan gives such tensors no bytes either way.
-func forTFLM(m, rm *graph.Model) *graph.Model {
-	used := map[graph.TensorRef]bool{}
-	for si, sg := range rm.Subgraphs {
-		mark := func(ts []graph.TensorID) {
-			for _, t := range ts {
-				used[graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: t}] = true
-			}
-		}
-		mark(sg.Inputs)
-		mark(sg.Outputs)
-		for _, op := range sg.Ops {
-			mark(op.Inputs)
-			mark(op.Outputs)
-			mark(op.Intermediates)
-		}
-	}
-	out := *rm
-	out.Subgraphs = slices.Clone(rm.Subgraphs)
-	cloned := map[graph.SubgraphIndex]bool{}
-	for _, r := range rm.Stripes {
-		for _, i := range r.Ops {
-			for _, t := range m.Subgraphs[r.Subgraph].Ops[i].Outputs {
-				ref := graph.TensorRef{Subgraph: r.Subgraph, Tensor: t}
-				if t < 0 || t == r.Output || used[ref] {
-					continue
-				}
-				sg := &out.Subgraphs[r.Subgraph]
-				if !cloned[r.Subgraph] {
-					sg.Tensors, cloned[r.Subgraph] = slices.Clone(sg.Tensors), true
-				}
-				tt := &sg.Tensors[t]
-				if len(tt.Shape) != 4 || tt.IsVariable || rm.HasData(tt) {
-					continue
-				}
-				if tt.ShapeSignature == nil {
-					tt.ShapeSignature = slices.Clone(tt.Shape)
-				}
-				tt.Shape = slices.Clone(tt.Shape)
-				tt.Shape[1], tt.Size = 0, 0
-			}
-		}
-	}
-	return &out
 }
