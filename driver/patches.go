@@ -372,6 +372,9 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	if len(rounds) == 0 {
 		return nil, info, nil
 	}
+	if c := unevenRows(cur, eval); c != nil {
+		rounds = append(rounds, c)
+	}
 	// Plan the last rounds' choices with the full order search too, and
 	// keep whichever plan is smaller: the order search's own measure
 	// counts exact in-place writes only, so its longer search can give
@@ -420,6 +423,43 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 		info.ArenaBefore, info.ArenaAfter = 0, 0
 	}
 	return bestS, info, nil
+}
+
+// unevenRows tries c's regions with uneven stripes: one row moved from
+// an end stripe to its neighbour or back (the stripes at the image's
+// borders read padding, not halo rows, so they may take more rows for
+// the same peak). It returns the best rewrite that lowers c's score, or
+// nil.
+func unevenRows(c *candidate, eval func([]graph.StripeRegion) *candidate) *candidate {
+	var best *candidate
+	base := originalRegions(c.regions)
+	for i := range base {
+		k := len(base[i].Rows)
+		for _, mv := range [][2]int{{0, 1}, {1, 0}, {k - 1, k - 2}, {k - 2, k - 1}} {
+			from, to := mv[0], mv[1]
+			regs := originalRegions(base)
+			rows := regs[i].Rows
+			if rows[from][1]-rows[from][0] < 2 {
+				continue
+			}
+			// Move the row at the boundary between from and to.
+			if from < to {
+				rows[from][1]--
+				rows[to][0]--
+			} else {
+				rows[from][0]++
+				rows[to][1]++
+			}
+			n := eval(regs)
+			if n == nil || n.m == nil || n.score >= c.score {
+				continue
+			}
+			if best == nil || n.score < best.score {
+				best = n
+			}
+		}
+	}
+	return best
 }
 
 // originalRegions returns regions with only what Apply reads: the
