@@ -252,12 +252,15 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 //
 // It adds regions greedily: each round takes the candidates
 // (stripe.Candidates of the model as given) whose intermediate tensors
-// are live at the current plan's peak, tries each (the most bytes there
-// first, at most maxTried) with every stripe count from 2 to 10 that the
-// cap allows, even rows, together with the regions already chosen, and
-// keeps the best if it lowers the cheap evaluation (quickScore). The best
-// of the last rounds are then planned in full, and the smallest whole
-// arena wins if it is smaller than the model's as given.
+// are live at the current plan's peak, tries the first maxTried that two
+// stripes keep within the cap (the least left whole first: wholeBytes)
+// with the stripe counts bestStripes picks, even rows, together with the
+// regions already chosen, and keeps the best if it lowers the cheap
+// evaluation (quickScore); at most maxEvals rewrites are evaluated. Then
+// unevenRows moves a row at the end stripes. The last choices are planned
+// in full too, and the smallest whole arena wins if it is smaller than
+// the model's as given. Every step is counted, not timed: the choice is
+// deterministic as long as no plan hits its time limit.
 func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error) {
 	m, cfg := s.m, s.cfg
 	capFrac := cfg.PatchMACs
