@@ -70,6 +70,10 @@ func checkPatches(cfg Config) error {
 	return nil
 }
 
+// quickTimeLimit is the placement search's time limit in quickScore, a
+// safety net far above what its work budget takes.
+const quickTimeLimit = 30 * time.Second
+
 // patchWork is the order search's work budget when a candidate rewrite is
 // evaluated: enough to find the stripes' own order, far below the final
 // compile's.
@@ -127,6 +131,10 @@ func quickScore(ctx context.Context, m *graph.Model, cfg Config, schedules ...st
 	for _, sched := range schedules {
 		q := cfg
 		q.ScheduleWork, q.Schedule = patchWork, sched
+		// The search ends on its work budget, not the clock: the choice
+		// must not depend on the machine's load (a cheap plan takes well
+		// under a second; quickTimeLimit is a safety net).
+		q.Plan.TimeLimit = max(q.Plan.TimeLimit, quickTimeLimit)
 		start := time.Now()
 		s, err := planLoaded(ctx, m, q)
 		if err != nil {
