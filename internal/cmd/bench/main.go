@@ -428,10 +428,10 @@ func patches(shared string) error {
 		}
 		start := time.Now()
 		// As the CLI compiles with --patches auto --emit-tflite
-		// --tflm-target host64 (tflm_run's target): the kernels' scratch
-		// planned, on 8-byte pointers.
+		// --tflm-target host64 (tflm_run's target): exact-overlap copies
+		// on, the kernels' scratch planned, on 8-byte pointers.
 		out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true,
-			Liveness: liveness.Options{Kernels: lib}, Kernels: lib, Target: host, Patches: driver.PatchesAuto, TFLMTarget: tflmarena.Host64.Name})
+			Liveness: liveness.Options{Kernels: lib, ExactOverlap: true}, Kernels: lib, Target: host, Patches: driver.PatchesAuto, TFLMTarget: tflmarena.Host64.Name})
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
 			fmt.Fprintf(w, "%s\terror: %v\t\t\t\t\t\t\t\t\t\t\n", file, err)
