@@ -92,6 +92,8 @@ func TestApplyErrors(t *testing.T) {
 			`stripe 0 (rows [0,2)): operator 0 (PAD): the stripe of output rows [0,2) reads no real row of tensor 0 "x" (it would need rows [-3,-1) of 2)`},
 		{"output not written", chain, []graph.StripeRegion{{Input: 0, Output: 4, Ops: []int{0}, Rows: two}},
 			`output tensor 4 "b" is not written by an operator of the region`},
+		{"output not written last", chain, []graph.StripeRegion{{Input: 0, Output: 1, Ops: []int{0, 1}, Rows: two}},
+			`output tensor 1 "a" is written by operator 0 (CONV_2D), not by the region's last operator 1`},
 		{"input written in the region", chain, []graph.StripeRegion{{Input: 1, Output: 4, Ops: []int{0, 1}, Rows: two}},
 			`input tensor 1 "a" is written by operator 0 (CONV_2D) of the region`},
 		{"operators not ascending", chain, []graph.StripeRegion{{Input: 0, Output: 4, Ops: []int{1, 0}, Rows: two}},

@@ -1,12 +1,15 @@
 package stripe
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/tflite"
 )
 
@@ -39,6 +42,35 @@ func TestApplyLeavesModel(t *testing.T) {
 			_, err := Apply(m, regs)
 			require.NoError(t, err)
 			assert.Equal(t, before, m)
+		})
+	}
+}
+
+// TestApplyEncodeRoundTripCorpus: a rewrite of a real model (the region
+// and k with the lowest live peak within 10 % extra MACs) encodes and
+// loads back equal.
+func TestApplyEncodeRoundTripCorpus(t *testing.T) {
+	dir := corpus.Require(t)
+	files := []string{"tflite-micro/person_detect.tflite", "tflite-micro/custom_model_rf_keras.tflite", "mlperf-tiny/vww_96_float.tflite"}
+	if testing.Short() {
+		files = files[:1]
+	}
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, "corpus", f))
+			require.NoError(t, err)
+			m, err := tflite.Load(data)
+			require.NoError(t, err)
+			low := lowPeakTrials(m)
+			require.NotEmpty(t, low)
+			out := low[0].out
+			p, err := tflite.Encode(out, tflite.EncodeOptions{})
+			require.NoError(t, err)
+			back, err := tflite.Load(p)
+			require.NoError(t, err)
+			want := *out
+			want.Stripes = nil
+			assert.Equal(t, &want, back)
 		})
 	}
 }

@@ -137,6 +137,8 @@ func check(g *subgraph, r graph.StripeRegion) (*region, error) {
 	}
 	if p := g.producer[y]; p < 0 || !reg.in[p] {
 		return nil, fmt.Errorf("output %s is not written by an operator of the region", g.tensorName(y))
+	} else if last := r.Ops[len(r.Ops)-1]; p != last {
+		return nil, fmt.Errorf("output %s is written by %s, not by the region's last operator %d", g.tensorName(y), g.opName(p), last)
 	}
 	if g.tensor(y).IsVariable {
 		return nil, fmt.Errorf("output %s is a variable", g.tensorName(y))
