@@ -148,6 +148,7 @@ func TestExactOverlapPlan(t *testing.T) {
 	}
 	assert.Nil(t, at("s3").Copy, "a slice that is no block of its input keeps its own bytes")
 	assert.Contains(t, string(out.PlanJSON), `"exact_overlap_copy"`)
+	assert.Contains(t, string(emit.Summary(out.Model, out.Plan)), "7 slice output(s) or concatenation input(s) lie over the bytes their kernel copies")
 	// The plan must say it relies on the copy: without the record, a and
 	// s1 share bytes nothing in the plan relates.
 	for _, name := range []string{"a", "s1"} {

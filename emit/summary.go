@@ -74,9 +74,9 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			fmt.Fprintf(&buf, "  %s %s: %s\n", a.Role, a.Memory, note)
 		}
 		if saved := a.UnaliasedLowerBound - a.LowerBound; saved > 0 {
-			views, inPlace, own := countAliases(p)
+			views, inPlace, own, copies := countAliases(p)
 			var parts []string
-			if views > 0 || own+inPlace == 0 {
+			if views > 0 || own+inPlace+copies == 0 {
 				parts = append(parts, fmt.Sprintf("%d view(s) share their input's buffer", views))
 			}
 			if own > 0 {
@@ -84,6 +84,9 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 			}
 			if inPlace > 0 {
 				parts = append(parts, fmt.Sprintf("%d output(s) are written over a dying input (%s contracts)", inPlace, p.Kernels))
+			}
+			if copies > 0 {
+				parts = append(parts, fmt.Sprintf("%d slice output(s) or concatenation input(s) lie over the bytes their kernel copies (exact-overlap copies, --exact-overlap)", copies))
 			}
 			how := strings.Join(parts, ", ")
 			fmt.Fprintf(&buf, "  aliasing: %s; lower bound %d B without aliasing, %d B with (%d B saved)\n",
@@ -188,20 +191,22 @@ func keyText(k plan.Key) string {
 }
 
 // countAliases counts the tensors that share their group root's bytes:
-// views, outputs written in place, and tensors kept where the model's own
-// offline plan puts them.
-func countAliases(p *plan.Plan) (views, inPlace, own int) {
+// views, outputs written in place, tensors kept where the model's own
+// offline plan puts them, and tensors that rely on an exact-overlap copy.
+func countAliases(p *plan.Plan) (views, inPlace, own, copies int) {
 	for _, a := range p.Allocs {
 		switch {
 		case a.InPlace != nil:
 			inPlace++
 		case a.OwnPlan != nil && a.AliasOf != nil:
 			own++
+		case a.Copy != nil:
+			copies++
 		case a.AliasOf != nil:
 			views++
 		}
 	}
-	return views, inPlace, own
+	return views, inPlace, own, copies
 }
 
 // ownPlanText says how many tensors keep the model's own relative offsets

@@ -21,9 +21,9 @@ import (
 //     views and in-place writes ending in it, and slices of it) fits in
 //     its slot and is written only before the concatenation, every
 //     member of it is dead before any in-place write into the output's
-//     group, and no member of the output's group lives across an
-//     in-place write in the input's (an in-place write leaves no other
-//     member of its group live). An input read after the concatenation keeps its value: the
+//     group, and no member of the output's group that lives across an
+//     in-place write in the input's shares bytes with the tensor written
+//     (another input in its own slot may live on). An input read after the concatenation keeps its value: the
 //     concatenation wrote the same bytes onto it.
 
 // blockViews joins the outputs of operator oi of subgraph s that are
@@ -93,7 +93,7 @@ func (a *analyzer) slots(lib *kernels.Library, align int64) {
 			off := p.Lo - tx.AliasOffset
 			rt := a.lt.Lookup(r)
 			if off%align != 0 || rt.Extent.Lo < tx.AliasOffset || rt.Extent.Hi > tx.AliasOffset+tx.Size ||
-				!a.slotMovable(f, r, step) || rt.Group.Last >= a.firstInPlaceWrite(y) || a.liveAcrossInPlace(r, y) {
+				!a.slotMovable(f, r, step) || rt.Group.Last >= a.firstInPlaceWrite(y) || a.liveAcrossInPlace(r, y, off) {
 				continue
 			}
 			a.join(r, y, off)
@@ -125,15 +125,15 @@ func (a *analyzer) slotMovable(f boundaryFacts, r graph.TensorRef, step Step) bo
 }
 
 // liveAcrossInPlace reports whether a member of y's group (y too) is
-// live across a step at which a member of r's group is written in place:
-// used before it and after it. An in-place write is taken only where every
-// other member of its group is dead after it (inPlace; the verifier checks
-// it of the whole group), so such groups stay apart.
-func (a *analyzer) liveAcrossInPlace(r, y graph.TensorRef) bool {
-	var writes []Step
+// live across a step at which a member of r's group is written in place
+// (used before it and after it) and would, with r's root off bytes into
+// y's group, share bytes with the tensor written: the write would destroy
+// bytes it still reads.
+func (a *analyzer) liveAcrossInPlace(r, y graph.TensorRef, off int64) bool {
+	var writes []*Tensor
 	for _, i := range a.members[r] {
 		if t := &a.lt.Tensors[i]; t.InPlace != nil {
-			writes = append(writes, t.Live.First)
+			writes = append(writes, t)
 		}
 	}
 	if len(writes) == 0 {
@@ -144,8 +144,9 @@ func (a *analyzer) liveAcrossInPlace(r, y graph.TensorRef) bool {
 		ys = append(ys, &a.lt.Tensors[i])
 	}
 	for _, w := range writes {
+		lo, hi := off+w.AliasOffset, off+w.AliasOffset+w.Size
 		for _, t := range ys {
-			if t.Live.First < w && t.Live.Last > w {
+			if t.Live.First < w.Live.First && t.Live.Last > w.Live.First && t.AliasOffset < hi && lo < t.AliasOffset+t.Size {
 				return true
 			}
 		}

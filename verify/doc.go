@@ -83,7 +83,8 @@
 //     that lets its operator, which runs once and calls nothing, write the
 //     tensor over the input, a member of its group that lies where the
 //     contract lets it lie relative to the tensor; and no other member of
-//     the group used before that write is used after it (BadAlias);
+//     the group that shares bytes with the tensor is used both before and
+//     after that write (BadAlias);
 //   - every operand of an Ethos-U operator (CUSTOM "ethos-u") from its
 //     scratch on (scratch, fast scratch, inputs, outputs) that the model's
 //     own offline plan (OfflineMemoryAllocation, read here again) places

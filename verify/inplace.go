@@ -95,8 +95,10 @@ func (c *checker) inPlaceIndex() *inPlaceIndex {
 //     for an exact contract), and not an input or output of a subgraph
 //     unless overwrite_inputs allows a model input;
 //   - the operator runs once and calls no subgraph;
-//   - every other member of the group used before the operator's step is
-//     used last at that step: nothing reads the bytes the write destroys.
+//   - every other member of the group used before the operator's step that
+//     shares bytes with the tensor is used last at that step: nothing reads
+//     the bytes the write destroys (a member elsewhere in the group, such
+//     as another input of a concatenation in its own slot, may live on).
 func (c *checker) checkInPlace(g *aliasGraph, ix *inPlaceIndex, p *member) {
 	d := p.inPlace
 	bad := func(format string, args ...any) {
@@ -156,7 +158,7 @@ func (c *checker) checkInPlace(g *aliasGraph, ix *inPlaceIndex, p *member) {
 	}
 	step := c.tl.spans[d.op].first
 	for _, i := range ix.usedAcross(p.group, step) {
-		if q := c.members[i]; q != p {
+		if q := c.members[i]; q != p && sharesBytes(q, p) {
 			bad("%s, a member of its group, is used at step %d, after the write at step %d", q.what, ix.used[q.key.ref].last, step)
 		}
 	}

@@ -13,7 +13,11 @@
  * operator's own inputs and outputs are live over its whole span, so they
  * are checked again at its end. A view operator (RESHAPE, SQUEEZE,
  * EXPAND_DIMS, BITCAST) whose output is its input's bytes writes nothing,
- * as such a kernel would. An operator's kernel scratch buffers
+ * as such a kernel would; so does a copying operator (CONCATENATION,
+ * SPLIT, SPLIT_V, SLICE, STRIDED_SLICE) where the plan lays the bytes it
+ * copies over themselves (an exact-overlap copy, kernels/copy.go): an
+ * output inside an input's bytes keeps them, an output holding inputs
+ * inside it keeps theirs and gets a pattern elsewhere. An operator's kernel scratch buffers
  * (<p>_kernel_scratch rows scratch..scratch+scratch_count, reached through
  * <p>_kernel_scratch_data) are filled when it starts, before its inputs
  * are checked again, and must still hold what it wrote when its outputs
@@ -66,6 +70,7 @@ static const operator_t *const OPERATORS = NULL;
 #endif
 
 enum { VIEW_RESHAPE = 22, VIEW_SQUEEZE = 43, VIEW_EXPAND_DIMS = 70, VIEW_BITCAST = 159 };
+enum { COPY_CONCATENATION = 2, COPY_STRIDED_SLICE = 45, COPY_SPLIT = 49, COPY_SLICE = 65, COPY_SPLIT_V = 102 };
 
 static uint8_t **shadow; /* per row: the bytes it must hold */
 static int *known;       /* per row: shadow is set (written, or a constant or state) */
@@ -225,6 +230,66 @@ static int view(const operator_t *op, uint16_t out)
 	return TENSORS[in].arena == TENSORS[out].arena && TENSORS[in].offset == TENSORS[out].offset && TENSORS[in].size == TENSORS[out].size;
 }
 
+/* within reports whether row a's bytes lie inside row b's. */
+static int within(uint16_t a, uint16_t b)
+{
+	const tensor_t *x = &TENSORS[a], *y = &TENSORS[b];
+	return x->arena == y->arena && x->offset >= y->offset && x->offset + x->size <= y->offset + y->size;
+}
+
+/* copying reports whether operator op only copies bytes from its inputs
+ * to its outputs. */
+static int copying(const operator_t *op)
+{
+	if (op->custom != NULL) {
+		return 0;
+	}
+	switch (op->builtin) {
+	case COPY_CONCATENATION:
+	case COPY_STRIDED_SLICE:
+	case COPY_SPLIT:
+	case COPY_SLICE:
+	case COPY_SPLIT_V:
+		return 1;
+	}
+	return 0;
+}
+
+/* copy_output writes output out of a copying operator, run, as its kernel
+ * would where the plan lays bytes it copies over themselves: an output
+ * inside an input's bytes holds them already; an output holding inputs
+ * inside it keeps their bytes and gets a pattern elsewhere. */
+static void copy_output(long run, const operator_t *op, uint16_t out)
+{
+	size_t k;
+	uint8_t *p;
+	if (out == M(_NO_TENSOR)) {
+		return;
+	}
+	for (k = 0; k < op->input_count; k++) {
+		uint16_t in = OPERANDS[op->inputs + k];
+		if (in != M(_NO_TENSOR) && in != out && known[in] && within(out, in)) {
+			memcpy(shadow[out], shadow[in] + (TENSORS[out].offset - TENSORS[in].offset), TENSORS[out].size);
+			known[out] = 1;
+			writer[out] = run;
+			return;
+		}
+	}
+	put(run, out);
+	p = F(_tensor_mutable_data)(out);
+	if (p == NULL) {
+		return;
+	}
+	for (k = 0; k < op->input_count; k++) {
+		uint16_t in = OPERANDS[op->inputs + k];
+		if (in != M(_NO_TENSOR) && in != out && known[in] && within(in, out)) {
+			size_t off = TENSORS[in].offset - TENSORS[out].offset;
+			memcpy(p + off, shadow[in], TENSORS[in].size);
+			memcpy(shadow[out] + off, shadow[in], TENSORS[in].size);
+		}
+	}
+}
+
 static size_t run_subgraph(uint16_t s, size_t row, long caller);
 
 /* run_operator runs row `run` of the schedule and returns the row after
@@ -256,6 +321,10 @@ static size_t run_operator(size_t run)
 			known[out] = known[in];
 			writer[out] = writer[in];
 			memcpy(shadow[out], shadow[in], TENSORS[out].size);
+			continue;
+		}
+		if (copying(op)) {
+			copy_output((long)run, op, out);
 			continue;
 		}
 		put((long)run, out);
