@@ -1,7 +1,10 @@
 package driver_test
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/tflmarena"
 )
@@ -78,4 +82,63 @@ func TestPatchesAutoTFLM(t *testing.T) {
 	})
 	sort.Strings(rows)
 	t.Logf("--patches auto striped %d model(s):\n%s", len(rows), strings.Join(rows, "\n"))
+}
+
+// TestPatchesAutoChoice: on magic_wand and person_detect, --patches auto
+// returns the rewritten model (its Stripes the regions the summary
+// reports) beside the model as given (unchanged), within the cap, with a
+// smaller arena than without stripes and the original model's sha256 in
+// plan.json; the choice is deterministic (a second compile gives the same
+// bytes); a cap no stripe fits leaves the model as given; and without
+// --patches nothing changes.
+func TestPatchesAutoChoice(t *testing.T) {
+	for _, name := range []string{"tflite-micro/magic_wand.tflite", "tflite-micro/person_detect.tflite"} {
+		t.Run(name, func(t *testing.T) {
+			if testing.Short() && name != "tflite-micro/magic_wand.tflite" {
+				t.Skip("-short: magic_wand only")
+			}
+			data, err := os.ReadFile(filepath.Join(corpus.Require(t), "corpus", name))
+			require.NoError(t, err)
+			cfg := defaultConfig(t)
+			cfg.EmitTFLite = true
+			off, err := driver.Compile(context.Background(), data, cfg)
+			require.NoError(t, err)
+			assert.Nil(t, off.Patches)
+			assert.Same(t, off.Original, off.Model)
+
+			cfg.Patches = driver.PatchesAuto
+			out, err := driver.Compile(context.Background(), data, cfg)
+			require.NoError(t, err)
+			p := out.Patches
+			require.NotNil(t, p)
+			require.NotEmpty(t, p.Regions, "%s gains from stripes", name)
+			assert.Equal(t, p.Regions, out.Model.Stripes)
+			assert.Empty(t, out.Original.Stripes, "the model as given is not changed")
+			assert.Equal(t, len(out.Model.Subgraphs[0].Ops)-len(out.Original.Subgraphs[0].Ops), p.ExtraOps)
+			assert.LessOrEqual(t, float64(p.ExtraMACs), driver.DefaultPatchMACs*float64(p.ModelMACs))
+			head, _ := out.Plan.ScratchTotals()
+			offHead, _ := off.Plan.ScratchTotals()
+			assert.Equal(t, head, p.HeadAfter)
+			assert.Less(t, head, offHead)
+			assert.Less(t, out.TFLMArena.Emitted.Bytes, off.TFLMArena.Emitted.Bytes, "TFLM's whole arena")
+			assert.Equal(t, off.TFLMArena.Original, out.TFLMArena.Original, "compared with TFLM's handling of the model as given")
+			assert.Equal(t, off.Meta.ModelSHA256, out.Meta.ModelSHA256, "plan.json names the model as given")
+
+			again, err := driver.Compile(context.Background(), data, cfg)
+			require.NoError(t, err)
+			assert.Equal(t, out.PlanJSON, again.PlanJSON, "deterministic")
+			assert.Equal(t, out.TFLite.Data, again.TFLite.Data, "deterministic")
+
+			cfg.PatchMACs = 1e-9
+			tight, err := driver.Compile(context.Background(), data, cfg)
+			require.NoError(t, err)
+			require.NotNil(t, tight.Patches)
+			if len(tight.Patches.Regions) == 0 {
+				assert.Same(t, tight.Original, tight.Model)
+				assert.Equal(t, off.PlanJSON, tight.PlanJSON, "no stripes: the plan without --patches")
+			} else {
+				assert.LessOrEqual(t, float64(tight.Patches.ExtraMACs), 1e-9*float64(tight.Patches.ModelMACs))
+			}
+		})
+	}
 }
