@@ -79,7 +79,8 @@ const quickTimeLimit = 30 * time.Second
 // compile's.
 const patchWork = 400
 
-// confirmed is how many of the best candidates are planned in full.
+// confirmed is how many of the last choices (the last round's and the
+// uneven rows') are compared at the end, also with exact-overlap copies.
 const confirmed = 2
 
 // candidate is one rewrite evaluated.
@@ -88,7 +89,7 @@ type candidate struct {
 	m       *graph.Model
 	s       *planned // the cheap plan quickScore made
 	extra   int64
-	score   int64 // the cheap evaluation: TFLM's whole arena with the plan's bound as head
+	score   int64 // the cheap evaluation: TFLM's whole arena with the plan's scratch arena as head
 }
 
 // arenaOf is TFLM's whole arena for m with a head of head bytes on the
@@ -450,7 +451,11 @@ func unevenRows(c *candidate, eval func([]graph.StripeRegion) *candidate) *candi
 	base := originalRegions(c.regions)
 	for i := range base {
 		k := len(base[i].Rows)
-		for _, mv := range [][2]int{{0, 1}, {1, 0}, {k - 1, k - 2}, {k - 2, k - 1}} {
+		moves := [][2]int{{0, 1}, {1, 0}, {k - 1, k - 2}, {k - 2, k - 1}}
+		if k == 2 { // both ends share one boundary
+			moves = moves[:2]
+		}
+		for _, mv := range moves {
 			from, to := mv[0], mv[1]
 			regs := originalRegions(base)
 			rows := regs[i].Rows
