@@ -92,6 +92,14 @@ type Options struct {
 	// with TFLM's reference kernels on the plan (emit.RuntimeTFLM); "" or
 	// "none" writes the plan's tables alone.
 	Runtime string
+	// Patches "auto" runs regions of the model stripe by stripe where
+	// that lowers TFLM's whole arena (docs/stripes.md; the rewritten model
+	// is Output.Model, the given one Output.Original); "" or "off"
+	// compiles the model as given. PatchMACs caps the stripes' extra
+	// multiply-accumulates, a fraction of the model's (0.1 is 10 %); 0 is
+	// driver.DefaultPatchMACs.
+	Patches   string
+	PatchMACs float64
 	// Version is written into generated files ("" is "dev").
 	Version string
 }
@@ -192,6 +200,15 @@ func (o Options) Config() (driver.Config, error) {
 	case o.OverwriteInputs:
 		return bad("--overwrite-inputs writes in place; it cannot go with --no-in-place")
 	}
+	switch o.Patches {
+	case "", driver.PatchesOff, driver.PatchesAuto:
+	default:
+		return bad("--patches: unknown value %q (known: %s, %s)", o.Patches, driver.PatchesAuto, driver.PatchesOff)
+	}
+	if o.PatchMACs < 0 || o.PatchMACs > 1 || o.PatchMACs != o.PatchMACs {
+		return bad("--patch-macs: %g is outside 0..1 (0..100%%)", o.PatchMACs)
+	}
+	cfg.Patches, cfg.PatchMACs = o.Patches, o.PatchMACs
 	if o.ExactOverlap != "" && o.ExactOverlap != "on" && o.ExactOverlap != "off" {
 		return bad("--exact-overlap: %q is neither on nor off", o.ExactOverlap)
 	}

@@ -1,0 +1,562 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/stripe"
+	"github.com/heliac/heliac/tflite"
+	"github.com/heliac/heliac/tflmarena"
+)
+
+// What Config.Patches accepts.
+const (
+	// PatchesOff (or "") compiles the model as given.
+	PatchesOff = "off"
+	// PatchesAuto runs regions of the model stripe by stripe where that
+	// lowers TFLM's whole arena (docs/stripes.md), under Config.PatchMACs.
+	PatchesAuto = "auto"
+)
+
+// DefaultPatchMACs is the cap on the stripes' extra multiply-accumulates,
+// a fraction of the whole model's, when Config.PatchMACs is 0.
+const DefaultPatchMACs = 0.10
+
+// maxStripes is the most stripes a region gets: TFLM's CONCATENATION
+// takes at most kMaxInputNum = 10 inputs (concatenation.cc @90b983c).
+const maxStripes = 10
+
+// ParsePatchMACs reads a --patch-macs value: a percentage ("10%",
+// "2.5%") or a plain fraction ("0.1"), of the whole model's
+// multiply-accumulates, from 0 to 100 %.
+func ParsePatchMACs(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	scale := 1.0
+	if strings.HasSuffix(t, "%") {
+		t, scale = strings.TrimSpace(strings.TrimSuffix(t, "%")), 100
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v != v {
+		return 0, fmt.Errorf("--patch-macs: %q is not a percentage (10%%) or a fraction (0.1)", s)
+	}
+	v /= scale
+	if v < 0 || v > 1 {
+		return 0, fmt.Errorf("--patch-macs: %q is outside 0..100%%", s)
+	}
+	return v, nil
+}
+
+// Patches is what Config.Patches auto chose, cost and saved.
+type Patches = emit.Patches
+
+// checkPatches checks cfg's Patches and PatchMACs.
+func checkPatches(cfg Config) error {
+	switch cfg.Patches {
+	case "", PatchesOff, PatchesAuto:
+	default:
+		return fmt.Errorf("unknown --patches %q (known: %s, %s)", cfg.Patches, PatchesAuto, PatchesOff)
+	}
+	if cfg.PatchMACs < 0 || cfg.PatchMACs > 1 || cfg.PatchMACs != cfg.PatchMACs {
+		return fmt.Errorf("--patch-macs %g is outside 0..1 (0..100%%)", cfg.PatchMACs)
+	}
+	return nil
+}
+
+// quickTimeLimit is the placement search's time limit in quickScore, a
+// safety net far above what its work budget takes.
+const quickTimeLimit = 30 * time.Second
+
+// patchWork is the order search's work budget when a candidate rewrite is
+// evaluated: enough to find the stripes' own order, far below the final
+// compile's.
+const patchWork = 400
+
+// confirmed is how many of the last choices (the last round's and the
+// uneven rows') are compared at the end, also with exact-overlap copies.
+const confirmed = 2
+
+// candidate is one rewrite evaluated.
+type candidate struct {
+	regions []graph.StripeRegion // as Apply filled them
+	m       *graph.Model
+	s       *planned // the cheap plan quickScore made
+	extra   int64
+	score   int64 // the cheap evaluation: TFLM's whole arena with the plan's scratch arena as head
+}
+
+// arenaOf is TFLM's whole arena for m with a head of head bytes on the
+// config's TFLM target, or head alone (and false) when tflmarena cannot
+// size it.
+func arenaOf(m *graph.Model, head int64, cfg Config) (int64, bool) {
+	t := tflmarena.CortexM
+	if cfg.TFLMTarget != "" {
+		if tt, ok := tflmarena.TargetNamed(cfg.TFLMTarget); ok {
+			t = tt
+		}
+	}
+	a, err := tflmarena.Compute(m, head, t, tflmarena.Kernels{Library: cfg.Kernels, CPU: cfg.Target})
+	if err != nil {
+		return head, false
+	}
+	return a.Bytes, true
+}
+
+// quickScore is the cheap evaluation of a model: its plan with the
+// operators in each of the schedules given (ScheduleModel, or
+// ScheduleMemory with a short search, patchWork; only the config's when
+// it fixes the order), whichever needs less; the score is TFLM's
+// whole arena with the plan's scratch arena as its head. It returns that
+// plan too, one as good as any. The model's order runs a rewrite's
+// stripes one after the other, as the rewrite lists them; the order
+// search, which counts exact in-place writes only, may start every
+// stripe's padded rows early, where liveness's windowed in-place writes
+// make them large. The placement counts, not the plan's lower bound,
+// which on striped models can lie far below what it reaches.
+func quickScore(ctx context.Context, m *graph.Model, cfg Config, schedules ...string) (int64, *planned, error) {
+	var (
+		best  *planned
+		score int64
+	)
+	if cfg.Liveness.Order != nil || cfg.Schedule == ScheduleModel {
+		schedules = []string{cfg.Schedule}
+	}
+	var firstErr error
+	for _, sched := range schedules {
+		q := cfg
+		q.ScheduleWork, q.Schedule = patchWork, sched
+		// The search ends on its work budget, not the clock: the choice
+		// must not depend on the machine's load (a cheap plan takes well
+		// under a second; quickTimeLimit is a safety net).
+		q.Plan.TimeLimit = max(q.Plan.TimeLimit, quickTimeLimit)
+		start := time.Now()
+		s, err := planLoaded(ctx, m, q)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		size, lb := s.p.ScratchTotals()
+		sc, _ := arenaOf(m, size, cfg)
+		if tracePatches != nil {
+			tracePatches("  quick %s: size %d, lower bound %d, arena %d, %v", sched, size, lb, sc, time.Since(start))
+		}
+		if best == nil || sc < score {
+			best, score = s, sc
+		}
+	}
+	if best == nil {
+		return 0, nil, firstErr
+	}
+	best.cfg = cfg
+	return score, best, nil
+}
+
+// atPeak says whether one of r's intermediate tensors (the outputs of
+// its operators but Output, which stripes keep whole) is live at s's
+// scratch arena's peak: only then can striping r lower it. Tensor ids
+// are the same in a model and its rewrites.
+func atPeak(s *planned, r graph.StripeRegion) bool {
+	arenas := scratchArenas(s.p)
+	if len(arenas) != 1 {
+		return false
+	}
+	step := arenas[0].PeakStep
+	given, _ := s.given()
+	sg := &given.Subgraphs[r.Subgraph]
+	for _, i := range r.Ops {
+		for _, t := range sg.Ops[i].Outputs {
+			if t == r.Output || t < 0 {
+				continue
+			}
+			a := s.p.Lookup(plan.Key{Kind: plan.TensorAlloc, Ref: graph.TensorRef{Subgraph: r.Subgraph, Tensor: t}})
+			if a != nil && a.Live.First <= step && step <= a.Live.Last {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wholeBytes is what stays whole while r's stripes run: its input and
+// its output. The smaller, the lower the peak a rewrite of r can reach.
+func wholeBytes(m *graph.Model, r graph.StripeRegion) int64 {
+	sg := &m.Subgraphs[r.Subgraph]
+	return sg.Tensors[r.Input].Size + sg.Tensors[r.Output].Size
+}
+
+// tracePatches, when set (by tests), is told each rewrite evaluated.
+var tracePatches func(format string, args ...any)
+
+// maxTried is how many candidate regions, those holding the most bytes at
+// the peak, each round of the choice tries with every stripe count.
+const maxTried = 6
+
+// maxRegions is the most regions the choice combines.
+const maxRegions = 4
+
+// maxEvals is the most rewrites the choice evaluates: each costs two
+// cheap plans of the rewritten model (tens of milliseconds each on
+// MobileNetV2).
+const maxEvals = 28
+
+// coarseK are the stripe counts a region is first tried with; the
+// neighbours of the best are tried next.
+var coarseK = []int{2, 4, 7, 10}
+
+// bestStripes returns the best of the rewrites that add region r, with
+// even rows, to the regions chosen so far: r is tried with the stripe
+// counts coarseK that the cap allows, then with the best one's
+// neighbours. eval returns nil for a rewrite it cannot evaluate and a
+// candidate without a model for one over the cap.
+func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegion, eval func([]graph.StripeRegion) *candidate) *candidate {
+	h := outputHeight(m, r)
+	tried := map[int]bool{}
+	var best *candidate
+	bestK, overK := 0, maxStripes+1
+	try := func(k int) {
+		if k < 2 || k > maxStripes || int32(k) > h || tried[k] || k >= overK {
+			return
+		}
+		tried[k] = true
+		r.Rows = stripe.EvenRows(h, k)
+		regs := append(originalRegions(chosen), originalRegions([]graph.StripeRegion{r})...)
+		slices.SortStableFunc(regs, func(a, b graph.StripeRegion) int {
+			if a.Subgraph != b.Subgraph {
+				return int(a.Subgraph) - int(b.Subgraph)
+			}
+			return a.Ops[0] - b.Ops[0]
+		})
+		c := eval(regs)
+		switch {
+		case c == nil:
+		case c.m == nil: // over the cap; more stripes only add MACs
+			overK = k
+		case best == nil || c.score < best.score:
+			best, bestK = c, k
+		}
+	}
+	for _, k := range coarseK {
+		try(k)
+	}
+	if best != nil {
+		try(bestK - 1)
+		try(bestK + 1)
+	}
+	return best
+}
+
+// choosePatches returns the rewrite of s's model that --patches auto
+// picks: the regions, stripe counts and rows whose rewritten model heliac
+// plans into the smallest whole TFLM arena, under the cap on extra MACs;
+// nil when none is smaller than the model as given (s, planned as usual).
+//
+// It adds regions greedily: each round takes the candidates
+// (stripe.Candidates of the model as given) whose intermediate tensors
+// are live at the current plan's peak, tries the first maxTried that two
+// stripes keep within the cap (the least left whole first: wholeBytes)
+// with the stripe counts bestStripes picks, even rows, together with the
+// regions already chosen, and keeps the best if it lowers the cheap
+// evaluation (quickScore); at most maxEvals rewrites are evaluated. Then
+// unevenRows moves a row at the end stripes. The last choices are planned
+// in full too, and the smallest whole arena wins if it is smaller than
+// the model's as given. Every step is counted, not timed: the choice is
+// deterministic as long as no plan hits its time limit.
+func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error) {
+	m, cfg := s.m, s.cfg
+	capFrac := cfg.PatchMACs
+	if capFrac == 0 {
+		capFrac = DefaultPatchMACs
+	}
+	total := stripe.ModelMACs(m)
+	info := &Patches{ModelMACs: total, Cap: capFrac}
+	info.HeadBefore, _ = head(s.p)
+	var sized bool
+	info.ArenaBefore, sized = arenaOf(m, info.HeadBefore, cfg)
+	if len(m.Subgraphs) == 0 || total == 0 || liveness.HasOwnPlan(m) {
+		return nil, info, nil
+	}
+	budget := int64(capFrac * float64(total))
+	all := stripe.Candidates(m)
+	if len(all) == 0 {
+		return nil, info, nil
+	}
+	// The search plans without exact-overlap copies (always safe): the
+	// stripes' outputs then get bytes of their own and the
+	// concatenation copies them, which on MobileNetV2 packs smaller than
+	// the stripes written into their slots (481344 B against 683664 for
+	// the best rewrite found either way). The finalists try them too.
+	scfg := cfg
+	scfg.Liveness.ExactOverlap = false
+	base, bs, err := quickScore(ctx, m, scfg, ScheduleModel, ScheduleMemory)
+	if err != nil {
+		return nil, info, nil
+	}
+	cur := &candidate{m: m, s: bs, score: base}
+	seen := base // the best score seen
+	// apply rewrites m with regions, or nil; over says it is over the cap.
+	apply := func(regions []graph.StripeRegion) (rm *graph.Model, extra int64, over bool) {
+		rm, err := stripe.Apply(m, regions)
+		if err != nil {
+			return nil, 0, false
+		}
+		for _, r := range rm.Stripes {
+			extra += r.ExtraMACs
+		}
+		return rm, extra, extra > budget
+	}
+	eval := func(regions []graph.StripeRegion) *candidate {
+		rm, extra, over := apply(regions)
+		switch {
+		case rm == nil:
+			return nil
+		case over:
+			return &candidate{extra: extra}
+		case info.Tried == maxEvals:
+			return nil
+		}
+		info.Tried++
+		// The model's order first; the memory order too only for a
+		// rewrite within a quarter of the best seen, which it may beat.
+		sc, ps, err := quickScore(ctx, rm, scfg, ScheduleModel)
+		if err != nil {
+			return nil
+		}
+		if sc <= seen+seen/4 && cfg.Liveness.Order == nil && cfg.Schedule != ScheduleModel {
+			if sc2, ps2, err := quickScore(ctx, rm, scfg, ScheduleMemory); err == nil && sc2 < sc {
+				sc, ps = sc2, ps2
+			}
+		}
+		seen = min(seen, sc)
+		ps.original = m
+		if tracePatches != nil {
+			for _, r := range rm.Stripes {
+				tracePatches("  region %d -> %d ops %v k %d extra %d", r.Input, r.Output, r.Ops, r.K(), r.ExtraMACs)
+			}
+			tracePatches("  score %d (current %d)", sc, cur.score)
+		}
+		return &candidate{regions: rm.Stripes, m: rm, s: ps, extra: extra, score: sc}
+	}
+	var rounds []*candidate // the best of each round that lowered the score
+	for len(cur.regions) < maxRegions {
+		var try []graph.StripeRegion
+		for _, r := range all {
+			if len(r.Ops) < 2 || overlaps(cur.regions, r) || !atPeak(cur.s, r) {
+				// One operator run in stripes keeps its input and output
+				// whole: nothing to save, k more operators' tail to pay.
+				continue
+			}
+			try = append(try, r)
+		}
+		// The least left whole first (input and output); of those, the
+		// region of fewer operators, whose halos cost fewer MACs.
+		slices.SortStableFunc(try, func(a, b graph.StripeRegion) int {
+			if wa, wb := wholeBytes(m, a), wholeBytes(m, b); wa != wb {
+				return cmpInt(wa, wb)
+			}
+			return len(a.Ops) - len(b.Ops)
+		})
+		if tracePatches != nil {
+			for _, r := range try {
+				tracePatches("candidate %d -> %d ops %v: %d bytes whole", r.Input, r.Output, r.Ops, wholeBytes(m, r))
+			}
+		}
+		// The first maxTried that two stripes keep within the cap.
+		var within []graph.StripeRegion
+		for _, r := range try {
+			if len(within) == maxTried {
+				break
+			}
+			two := r
+			two.Rows = stripe.EvenRows(outputHeight(m, r), 2)
+			if outputHeight(m, r) < 2 {
+				continue
+			}
+			if rm, _, over := apply(append(originalRegions(cur.regions), two)); rm != nil && !over {
+				within = append(within, r)
+			}
+		}
+		try = within
+		var best *candidate
+		for _, t := range try {
+			if c := bestStripes(m, cur.regions, t, eval); c != nil && (best == nil || c.score < best.score) {
+				best = c
+			}
+		}
+		if best == nil || best.score >= cur.score {
+			break
+		}
+		cur = best
+		rounds = append(rounds, best)
+	}
+	if len(rounds) == 0 {
+		return nil, info, nil
+	}
+	if c := unevenRows(cur, eval); c != nil {
+		rounds = append(rounds, c)
+	}
+	// The best of the last choices, as the cheap evaluation planned it: a
+	// full order search (DefaultWork) plans MobileNetV2's stripes no
+	// smaller, and costs as much as ten cheap plans.
+	var (
+		bestS     *planned
+		bestArena int64
+		bestC     *candidate
+	)
+	for i := len(rounds) - 1; i >= 0 && i >= len(rounds)-confirmed; i-- {
+		c := rounds[i]
+		if _, ok := arenaOf(c.m, 0, cfg); ok != sized {
+			continue
+		}
+		if bestS == nil || c.score < bestArena {
+			bestS, bestArena, bestC = c.s, c.score, c
+		}
+		// With exact-overlap copies too, when the config allows them.
+		if cfg.Liveness.ExactOverlap {
+			if sc, ps, err := quickScore(ctx, c.m, cfg, ScheduleModel, ScheduleMemory); err == nil && sc < bestArena {
+				ps.original = m
+				bestS, bestArena, bestC = ps, sc, c
+			}
+		}
+	}
+	if bestS == nil || bestArena >= info.ArenaBefore {
+		return nil, info, nil
+	}
+	info.Regions = bestC.m.Stripes
+	info.ExtraMACs = bestC.extra
+	info.ExtraOps = opCount(bestC.m) - opCount(m)
+	info.HeadAfter, _ = head(bestS.p)
+	info.ArenaAfter = bestArena
+	if !sized {
+		info.ArenaBefore, info.ArenaAfter = 0, 0
+	}
+	return bestS, info, nil
+}
+
+// unevenRows tries c's regions with uneven stripes: one row moved from
+// an end stripe to its neighbour or back (the stripes at the image's
+// borders read padding, not halo rows, so they may take more rows for
+// the same peak). It returns the best rewrite that lowers c's score, or
+// nil.
+func unevenRows(c *candidate, eval func([]graph.StripeRegion) *candidate) *candidate {
+	var best *candidate
+	base := originalRegions(c.regions)
+	for i := range base {
+		k := len(base[i].Rows)
+		moves := [][2]int{{0, 1}, {1, 0}, {k - 1, k - 2}, {k - 2, k - 1}}
+		if k == 2 { // both ends share one boundary
+			moves = moves[:2]
+		}
+		for _, mv := range moves {
+			from, to := mv[0], mv[1]
+			regs := originalRegions(base)
+			rows := regs[i].Rows
+			if rows[from][1]-rows[from][0] < 2 {
+				continue
+			}
+			// Move the row at the boundary between from and to.
+			if from < to {
+				rows[from][1]--
+				rows[to][0]--
+			} else {
+				rows[from][0]++
+				rows[to][1]++
+			}
+			n := eval(regs)
+			if n == nil || n.m == nil || n.score >= c.score {
+				continue
+			}
+			if best == nil || n.score < best.score {
+				best = n
+			}
+		}
+	}
+	return best
+}
+
+// originalRegions returns regions with only what Apply reads: the
+// region and its rows.
+func originalRegions(rs []graph.StripeRegion) []graph.StripeRegion {
+	out := make([]graph.StripeRegion, len(rs))
+	for i, r := range rs {
+		out[i] = graph.StripeRegion{Subgraph: r.Subgraph, Input: r.Input, Output: r.Output, Ops: slices.Clone(r.Ops), Rows: slices.Clone(r.Rows)}
+	}
+	return out
+}
+
+// overlaps says whether r shares an operator with one of rs.
+func overlaps(rs []graph.StripeRegion, r graph.StripeRegion) bool {
+	for _, o := range rs {
+		if o.Subgraph != r.Subgraph {
+			continue
+		}
+		for _, i := range r.Ops {
+			if slices.Contains(o.Ops, i) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// outputHeight is the height of r's output (NHWC).
+func outputHeight(m *graph.Model, r graph.StripeRegion) int32 {
+	t := &m.Subgraphs[r.Subgraph].Tensors[r.Output]
+	if len(t.Shape) != 4 {
+		return 0
+	}
+	return t.Shape[1]
+}
+
+func opCount(m *graph.Model) int {
+	n := 0
+	for _, sg := range m.Subgraphs {
+		n += len(sg.Ops)
+	}
+	return n
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// withPatches is s (the model as given, planned) or, with Config.Patches
+// auto, the rewritten model choosePatches picks, planned, ready for
+// finish: its data the rewritten model encoded, the original kept for
+// plan.json's sha256 and TFLM's comparison.
+func (s *planned) withPatches(ctx context.Context) (*planned, *Patches, error) {
+	if s.cfg.Patches != PatchesAuto {
+		return s, nil, nil
+	}
+	r, info, err := s.choosePatches(ctx)
+	if err != nil || r == nil {
+		return s, info, err
+	}
+	data, err := tflite.Encode(r.m, tflite.EncodeOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--patches auto: encode the rewritten model: %w", err)
+	}
+	r.data, r.original, r.originalData = data, s.m, s.data
+	// TFLM's comparison stays with the model as given, what TFLM's own
+	// planner does with it today.
+	if s.tflm != nil {
+		t := *s.tflm
+		t.Head, t.Kept, t.Discarded, t.DiscardedBytes = info.HeadAfter, KeptHeliac, 0, 0
+		r.tflm = &t
+	}
+	return r, info, nil
+}
