@@ -295,7 +295,7 @@ func (s *planned) finish() (*Output, error) {
 	}
 	out := &Output{Model: m, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord, TFLM: s.tflm}
 	if !cfg.NoVerify {
-		if v := verifyOutput(s.original(), m, js, cModule(files)); len(v) > 0 {
+		if v := verifyOutput(s.rewrittenFrom(), m, js, cModule(files)); len(v) > 0 {
 			return out, &VerifyError{Violations: v}
 		}
 	}

@@ -24,8 +24,8 @@ func verifyOutput(original, m *graph.Model, planJSON []byte, mod verify.Module) 
 	return verify.Rewrite(original, m, planJSON)
 }
 
-// original is the model s was rewritten from, nil when s.m is the
+// rewrittenFrom is the model s was rewritten from, nil when s.m is the
 // model as loaded.
-func (s *planned) original() *graph.Model {
-	return nil
+func (s *planned) rewrittenFrom() *graph.Model {
+	return nil // h/auto: s.original
 }
