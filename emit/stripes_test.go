@@ -92,3 +92,26 @@ func TestReportShowsStripes(t *testing.T) {
 	plain := string(emit.Report(denseModel(), p, emit.Meta{ModelName: "dense"}))
 	assert.NotContains(t, plain, `class="stripe"`, "no legend without stripes")
 }
+
+// TestCHeaderListsStripes checks the C header's banner of a rewritten
+// model: one line per region with X, Y, k, rows and the extra MACs;
+// nothing for a model without stripes.
+func TestCHeaderListsStripes(t *testing.T) {
+	for _, m := range []*graph.Model{stripedModel(), denseModel()} {
+		lt, err := liveness.Analyze(m, liveness.Options{})
+		require.NoError(t, err)
+		p, err := plan.Build(context.Background(), m, lt, plan.Options{})
+		require.NoError(t, err)
+		files, err := emit.C(m, p, emit.COptions{Prefix: "net"})
+		require.NoError(t, err)
+		h := string(files[0].Data)
+		if m.Stripes == nil {
+			assert.NotContains(t, h, "stripe")
+			continue
+		}
+		assert.Contains(t, h, " * Run stripe by stripe (--patches): the model was rewritten, and tensor and\n"+
+			" * operator indices are the rewritten model's (--emit-tflite writes it):\n"+
+			" * - X 0:0 (x) -> Y 0:5 (y): 1 operators, k = 2, Y rows 0-2, 2-4;\n"+
+			" *   20 extra MACs (10.0 % of the region's 200).\n")
+	}
+}
