@@ -1,0 +1,182 @@
+package stripe
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// builder appends a region's tensors, buffers and operators to out.
+type builder struct {
+	out *graph.Model
+	s   graph.SubgraphIndex
+	g   *subgraph // the original subgraph
+	ops []graph.Op
+}
+
+func (b *builder) tensors() *[]graph.Tensor { return &b.out.Subgraphs[b.s].Tensors }
+
+func (b *builder) tensor(t graph.TensorID) *graph.Tensor { return &(*b.tensors())[t] }
+
+// activation appends a tensor computed at run time: type and quantization
+// of like, shape [1, rows, W, C] of like, buffer 0.
+func (b *builder) activation(name string, like graph.TensorID, rows int32) (graph.TensorID, error) {
+	l := b.tensor(like)
+	t := graph.Tensor{
+		Name:         name,
+		Type:         l.Type,
+		Shape:        []int32{1, rows, l.Shape[2], l.Shape[3]},
+		Quantization: copyQuant(l.Quantization),
+	}
+	size, err := graph.ByteSize(t.Type, t.Shape)
+	if err != nil {
+		return 0, fmt.Errorf("tensor %q: %v", name, err)
+	}
+	t.Size = size
+	return b.add(t), nil
+}
+
+// constInt32 appends an INT32 constant with its own new buffer.
+func (b *builder) constInt32(name string, shape []int32, v []int32) graph.TensorID {
+	data := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(data[4*i:], uint32(x))
+	}
+	b.out.Buffers = append(b.out.Buffers, graph.Buffer{Data: data})
+	return b.add(graph.Tensor{
+		Name:   name,
+		Type:   graph.Int32,
+		Shape:  shape,
+		Buffer: graph.BufferIndex(len(b.out.Buffers) - 1),
+		Size:   int64(len(data)),
+	})
+}
+
+func (b *builder) add(t graph.Tensor) graph.TensorID {
+	*b.tensors() = append(*b.tensors(), t)
+	return graph.TensorID(len(*b.tensors()) - 1)
+}
+
+func copyQuant(q *graph.Quantization) *graph.Quantization {
+	if q == nil {
+		return nil
+	}
+	c := *q
+	c.Scale = append([]float32(nil), q.Scale...)
+	c.ZeroPoint = append([]int64(nil), q.ZeroPoint...)
+	return &c
+}
+
+// newOp appends an operator the rewrite adds (STRIDED_SLICE, PAD,
+// CONCATENATION). Its version is 2 for INT8 tensors, 1 otherwise.
+func (b *builder) newOp(code graph.Opcode, name string, typ graph.ElementType, opts *graph.Options, in []graph.TensorID, out graph.TensorID) {
+	v := int32(1)
+	if typ == graph.Int8 {
+		v = 2
+	}
+	b.ops = append(b.ops, graph.Op{Code: code, CodeName: name, Version: v, Inputs: in, Outputs: []graph.TensorID{out}, Options: opts})
+}
+
+// region builds the operators of every stripe and the concatenation, and
+// fills reg's MACs.
+func (b *builder) region(reg *region) ([]graph.Op, error) {
+	g := b.g
+	for _, i := range reg.Ops {
+		reg.MACs += OpMACs(g.m, g.s, g.op(i))
+	}
+	var copies int64
+	var ys []graph.TensorID
+	for j, r := range reg.Rows {
+		need, uses, err := reg.rows(span{r[0], r[1]})
+		if err != nil {
+			return nil, fmt.Errorf("stripe %d (rows [%d,%d)): %v", j, r[0], r[1], err)
+		}
+		have := map[graph.TensorID]graph.TensorID{reg.Input: reg.Input}
+		first := map[graph.TensorID]int32{reg.Input: 0}
+		for _, i := range reg.Ops {
+			op := g.op(i)
+			o := op.Outputs[0]
+			c := *op
+			c.Inputs = append([]graph.TensorID(nil), op.Inputs...)
+			for a, t := range op.Inputs {
+				if t == graph.NoTensor || g.constant(t) {
+					continue
+				}
+				base := fmt.Sprintf("%s/stripe%d", g.tensor(t).Name, j)
+				cur := have[t]
+				n0 := first[t]
+				n1 := n0 + b.tensor(cur).Shape[1]
+				u := uses[[2]int{i, a}]
+				ti := g.tensor(t)
+				if u.c != (span{n0, n1}) {
+					name := base + "/slice"
+					begin := b.constInt32(name+"/begin", []int32{4}, []int32{0, u.c.a - n0, 0, 0})
+					end := b.constInt32(name+"/end", []int32{4}, []int32{1, u.c.b - n0, ti.Shape[2], ti.Shape[3]})
+					strides := b.constInt32(name+"/strides", []int32{4}, []int32{1, 1, 1, 1})
+					sl, err := b.activation(name, t, u.c.b-u.c.a)
+					if err != nil {
+						return nil, err
+					}
+					b.newOp(opStridedSlice, "STRIDED_SLICE", ti.Type, stridedSliceOptions(), []graph.TensorID{cur, begin, end, strides}, sl)
+					cur = sl
+				}
+				if kindOf(op.Code) == convLike {
+					w := reg.win[i][1]
+					top, bottom := u.c.a-u.u.a, u.u.b-u.c.b
+					left, right := w.pad, w.trailing(ti.Shape[2], g.tensor(o).Shape[2])
+					if top != 0 || bottom != 0 || left != 0 || right != 0 {
+						name := base + "/pad"
+						p := b.constInt32(name+"/paddings", []int32{4, 2}, []int32{0, 0, top, bottom, left, right, 0, 0})
+						l := b.tensor(cur)
+						pt := graph.Tensor{
+							Name:         name,
+							Type:         l.Type,
+							Shape:        []int32{1, l.Shape[1] + top + bottom, l.Shape[2] + left + right, l.Shape[3]},
+							Quantization: copyQuant(l.Quantization),
+						}
+						size, err := graph.ByteSize(pt.Type, pt.Shape)
+						if err != nil {
+							return nil, fmt.Errorf("tensor %q: %v", name, err)
+						}
+						pt.Size = size
+						padded := b.add(pt)
+						b.newOp(opPad, "PAD", ti.Type, padOptions(), []graph.TensorID{cur, p}, padded)
+						cur = padded
+					}
+				}
+				c.Inputs[a] = cur
+			}
+			q := need[o]
+			switch kindOf(op.Code) {
+			case convLike:
+				w := *op.Window
+				w.Padding = graph.PaddingValid
+				c.Window = &w
+				c.Options = withPadding(op.Options, graph.PaddingValid)
+			case pad:
+				p := reg.pad[i]
+				top, hin := p[1][0], g.tensor(op.Inputs[0]).Shape[1]
+				p[1] = [2]int32{max(0, min(q.b, top)-q.a), max(0, q.b-max(q.a, top+hin))}
+				c.Inputs[1] = b.constInt32(fmt.Sprintf("%s/stripe%d/paddings", g.tensor(o).Name, j), []int32{4, 2},
+					[]int32{p[0][0], p[0][1], p[1][0], p[1][1], p[2][0], p[2][1], p[3][0], p[3][1]})
+			}
+			name := fmt.Sprintf("%s/stripe%d", g.tensor(o).Name, j)
+			ot, err := b.activation(name, o, q.b-q.a)
+			if err != nil {
+				return nil, err
+			}
+			c.Outputs = []graph.TensorID{ot}
+			b.ops = append(b.ops, c)
+			copies += OpMACs(b.out, b.s, &b.ops[len(b.ops)-1])
+			have[o], first[o] = ot, q.a
+			if o == reg.Output {
+				ys = append(ys, ot)
+			}
+		}
+	}
+	yt := g.tensor(reg.Output)
+	b.newOp(opConcatenation, "CONCATENATION", yt.Type, concatenationOptions(1), ys, reg.Output)
+	reg.ExtraMACs = copies - reg.MACs
+	return b.ops, nil
+}

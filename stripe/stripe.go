@@ -1,0 +1,498 @@
+// Package stripe rewrites a model so that regions of row-local operators
+// (convolutions, pools, PAD, elementwise operators over NHWC tensors of
+// batch 1) run stripe by stripe: each stripe computes a band of rows of the
+// region's output from the rows of its input that the band's receptive
+// field needs, and a CONCATENATION joins the bands. The construction is
+// canonical (docs/stripes.md): the verifier rebuilds it on its own.
+//
+// Input: a graph.Model and the regions to stripe (Candidates finds them).
+// Output: a new graph.Model (Apply), with Model.Stripes recording the
+// rewrite; the model given is never changed.
+// It imports graph alone.
+package stripe
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/heliac/heliac/graph"
+)
+
+// MaxStripes is the most stripes a region may have: TFLM's CONCATENATION
+// takes at most kMaxInputNum = 10 inputs
+// (tensorflow/lite/micro/kernels/concatenation.cc @90b983c).
+const MaxStripes = 10
+
+// sliceable are the element types that TFLM's STRIDED_SLICE, PAD and
+// CONCATENATION all take (strided_slice.cc, pad.cc, concatenation.cc
+// @90b983c): every tensor of a region computed at run time has one.
+var sliceable = map[graph.ElementType]bool{graph.Float32: true, graph.Int8: true, graph.Int16: true, graph.Int32: true}
+
+// span is a range of rows [a, b).
+type span struct{ a, b int32 }
+
+func (s span) empty() bool { return s.a >= s.b }
+
+func hull(x, y span) span { return span{min(x.a, y.a), max(x.b, y.b)} }
+
+// subgraph holds who writes and reads each tensor of one subgraph.
+type subgraph struct {
+	m         *graph.Model
+	s         graph.SubgraphIndex
+	producer  []int   // operator index, -1 for none
+	consumers [][]int // operator indices, ascending, each once
+	io        []bool  // a subgraph input or output
+}
+
+func analyze(m *graph.Model, s graph.SubgraphIndex) *subgraph {
+	sg := &m.Subgraphs[s]
+	g := &subgraph{m: m, s: s, producer: make([]int, len(sg.Tensors)), consumers: make([][]int, len(sg.Tensors)), io: make([]bool, len(sg.Tensors))}
+	for i := range g.producer {
+		g.producer[i] = -1
+	}
+	for i := range sg.Ops {
+		op := &sg.Ops[i]
+		for _, t := range op.Outputs {
+			if t >= 0 && int(t) < len(sg.Tensors) {
+				g.producer[t] = i
+			}
+		}
+		for _, t := range op.Inputs {
+			if t >= 0 && int(t) < len(sg.Tensors) {
+				if c := g.consumers[t]; len(c) == 0 || c[len(c)-1] != i {
+					g.consumers[t] = append(c, i)
+				}
+			}
+		}
+	}
+	for _, l := range [][]graph.TensorID{sg.Inputs, sg.Outputs} {
+		for _, t := range l {
+			if t >= 0 && int(t) < len(sg.Tensors) {
+				g.io[t] = true
+			}
+		}
+	}
+	return g
+}
+
+func (g *subgraph) tensor(t graph.TensorID) *graph.Tensor { return g.m.Tensor(g.s, t) }
+
+func (g *subgraph) op(i int) *graph.Op { return &g.m.Subgraphs[g.s].Ops[i] }
+
+// constant reports whether t is an operand with constant data.
+func (g *subgraph) constant(t graph.TensorID) bool { return g.m.HasData(g.tensor(t)) }
+
+func (g *subgraph) opName(i int) string {
+	return fmt.Sprintf("operator %d (%s)", i, g.op(i).Name())
+}
+
+func (g *subgraph) tensorName(t graph.TensorID) string {
+	return fmt.Sprintf("tensor %d %q", t, g.tensor(t).Name)
+}
+
+// region is a checked StripeRegion with what the rows pass needs.
+type region struct {
+	graph.StripeRegion
+	g   *subgraph
+	in  map[int]bool
+	win map[int][2]window   // conv-like operators and pools: height, width
+	pad map[int][4][2]int32 // PAD/PADV2: the paddings
+}
+
+// check validates r's operators and tensors (not its Rows) against
+// docs/stripes.md, "Region".
+func check(g *subgraph, r graph.StripeRegion) (*region, error) {
+	sg := &g.m.Subgraphs[g.s]
+	reg := &region{StripeRegion: r, g: g, in: map[int]bool{}, win: map[int][2]window{}, pad: map[int][4][2]int32{}}
+	if len(r.Ops) == 0 {
+		return nil, fmt.Errorf("no operators")
+	}
+	for n, i := range r.Ops {
+		if i < 0 || i >= len(sg.Ops) {
+			return nil, fmt.Errorf("operator %d out of range (subgraph %d has %d)", i, g.s, len(sg.Ops))
+		}
+		if n > 0 && i <= r.Ops[n-1] {
+			return nil, fmt.Errorf("operators not ascending and distinct at operator %d", i)
+		}
+		reg.in[i] = true
+	}
+	for _, t := range []graph.TensorID{r.Input, r.Output} {
+		if t < 0 || int(t) >= len(sg.Tensors) {
+			return nil, fmt.Errorf("tensor %d out of range (subgraph %d has %d)", t, g.s, len(sg.Tensors))
+		}
+		if err := nhwc(g.tensor(t)); err != nil {
+			return nil, fmt.Errorf("%s: %v", g.tensorName(t), err)
+		}
+	}
+	x, y := r.Input, r.Output
+	if x == y {
+		return nil, fmt.Errorf("input and output are the same %s", g.tensorName(x))
+	}
+	if g.constant(x) {
+		return nil, fmt.Errorf("input %s is a constant", g.tensorName(x))
+	}
+	if p := g.producer[x]; p >= 0 && reg.in[p] {
+		return nil, fmt.Errorf("input %s is written by %s of the region", g.tensorName(x), g.opName(p))
+	}
+	if p := g.producer[y]; p < 0 || !reg.in[p] {
+		return nil, fmt.Errorf("output %s is not written by an operator of the region", g.tensorName(y))
+	}
+	if g.tensor(y).IsVariable {
+		return nil, fmt.Errorf("output %s is a variable", g.tensorName(y))
+	}
+	readsX := false
+	for _, i := range r.Ops {
+		if err := reg.checkOp(i); err != nil {
+			return nil, fmt.Errorf("%s: %v", g.opName(i), err)
+		}
+		for _, t := range g.op(i).Inputs {
+			readsX = readsX || t == x
+		}
+	}
+	if !readsX {
+		return nil, fmt.Errorf("no operator of the region reads input %s", g.tensorName(x))
+	}
+	return reg, nil
+}
+
+// nhwc checks that t is a rank-4 tensor of batch 1.
+func nhwc(t *graph.Tensor) error {
+	if len(t.Shape) != 4 || t.Shape[0] != 1 {
+		return fmt.Errorf("shape %v is not NHWC of batch 1", t.Shape)
+	}
+	if t.Shape[1] < 1 || t.Shape[2] < 1 || t.Shape[3] < 1 {
+		return fmt.Errorf("shape %v has an empty dimension", t.Shape)
+	}
+	return nil
+}
+
+func (reg *region) checkOp(i int) error {
+	g := reg.g
+	op := g.op(i)
+	k := kindOf(op.Code)
+	if k == notRowLocal {
+		return fmt.Errorf("not a row-local operator")
+	}
+	if len(op.Outputs) != 1 || op.Outputs[0] < 0 {
+		return fmt.Errorf("has %d outputs, not 1", len(op.Outputs))
+	}
+	o := op.Outputs[0]
+	if err := nhwc(g.tensor(o)); err != nil {
+		return fmt.Errorf("output %s: %v", g.tensorName(o), err)
+	}
+	if o != reg.Output {
+		if g.io[o] || g.tensor(o).IsVariable {
+			return fmt.Errorf("output %s is a subgraph input, output or variable", g.tensorName(o))
+		}
+		for _, c := range g.consumers[o] {
+			if !reg.in[c] {
+				return fmt.Errorf("output %s is used outside the region, by %s", g.tensorName(o), g.opName(c))
+			}
+		}
+		if len(g.consumers[o]) == 0 {
+			return fmt.Errorf("output %s is read by no operator", g.tensorName(o))
+		}
+	}
+	if len(op.Intermediates) > 0 {
+		return fmt.Errorf("has intermediate tensors")
+	}
+	if len(op.Inputs) == 0 || op.Inputs[0] == graph.NoTensor || g.constant(op.Inputs[0]) {
+		return fmt.Errorf("its first input is not a tensor computed at run time")
+	}
+	for a, t := range op.Inputs {
+		if t == graph.NoTensor || g.constant(t) {
+			continue
+		}
+		if a > 0 && k != elementwiseOp {
+			return fmt.Errorf("input %d %s is not constant", a, g.tensorName(t))
+		}
+		if p := g.producer[t]; t != reg.Input && (p < 0 || !reg.in[p]) {
+			return fmt.Errorf("input %s is neither the region's input nor written in the region", g.tensorName(t))
+		}
+		if err := nhwc(g.tensor(t)); err != nil {
+			return fmt.Errorf("input %s: %v", g.tensorName(t), err)
+		}
+	}
+	for _, t := range append([]graph.TensorID{o}, op.Inputs...) {
+		if t == graph.NoTensor || g.constant(t) {
+			continue
+		}
+		if ts := g.tensor(t); !sliceable[ts.Type] {
+			return fmt.Errorf("%s is %s, a type TFLM's STRIDED_SLICE, PAD and CONCATENATION do not all take", g.tensorName(t), ts.Type)
+		}
+	}
+	in := g.tensor(op.Inputs[0])
+	out := g.tensor(o)
+	if k == convLike && in.Type == graph.Int16 && in.Quantization != nil && len(in.Quantization.ZeroPoint) > 0 && in.Quantization.ZeroPoint[0] != 0 {
+		return fmt.Errorf("INT16 input %s has zero point %d (TFLM's PAD pads INT16 with 0)", g.tensorName(op.Inputs[0]), in.Quantization.ZeroPoint[0])
+	}
+	switch k {
+	case convLike, pool:
+		h, w, err := windows(g.m, g.s, op)
+		if err != nil {
+			return err
+		}
+		if k == pool && (h.pad != 0 || w.pad != 0) {
+			return fmt.Errorf("TFLM pads it by %d rows and %d columns (a pool is striped only without padding)", h.pad, w.pad)
+		}
+		if in.Shape[1] < 1 || (k == convLike && len(op.Inputs) > 1 && op.Inputs[1] != graph.NoTensor && !g.constant(op.Inputs[1])) {
+			return fmt.Errorf("its filter is not constant")
+		}
+		reg.win[i] = [2]window{h, w}
+	case pad:
+		if len(op.Inputs) < 2 || op.Inputs[1] == graph.NoTensor || !g.constant(op.Inputs[1]) {
+			return fmt.Errorf("its paddings are not constant")
+		}
+		p, err := paddings(g, op.Inputs[1])
+		if err != nil {
+			return err
+		}
+		if p[0] != [2]int32{0, 0} {
+			return fmt.Errorf("pads the batch")
+		}
+		for d := 0; d < 4; d++ {
+			if p[d][0] < 0 || p[d][1] < 0 || in.Shape[d]+p[d][0]+p[d][1] != out.Shape[d] {
+				return fmt.Errorf("paddings %v do not take %v to %v", p, in.Shape, out.Shape)
+			}
+		}
+		if op.Code == opPadV2 && len(op.Inputs) > 2 && op.Inputs[2] != graph.NoTensor && !g.constant(op.Inputs[2]) {
+			return fmt.Errorf("its constant value is not constant")
+		}
+		reg.pad[i] = p
+	case elementwiseOp:
+		for a, t := range op.Inputs {
+			if t == graph.NoTensor {
+				continue
+			}
+			ts := g.tensor(t)
+			if !g.constant(t) {
+				if !sameShape(ts.Shape, out.Shape) {
+					return fmt.Errorf("input %d %s has shape %v, not the output's %v", a, g.tensorName(t), ts.Shape, out.Shape)
+				}
+				continue
+			}
+			if n := len(ts.Shape); n > 4 || n >= 3 && ts.Shape[n-3] != 1 {
+				return fmt.Errorf("constant input %d %s of shape %v varies along the rows", a, g.tensorName(t), ts.Shape)
+			}
+		}
+	}
+	if k != elementwiseOp && (in.Shape[0] != 1 || len(in.Shape) != 4) {
+		return fmt.Errorf("input is not NHWC of batch 1")
+	}
+	return nil
+}
+
+func sameShape(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// paddings reads a constant INT32 or INT64 [4,2] paddings tensor.
+func paddings(g *subgraph, t graph.TensorID) ([4][2]int32, error) {
+	var p [4][2]int32
+	ts := g.tensor(t)
+	data := g.m.Buffers[ts.Buffer].Data
+	if !sameShape(ts.Shape, []int32{4, 2}) {
+		return p, fmt.Errorf("paddings %s have shape %v, not [4 2]", g.tensorName(t), ts.Shape)
+	}
+	size := map[graph.ElementType]int{graph.Int32: 4, graph.Int64: 8}[ts.Type]
+	if size == 0 || len(data) < 8*size {
+		return p, fmt.Errorf("paddings %s are %s with %d bytes, not INT32 or INT64 [4 2]", g.tensorName(t), ts.Type, len(data))
+	}
+	for d := 0; d < 4; d++ {
+		for e := 0; e < 2; e++ {
+			off := (2*d + e) * size
+			var v int64
+			if size == 4 {
+				v = int64(int32(binary.LittleEndian.Uint32(data[off:])))
+			} else {
+				v = int64(binary.LittleEndian.Uint64(data[off:]))
+			}
+			if v < -1<<30 || v > 1<<30 {
+				return p, fmt.Errorf("paddings %s hold %d", g.tensorName(t), v)
+			}
+			p[d][e] = int32(v)
+		}
+	}
+	return p, nil
+}
+
+// use is what one operand of one operator needs in one stripe: its rows
+// unclipped (U) and clipped to the tensor (C).
+type use struct{ u, c span }
+
+// rows computes, for the stripe computing rows out of the region's
+// output, each tensor's needed rows and each operand's use
+// (docs/stripes.md, "Rows each tensor needs").
+func (reg *region) rows(out span) (map[graph.TensorID]span, map[[2]int]use, error) {
+	g := reg.g
+	need := map[graph.TensorID]span{reg.Output: out}
+	uses := map[[2]int]use{}
+	for n := len(reg.Ops) - 1; n >= 0; n-- {
+		i := reg.Ops[n]
+		op := g.op(i)
+		q, ok := need[op.Outputs[0]]
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: output %s is not read on the way to the region's output", g.opName(i), g.tensorName(op.Outputs[0]))
+		}
+		for a, t := range op.Inputs {
+			if t == graph.NoTensor || g.constant(t) {
+				continue
+			}
+			var u span
+			switch kindOf(op.Code) {
+			case convLike, pool:
+				h := reg.win[i][0]
+				u = span{q.a*h.stride - h.pad, (q.b-1)*h.stride - h.pad + h.extent}
+			case pad:
+				top := reg.pad[i][1][0]
+				u = span{q.a - top, q.b - top}
+			default:
+				u = q
+			}
+			c := span{max(u.a, 0), min(u.b, g.tensor(t).Shape[1])}
+			if c.empty() {
+				return nil, nil, fmt.Errorf("%s: the stripe of output rows [%d,%d) reads no real row of %s (it would need rows [%d,%d) of %d)", g.opName(i), out.a, out.b, g.tensorName(t), u.a, u.b, g.tensor(t).Shape[1])
+			}
+			uses[[2]int{i, a}] = use{u, c}
+			if old, ok := need[t]; ok {
+				c = hull(old, c)
+			}
+			need[t] = c
+		}
+	}
+	return need, uses, nil
+}
+
+// checkRows validates a region's Rows against its output.
+func (reg *region) checkRows() error {
+	k := len(reg.Rows)
+	if k < 2 || k > MaxStripes {
+		return fmt.Errorf("%d stripes, not between 2 and %d", k, MaxStripes)
+	}
+	h := reg.g.tensor(reg.Output).Shape[1]
+	next := int32(0)
+	for j, r := range reg.Rows {
+		if r[0] != next || r[1] <= r[0] {
+			return fmt.Errorf("stripe %d has rows [%d,%d): the stripes must cover output %s's %d rows once, in order, each non-empty", j, r[0], r[1], reg.g.tensorName(reg.Output), h)
+		}
+		next = r[1]
+	}
+	if next != h {
+		return fmt.Errorf("the stripes end at row %d, not at output %s's height %d", next, reg.g.tensorName(reg.Output), h)
+	}
+	return nil
+}
+
+// Apply returns a new model in which each region runs stripe by stripe
+// (docs/stripes.md); m is not changed. regions[i].MACs and ExtraMACs are
+// filled by Apply; the result's Stripes lists the regions in the order
+// given. An invalid region is an error naming the operator or tensor and
+// what is wrong.
+func Apply(m *graph.Model, regions []graph.StripeRegion) (*graph.Model, error) {
+	if m == nil {
+		return nil, fmt.Errorf("stripe: nil model")
+	}
+	if len(m.Stripes) > 0 {
+		return nil, fmt.Errorf("stripe: the model is already a stripe rewrite (%d regions)", len(m.Stripes))
+	}
+	out := *m
+	out.Subgraphs = append([]graph.Subgraph(nil), m.Subgraphs...)
+	out.Buffers = append([]graph.Buffer(nil), m.Buffers...)
+	out.Stripes = nil
+	infos := map[graph.SubgraphIndex]*subgraph{}
+	owner := map[graph.OpRef]int{}
+	regs := make([]*region, len(regions))
+	for n, r := range regions {
+		if r.Subgraph < 0 || int(r.Subgraph) >= len(m.Subgraphs) {
+			return nil, fmt.Errorf("stripe: region %d: subgraph %d out of range", n, r.Subgraph)
+		}
+		g := infos[r.Subgraph]
+		if g == nil {
+			g = analyze(m, r.Subgraph)
+			infos[r.Subgraph] = g
+			sg := &out.Subgraphs[r.Subgraph]
+			sg.Tensors = append([]graph.Tensor(nil), sg.Tensors...)
+		}
+		r.Ops = append([]int(nil), r.Ops...)
+		r.Rows = append([][2]int32(nil), r.Rows...)
+		reg, err := check(g, r)
+		if err == nil {
+			err = reg.checkRows()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("stripe: region %d (subgraph %d, %d -> %d): %v", n, r.Subgraph, r.Input, r.Output, err)
+		}
+		for _, i := range r.Ops {
+			ref := graph.OpRef{Subgraph: r.Subgraph, Op: graph.OpIndex(i)}
+			if o, ok := owner[ref]; ok {
+				return nil, fmt.Errorf("stripe: region %d: %s is also in region %d", n, g.opName(i), o)
+			}
+			owner[ref] = n
+		}
+		regs[n] = reg
+	}
+	// Build every region's operators (tensors and buffers appended in
+	// region order), then each touched subgraph's operator list.
+	built := make([][]graph.Op, len(regs))
+	for n, reg := range regs {
+		b := &builder{out: &out, s: reg.Subgraph, g: reg.g}
+		ops, err := b.region(reg)
+		if err != nil {
+			return nil, fmt.Errorf("stripe: region %d (subgraph %d, %d -> %d): %v", n, reg.Subgraph, reg.Input, reg.Output, err)
+		}
+		built[n] = ops
+		out.Stripes = append(out.Stripes, reg.StripeRegion)
+		regions[n].MACs, regions[n].ExtraMACs = reg.MACs, reg.ExtraMACs
+	}
+	subs := make([]graph.SubgraphIndex, 0, len(infos))
+	for s := range infos {
+		subs = append(subs, s)
+	}
+	sort.Slice(subs, func(a, b int) bool { return subs[a] < subs[b] })
+	for _, s := range subs {
+		old := m.Subgraphs[s].Ops
+		var ops []graph.Op
+		for i := range old {
+			n, ok := owner[graph.OpRef{Subgraph: s, Op: graph.OpIndex(i)}]
+			if !ok {
+				ops = append(ops, old[i])
+				continue
+			}
+			if last := regs[n].Ops[len(regs[n].Ops)-1]; i == last {
+				ops = append(ops, built[n]...)
+			}
+		}
+		out.Subgraphs[s].Ops = ops
+	}
+	return &out, nil
+}
+
+// EvenRows splits h rows into k stripes as evenly as possible, the first
+// ones larger: stripe j has h/k rows, plus one when j < h%k. It returns
+// nil when k < 1 or k > h.
+func EvenRows(h int32, k int) [][2]int32 {
+	if k < 1 || int64(k) > int64(h) {
+		return nil
+	}
+	rows := make([][2]int32, k)
+	base, extra := h/int32(k), h%int32(k)
+	start := int32(0)
+	for j := range rows {
+		n := base
+		if int32(j) < extra {
+			n++
+		}
+		rows[j] = [2]int32{start, start + n}
+		start += n
+	}
+	return rows
+}
