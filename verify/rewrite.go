@@ -183,6 +183,9 @@ func compareOps(r *report, got *graph.Model, s graph.SubgraphIndex, i graph.OpIn
 			r.add(RewriteMismatch, "%s has no ConcatenationOptions; TFLM would concatenate along axis 0", name)
 		}
 	default:
+		if g.Version != w.Version {
+			r.add(RewriteMismatch, "%s: version %d, the original operator's %d", name, g.Version, w.Version)
+		}
 		if d := optionsDiff(g.Options, w.Options); d != "" {
 			r.add(RewriteMismatch, "%s: options %s", name, d)
 		}

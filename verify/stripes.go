@@ -39,7 +39,8 @@ const (
 var elementwise = map[string]bool{
 	"ADD": true, "SUB": true, "MUL": true, "RELU": true, "RELU6": true, "RELU_N1_TO_1": true, "RELU_0_TO_1": true,
 	"LEAKY_RELU": true, "HARD_SWISH": true, "LOGISTIC": true, "TANH": true, "QUANTIZE": true, "DEQUANTIZE": true,
-	"ABS": true, "NEG": true,
+	"ABS": true, "NEG": true, "MAXIMUM": true, "MINIMUM": true, "SQUARED_DIFFERENCE": true, "ELU": true, "FLOOR": true,
+	"CEIL": true, "ROUND": true,
 }
 
 // stripeRec is one stripes entry of plan.json.
@@ -603,8 +604,7 @@ func (b *rebuilder) stripeOps(rg *region) []graph.Op {
 				t := full[2]
 				full[2] = max(0, min(p.hi, t)-p.lo)
 				full[3] = max(0, p.hi-max(p.lo, t+int64(in.Shape[1])))
-				pt := &orig.Tensors[g.padPaddings]
-				cp.Inputs[1] = b.constTensor(sg, pt.Name+"/stripe"+strconv.Itoa(j), pt.Type, pt.Shape, full[:])
+				cp.Inputs[1] = b.constTensor(sg, orig.Tensors[o].Name+"/stripe"+strconv.Itoa(j)+"/paddings", graph.Int32, []int32{4, 2}, full)
 			}
 			name := orig.Tensors[o].Name + "/stripe" + strconv.Itoa(j)
 			nt := b.newTensor(sg, name, &orig.Tensors[o], p.hi-p.lo)
