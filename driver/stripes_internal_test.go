@@ -326,3 +326,51 @@ func TestStripeRebuildMatchesApply(t *testing.T) {
 	t.Logf("%d rewrites rebuilt", regions)
 	assert.NotZero(t, regions)
 }
+
+// TestVerifyPlanFileStripes: heliac verify on a striped set finds the
+// original model by its sha256, rebuilds the rewrite and checks the plan
+// and C module against it, and checks the model written beside the plan
+// (<prefix>.tflite, here encoded from the rewrite) against the rebuild:
+// read back from the file, it is the rewrite; with a halo one row short,
+// it is reported, naming the file and the tensor.
+func TestVerifyPlanFileStripes(t *testing.T) {
+	c := stripeCorpusModel(t, "tflite-micro/person_detect.tflite", 4)
+	data, err := os.ReadFile(filepath.Join(corpus.Require(t), "corpus", "tflite-micro/person_detect.tflite"))
+	require.NoError(t, err)
+	write := func(dir string, m *graph.Model) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "original.tflite"), data, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "striped"+PlanSuffix), c.js, 0o644))
+		for _, f := range c.files {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644))
+		}
+		enc, err := tflite.Encode(m, tflite.EncodeOptions{})
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "striped.tflite"), enc, 0o644))
+	}
+	dir := t.TempDir()
+	write(dir, c.m)
+	r, err := VerifyPlanFile(filepath.Join(dir, "striped"+PlanSuffix), "")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "original.tflite"), r.Model, "found by sha256, not the rewrite beside the plan")
+
+	bad := cloneForMutation(c.m)
+	s := bad.Stripes[0].Subgraph
+	found := false
+	for _, op := range bad.Subgraphs[s].Ops {
+		if op.Name() == "STRIDED_SLICE" && strings.Contains(bad.Tensor(s, op.Outputs[0]).Name, "/stripe1/") {
+			end := int32Data(bad, s, op.Inputs[2])
+			end[1]--
+			setInt32Data(bad, s, op.Inputs[2], end)
+			found = true
+			break
+		}
+	}
+	require.True(t, found, "stripe 1 slices a tensor")
+	dir = t.TempDir()
+	write(dir, bad)
+	_, err = VerifyPlanFile(filepath.Join(dir, "striped"+PlanSuffix), "")
+	var ve *VerifyError
+	require.ErrorAs(t, err, &ve)
+	assert.Contains(t, messages(ve.Violations), "RewriteMismatch: striped.tflite: tensor ")
+	assert.Contains(t, messages(ve.Violations), "/stripe1/slice/end): its constant data")
+}
