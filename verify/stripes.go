@@ -414,6 +414,11 @@ func (b *rebuilder) geometry(s graph.SubgraphIndex, op *graph.Op) (*geom, string
 	sg := &b.orig.Subgraphs[s]
 	name := op.Name()
 	outT := &sg.Tensors[op.Outputs[0]]
+	if (op.Code == graph.Conv2D || op.Code == graph.DepthwiseConv2D || op.Code == graph.AveragePool2D || op.Code == graph.MaxPool2D ||
+		op.Code == opPad || op.Code == opPadV2) && (len(op.Inputs) == 0 || op.Inputs[0] == graph.NoTensor ||
+		b.constant(s, op.Inputs[0]) || !nhwc(&sg.Tensors[op.Inputs[0]])) {
+		return nil, "its first input is not a rank-4 tensor of batch 1 computed at run time"
+	}
 	switch {
 	case op.Code == graph.Conv2D || op.Code == graph.DepthwiseConv2D || op.Code == graph.AveragePool2D || op.Code == graph.MaxPool2D:
 		w := op.Window

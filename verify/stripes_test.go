@@ -280,3 +280,35 @@ func TestRewriteMutations(t *testing.T) {
 		})
 	}
 }
+
+// FuzzStripeRecord feeds arbitrary records over convChain to the
+// rebuild, which must never panic: it either reports BadStripes or builds
+// a model whose every operator's tensors exist and have rows.
+func FuzzStripeRecord(f *testing.F) {
+	f.Add(int64(0), int64(7), uint8(0b111), int64(2), int64(0), int64(2), int64(4), int64(5184), int64(576))
+	f.Add(int64(3), int64(6), uint8(0b010), int64(3), int64(0), int64(1), int64(4), int64(0), int64(0))
+	f.Fuzz(func(t *testing.T, in, out int64, ops uint8, k, r0, r1, r2, macs, extra int64) {
+		rec := stripeRec{path: "stripes[0]", input: graph.TensorID(in), output: graph.TensorID(out), k: k, macs: macs, extra: extra}
+		for i := range 4 {
+			if ops&(1<<i) != 0 {
+				rec.ops = append(rec.ops, graph.OpIndex(i))
+			}
+		}
+		rec.rows = [][2]int64{{r0, r1}, {r1, r2}}
+		got, bad := rebuildModel(convChain(), &planDoc{stripes: []stripeRec{rec}})
+		if got == nil {
+			require.NotEmpty(t, bad)
+			assert.Equal(t, BadStripes, bad[0].Kind)
+			return
+		}
+		sg := got.Subgraphs[0]
+		for _, op := range sg.Ops {
+			for _, id := range append(slices.Clone(op.Inputs), op.Outputs...) {
+				require.Less(t, int(id), len(sg.Tensors))
+				if sh := sg.Tensors[id].Shape; len(sh) == 4 {
+					require.Positive(t, sh[1], sg.Tensors[id].Name)
+				}
+			}
+		}
+	})
+}
