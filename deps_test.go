@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"verify":               {"graph", "kernels"},
 	"tflmarena":            {"graph", "kernels"},
 	"stripe":               {"graph"},
-	"driver":               {"graph", "kernels", "tflite", "liveness", "order", "plan", "plan/dsa", "emit", "verify", "tflmarena", "internal/inputfile"},
+	"driver":               {"graph", "kernels", "tflite", "liveness", "order", "plan", "plan/dsa", "emit", "verify", "tflmarena", "stripe", "internal/inputfile"},
 	".":                    {"driver", "emit", "kernels", "plan", "tflmarena"},
 	"zoo":                  {"driver", "internal/inputfile"},
 	"cmd/heliac":           {".", "config", "driver", "emit", "graph", "kernels", "liveness", "plan", "plan/dsa", "tflite", "tflmarena", "zoo", "internal/inputfile"},

@@ -58,6 +58,12 @@ type Options struct {
 	NoInPlace       bool
 	OverwriteInputs bool
 	NoAlias         bool
+	// ExactOverlap is "on" ("" too) or "off": whether a concatenation's
+	// inputs may live in their slots of its output and a slice's output
+	// over its input's block, which makes the copying kernel copy bytes
+	// exactly onto themselves (memcpy(p, p, n); kernels/copy.go says why
+	// that is allowed). Off for a libc whose memcpy mishandles it.
+	ExactOverlap string
 	// Planner is an offset allocator by name ("" is plan.PlannerBest) and
 	// TimeLimit its search budget per scratch arena (0 is the default).
 	Planner   string
@@ -86,6 +92,14 @@ type Options struct {
 	// with TFLM's reference kernels on the plan (emit.RuntimeTFLM); "" or
 	// "none" writes the plan's tables alone.
 	Runtime string
+	// Patches "auto" runs regions of the model stripe by stripe where
+	// that lowers TFLM's whole arena (docs/stripes.md; the rewritten model
+	// is Output.Model, the given one Output.Original); "" or "off"
+	// compiles the model as given. PatchMACs caps the stripes' extra
+	// multiply-accumulates, a fraction of the model's (0.1 is 10 %); 0 is
+	// driver.DefaultPatchMACs.
+	Patches   string
+	PatchMACs float64
 	// Version is written into generated files ("" is "dev").
 	Version string
 }
@@ -182,8 +196,21 @@ func (o Options) Config() (driver.Config, error) {
 	case !o.NoInPlace:
 		cfg.Liveness.Kernels = lib
 		cfg.Liveness.OverwriteInputs = o.OverwriteInputs
+		cfg.Liveness.ExactOverlap = o.ExactOverlap != "off"
 	case o.OverwriteInputs:
 		return bad("--overwrite-inputs writes in place; it cannot go with --no-in-place")
+	}
+	switch o.Patches {
+	case "", driver.PatchesOff, driver.PatchesAuto:
+	default:
+		return bad("--patches: unknown value %q (known: %s, %s)", o.Patches, driver.PatchesAuto, driver.PatchesOff)
+	}
+	if o.PatchMACs < 0 || o.PatchMACs > 1 || o.PatchMACs != o.PatchMACs {
+		return bad("--patch-macs: %g is outside 0..1 (0..100%%)", o.PatchMACs)
+	}
+	cfg.Patches, cfg.PatchMACs = o.Patches, o.PatchMACs
+	if o.ExactOverlap != "" && o.ExactOverlap != "on" && o.ExactOverlap != "off" {
+		return bad("--exact-overlap: %q is neither on nor off", o.ExactOverlap)
 	}
 	if o.Schedule != "" && !slices.Contains(driver.Schedules(), o.Schedule) {
 		return bad("--schedule: unknown schedule %q (known: %s)", o.Schedule, strings.Join(driver.Schedules(), ", "))

@@ -90,6 +90,8 @@ func TestOptions(t *testing.T) {
 		{"overwrite without in-place", heliac.Options{NoInPlace: true, OverwriteInputs: true}, "cannot go with --no-in-place"},
 		{"unknown schedule", heliac.Options{Schedule: "random"}, `unknown schedule "random"`},
 		{"a Cortex-M CPU on a 64-bit host", heliac.Options{CPU: "cortex-m55", TFLMTarget: "host64"}, "is a 64-bit host"},
+		{"unknown patches", heliac.Options{Patches: "always"}, `--patches: unknown value "always" (known: auto, off)`},
+		{"patch MACs above the whole model", heliac.Options{Patches: "auto", PatchMACs: 1.5}, "--patch-macs: 1.5 is outside 0..1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

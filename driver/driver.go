@@ -65,6 +65,13 @@ type Config struct {
 	TFLMTarget string
 	// Runtime emit.RuntimeTFLM also writes <prefix>.tflm.cc (emit.COptions.Runtime).
 	Runtime emit.Runtime
+	// Patches PatchesAuto runs regions of the model stripe by stripe
+	// where that lowers TFLM's whole arena (Output.Patches says what it
+	// chose); PatchesOff or "" compiles the model as given.
+	Patches string
+	// PatchMACs caps the stripes' extra multiply-accumulates, a fraction
+	// of the whole model's (0.1 is 10 %); 0 is DefaultPatchMACs.
+	PatchMACs float64
 }
 
 // The schedules Config.Schedule names.
@@ -78,7 +85,15 @@ func Schedules() []string { return []string{ScheduleMemory, ScheduleModel} }
 
 // Output holds the results of every stage of Compile.
 type Output struct {
-	Model     *graph.Model
+	// Model is the model planned: with Config.Patches auto the rewritten
+	// model when stripes were applied (its Stripes set), else the model
+	// as given.
+	Model *graph.Model
+	// Original is the model as given.
+	Original *graph.Model
+	// Patches says what Config.Patches auto chose, cost and saved; nil
+	// without it.
+	Patches   *Patches
 	Lifetimes *liveness.Lifetimes
 	Plan      *plan.Plan
 	Meta      emit.Meta
@@ -139,11 +154,35 @@ func (e *VerifyError) Error() string {
 
 // Compile runs the whole pipeline on one model.
 func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
+	if err := checkPatches(cfg); err != nil {
+		return nil, err
+	}
 	s, err := planModel(ctx, data, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return s.finish()
+	r, info, err := s.withPatches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r != s {
+		out, err := r.finish()
+		if err != nil {
+			return nil, err
+		}
+		// Never a larger tensor_arena than TFLM needs for the model as
+		// given (the original's, under TFLM's own planner).
+		if a := out.TFLMArena; a == nil || a.Emitted.Bytes <= a.Original.Bytes {
+			out.Patches = info
+			return out, nil
+		}
+		info = &Patches{ModelMACs: info.ModelMACs, Cap: info.Cap, HeadBefore: info.HeadBefore, ArenaBefore: info.ArenaBefore, Tried: info.Tried}
+	}
+	out, err := s.finish()
+	if out != nil {
+		out.Patches = info
+	}
+	return out, err
 }
 
 // planned is a model planned and not yet emitted.
@@ -158,6 +197,18 @@ type planned struct {
 	// theirs is TFLM's own placement of the model (tflmConfig), kept by
 	// againstTFLM where finish may still prefer it (keepTFLMArena).
 	theirs *planned
+	// original and originalData are the model as given when m is its
+	// rewrite (Config.Patches); nil otherwise.
+	original     *graph.Model
+	originalData []byte
+}
+
+// given returns the model as given and its bytes.
+func (s *planned) given() (*graph.Model, []byte) {
+	if s.original != nil {
+		return s.original, s.originalData
+	}
+	return s.m, s.data
 }
 
 // planModel loads, orders and plans a model, and compares the plan with
@@ -238,9 +289,10 @@ func planLoaded(ctx context.Context, m *graph.Model, cfg Config) (*planned, erro
 // report and the rewritten model when asked.
 func (s *planned) finish() (*Output, error) {
 	data, cfg, m := s.data, s.cfg, s.m
+	orig, origData := s.given()
 	meta := emit.Meta{
 		ModelName:   cfg.ModelName,
-		ModelSHA256: sha256Hex(data),
+		ModelSHA256: sha256Hex(origData),
 		Subgraphs:   len(m.Subgraphs),
 		Version:     cfg.Version,
 	}
@@ -267,7 +319,7 @@ func (s *planned) finish() (*Output, error) {
 		// (kernels.Library.TFLMArena, on cfg.Target's CPU for CMSIS-NN);
 		// an operator without data is an error naming it.
 		k := tflmarena.Kernels{Library: cfg.Kernels, CPU: cfg.Target}
-		if arenas, arenasErr = tflmArenas(context.Background(), m, tfl, target, k); arenas != nil {
+		if arenas, arenasErr = tflmArenas(context.Background(), orig, tfl, target, k); arenas != nil {
 			// Never a larger tensor_arena than the original's.
 			tfl, arenas = s.keepTFLMArena(tfl, arenas, target, k)
 			meta.TFLMArena = &emit.TFLMArena{Target: arenas.Target, Bytes: arenas.Emitted.Bytes}
@@ -293,7 +345,7 @@ func (s *planned) finish() (*Output, error) {
 	if cErr != nil {
 		return nil, cErr
 	}
-	out := &Output{Model: m, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord, TFLM: s.tflm}
+	out := &Output{Model: m, Original: orig, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord, TFLM: s.tflm}
 	if !cfg.NoVerify {
 		if v := verifyOutput(s.rewrittenFrom(), m, js, cModule(files)); len(v) > 0 {
 			return out, &VerifyError{Violations: v}

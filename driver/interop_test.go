@@ -92,7 +92,7 @@ func defaultConfig(t *testing.T) driver.Config {
 	require.NoError(t, err)
 	// As the CLI compiles by default: in place, and with the kernels'
 	// scratch planned, here on tflm_run's 64-bit pointers.
-	return driver.Config{Liveness: liveness.Options{Kernels: lib}, Kernels: lib, Target: kernels.Target{PointerSize: 8}}
+	return driver.Config{Liveness: liveness.Options{Kernels: lib, ExactOverlap: true}, Kernels: lib, Target: kernels.Target{PointerSize: 8}}
 }
 
 // emitTFLite compiles a model with --emit-tflite and writes the result

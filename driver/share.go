@@ -45,6 +45,12 @@ func CompileSet(ctx context.Context, models []Model) (*SetOutput, error) {
 			return nil, fmt.Errorf("model %s: %s names the set's shared module; rename the model", mdl.Config.ModelName, prefix)
 		}
 		prefixes[prefix] = mdl.Config.ModelName
+		if mdl.Config.Patches == PatchesAuto {
+			return nil, fmt.Errorf("%s: --patches %s compiles one model at a time, not a set", mdl.Config.ModelName, PatchesAuto)
+		}
+		if err := checkPatches(mdl.Config); err != nil {
+			return nil, fmt.Errorf("%s: %w", mdl.Config.ModelName, err)
+		}
 		s, err := planModel(ctx, mdl.Data, mdl.Config)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", mdl.Config.ModelName, err)

@@ -27,5 +27,5 @@ func verifyOutput(original, m *graph.Model, planJSON []byte, mod verify.Module) 
 // rewrittenFrom is the model s was rewritten from, nil when s.m is the
 // model as loaded.
 func (s *planned) rewrittenFrom() *graph.Model {
-	return nil // h/auto: s.original
+	return s.original
 }

@@ -62,7 +62,7 @@ func BenchmarkAgainstTFLM(b *testing.B) {
 		"tflite-micro/mobilenet_v2_quantized_1x3x224x224.tflite"} {
 		data, err := os.ReadFile(corpus.Require(b) + "/corpus/" + file)
 		require.NoError(b, err)
-		cfg := Config{ModelName: "m", Liveness: liveness.Options{Kernels: lib}, Kernels: lib, EmitTFLite: true}
+		cfg := Config{ModelName: "m", Liveness: liveness.Options{Kernels: lib, ExactOverlap: true}, Kernels: lib, EmitTFLite: true}
 		b.Run(file+"/compile", func(b *testing.B) {
 			for b.Loop() {
 				_, err := Compile(context.Background(), data, cfg)

@@ -249,7 +249,9 @@ type jsonAlloc struct {
 	// group's root; written only when it is not 0.
 	AliasOffset int64        `json:"alias_offset,omitempty"`
 	InPlace     *jsonInPlace `json:"in_place,omitempty"`
-	Dynamic     bool         `json:"dynamic_shape,omitempty"`
+	// Copy records that the plan relies on an exact-overlap copy.
+	Copy    *jsonCopy `json:"exact_overlap_copy,omitempty"`
+	Dynamic bool      `json:"dynamic_shape,omitempty"`
 }
 
 // jsonInPlace says which operator writes a tensor over which of its
@@ -258,6 +260,16 @@ type jsonInPlace struct {
 	Subgraph int    `json:"subgraph"`
 	Operator int    `json:"operator"`
 	Input    int    `json:"input"`
+	Contract string `json:"contract"`
+}
+
+// jsonCopy says which copying operator copies a tensor exactly onto
+// itself, the other operand it lies in or over, and the exact-overlap
+// contract of the plan's kernels that allows it.
+type jsonCopy struct {
+	Subgraph int    `json:"subgraph"`
+	Operator int    `json:"operator"`
+	With     int    `json:"with"`
 	Contract string `json:"contract"`
 }
 
@@ -487,6 +499,10 @@ func (out *jsonPlan) addAlloc(p *plan.Plan, a plan.Alloc) error {
 		if ip := a.InPlace; ip != nil {
 			ja.InPlace = &jsonInPlace{Subgraph: int(ip.Op.Subgraph), Operator: int(ip.Op.Op), Input: int(ip.Input.Tensor),
 				Contract: ip.Contract.String()}
+		}
+		if cp := a.Copy; cp != nil {
+			ja.Copy = &jsonCopy{Subgraph: int(cp.Op.Subgraph), Operator: int(cp.Op.Op), With: int(cp.With.Tensor),
+				Contract: cp.Contract.String()}
 		}
 		id := string(plan.TensorIDOf(a.Ref))
 		out.TensorAllocs.add(id, ja)

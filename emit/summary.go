@@ -276,3 +276,62 @@ func scheduleText(sc liveness.Schedule) string {
 	}
 	return fmt.Sprintf("%s; %d of %d operator(s) run at another place than the model lists them", text, moved, total)
 }
+
+// Patches is what --patches auto chose for a model (driver.Patches), what
+// it cost and what it saved, as the summary shows it.
+type Patches struct {
+	// Regions are the regions run stripe by stripe (the rewritten
+	// model's Stripes); empty when no rewrite lowered the arena under
+	// the cap.
+	Regions []graph.StripeRegion
+	// ExtraOps is how many more operators the rewritten model has.
+	ExtraOps int
+	// ExtraMACs are the stripes' multiply-accumulates on top of the
+	// original model's ModelMACs.
+	ExtraMACs, ModelMACs int64
+	// Cap is the cap on ExtraMACs, a fraction of ModelMACs.
+	Cap float64
+	// HeadBefore and HeadAfter are heliac's scratch arena (TFLM's head
+	// with --emit-tflite) for the model as given and the rewritten one.
+	HeadBefore, HeadAfter int64
+	// ArenaBefore and ArenaAfter are TFLM's whole tensor_arena (head and
+	// TFLM's persistent tail, package tflmarena) with heliac's plan of the
+	// model as given and of the rewritten one; 0 when not computed.
+	ArenaBefore, ArenaAfter int64
+	// Tried is how many rewrites the choice evaluated.
+	Tried int
+}
+
+// ExtraPercent is ExtraMACs as a percentage of ModelMACs.
+func (p *Patches) ExtraPercent() float64 {
+	if p.ModelMACs == 0 {
+		return 0
+	}
+	return 100 * float64(p.ExtraMACs) / float64(p.ModelMACs)
+}
+
+// Text is the summary's line: the regions and their stripes, the extra
+// operators and MACs, and the arenas before and after; or why there are
+// none.
+func (p *Patches) Text() string {
+	if len(p.Regions) == 0 {
+		return fmt.Sprintf("--patches auto: no stripes: none of %d rewrite(s) tried lowers the arena within %.3g%% extra MACs", p.Tried, 100*p.Cap)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "--patches auto: %d region(s) run stripe by stripe:", len(p.Regions))
+	for i, r := range p.Regions {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		fmt.Fprintf(&b, " %d:%d -> %d:%d (%d operator(s)) in %d stripes of rows", r.Subgraph, r.Input, r.Subgraph, r.Output, len(r.Ops), r.K())
+		for _, rows := range r.Rows {
+			fmt.Fprintf(&b, " [%d,%d)", rows[0], rows[1])
+		}
+	}
+	fmt.Fprintf(&b, "\n  stripes cost %+d operator(s) and %+d MACs (%+.2f%% of %d, cap %.3g%%); heliac's arena %d -> %d B (%s)",
+		p.ExtraOps, p.ExtraMACs, p.ExtraPercent(), p.ModelMACs, 100*p.Cap, p.HeadBefore, p.HeadAfter, Percent(p.HeadAfter, p.HeadBefore))
+	if p.ArenaBefore > 0 {
+		fmt.Fprintf(&b, ", TFLM's whole arena with it %d -> %d B (%s)", p.ArenaBefore, p.ArenaAfter, Percent(p.ArenaAfter, p.ArenaBefore))
+	}
+	return b.String()
+}

@@ -47,7 +47,7 @@ const opBatchMatmul graph.Opcode = 126
 // reference kernels' loops, not on CMSIS-NN's) and get CMSIS-NN's scratch
 // rules; the others keep the reference kernels' contracts and rules.
 var cmsisNN = sync.OnceValue(func() *Library {
-	l := &Library{Name: CMSISNN, contracts: maps.Clone(tflmReference.contracts), scratch: maps.Clone(tflmReference.scratch),
+	l := &Library{Name: CMSISNN, contracts: maps.Clone(tflmReference.contracts), copies: tflmReference.copies, scratch: maps.Clone(tflmReference.scratch),
 		customScratch: tflmReference.customScratch}
 	for _, op := range cmsisNNOps {
 		delete(l.contracts, op)

@@ -57,7 +57,22 @@ const (
 	// the bytes each write lands on have been read for the last time
 	// (windowPlacement), and anywhere later.
 	Sweep
+	// Slot: an exact-overlap copy (copy.go). The input is produced in its
+	// slot of the output (CONCATENATION): it starts Lo = Hi bytes into
+	// the output, and the kernel copies it onto itself. The input's value
+	// stays: it may be read after the operator.
+	Slot
+	// Block: an exact-overlap copy (copy.go). The output lies over the
+	// contiguous block of the input it copies (SPLIT, SPLIT_V, SLICE,
+	// STRIDED_SLICE): the input starts -Lo = -Hi bytes before the
+	// output, and the kernel copies the block onto itself.
+	Block
 )
+
+// ExactOverlapCopy reports whether the overlap relies on a copy whose
+// source and destination are the same bytes (memcpy(p, p, n) or an
+// element loop assigning each element to itself).
+func (o Overlap) ExactOverlapCopy() bool { return o == Slot || o == Block }
 
 // String names the overlap as plan.json does.
 func (o Overlap) String() string {
@@ -70,6 +85,10 @@ func (o Overlap) String() string {
 		return "start"
 	case Sweep:
 		return "sweep"
+	case Slot:
+		return "slot"
+	case Block:
+		return "block"
 	}
 	return fmt.Sprintf("Overlap(%d)", int(o))
 }
@@ -97,6 +116,10 @@ func (c Contract) String() string {
 type Library struct {
 	Name      string
 	contracts map[graph.Opcode][]Contract
+	// copies are the exact-overlap copy contracts (Copies, ExactOverlap),
+	// kept apart from contracts: the input does not die at the operator
+	// and is not written over.
+	copies map[graph.Opcode][]Contract
 	// scratch and customScratch compute the scratch an operator asks
 	// for, by builtin code and by custom operator name (see Scratch);
 	// builtinScratch, by builtin name, are overrides (WithScratch) that
@@ -148,7 +171,7 @@ func (l *Library) ExactOnly() *Library {
 	if l == nil {
 		return nil
 	}
-	out := &Library{Name: l.Name, contracts: map[graph.Opcode][]Contract{}, scratch: l.scratch, customScratch: l.customScratch,
+	out := &Library{Name: l.Name, contracts: map[graph.Opcode][]Contract{}, copies: l.copies, scratch: l.scratch, customScratch: l.customScratch,
 		builtinScratch: l.builtinScratch, overrides: l.overrides}
 	for code, cs := range l.contracts {
 		for _, c := range cs {

@@ -44,7 +44,7 @@ const (
 // the output's indices in order and read an input of the output's shape at
 // the same index, so an input of the output's own shape may be written
 // over whichever input broadcasts.
-var tflmReference = &Library{Name: TFLMReference, contracts: map[graph.Opcode][]Contract{}}
+var tflmReference = &Library{Name: TFLMReference, contracts: map[graph.Opcode][]Contract{}, copies: map[graph.Opcode][]Contract{}}
 
 func init() {
 	binary := func(op graph.Opcode, name, source string) {

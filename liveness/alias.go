@@ -61,7 +61,13 @@ var viewOps = map[graph.Opcode]bool{
 //
 // Members of a group share the root's buffer; the root's Group becomes the
 // union of the members' lifetimes.
-func (a *analyzer) alias() {
+//
+// With lib (exact-overlap copies on), the output of a slice (SPLIT,
+// SPLIT_V, SLICE, STRIDED_SLICE) that is one contiguous block of its
+// input joins the input's group over that block, by the same rule, when
+// the block lies a multiple of align bytes from the group's root (see
+// copies.go).
+func (a *analyzer) alias(lib *kernels.Library, align int64) {
 	f := a.boundaryFacts()
 	a.indexMembers()
 	for si, sg := range a.m.Subgraphs {
@@ -75,6 +81,9 @@ func (a *analyzer) alias() {
 			}
 		}
 		for oi, op := range sg.Ops {
+			if lib != nil {
+				a.blockViews(lib, f, lastWrite, s, oi, align)
+			}
 			if !viewOps[op.Code] || len(op.Inputs) == 0 || len(op.Outputs) != 1 || op.Inputs[0] == graph.NoTensor {
 				continue
 			}

@@ -100,6 +100,26 @@ type Tensor struct {
 	// an operator's kernel addresses them relative to one another (see
 	// OwnPlan). View and in-place groups never take such a tensor.
 	OwnPlan *OwnPlan
+	// Copy is set on an alias group member that shares bytes with
+	// another operand of a copying kernel under an exact-overlap contract
+	// (kernels.Slot, kernels.Block): a concatenation's input produced in
+	// its slot of the output, or a slice's output lying over the block of
+	// its input it copies. The kernel then copies those bytes onto
+	// themselves (copies.go).
+	Copy *Copy
+}
+
+// Copy says that a tensor lies over other bytes of its group that a
+// copying kernel copies it from or to, exactly onto itself.
+type Copy struct {
+	Op graph.OpRef // the copying operator
+	// With is the other operand: for Slot, the concatenation's output
+	// the tensor (an input) lies in; for Block, the input the tensor (an
+	// output) lies over.
+	With graph.TensorRef
+	// Contract is the exact-overlap contract, with the tensor's and
+	// With's operand positions.
+	Contract kernels.Contract
 }
 
 // InPlace says that an operator writes a tensor over one of its inputs.
@@ -143,6 +163,12 @@ type Options struct {
 	// let an operator's output take the bytes of an input that dies there
 	// (see inPlace); nil means none.
 	Kernels *kernels.Library
+	// ExactOverlap lets the exact-overlap copy contracts of Kernels
+	// (kernels.Library.ExactOverlap) make a concatenation's inputs live
+	// in their slots of its output and a slice's output a view of its
+	// input's block: the kernel then copies bytes exactly onto themselves
+	// (memcpy(p, p, n)). Off, no plan relies on such a copy.
+	ExactOverlap bool
 	// OverwriteInputs lets an in-place output take the bytes of a model
 	// input (an input of the main subgraph that is not also an output):
 	// the application must then refill the inputs before every run.
@@ -283,12 +309,19 @@ func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 		t.Group, t.Extent = t.Live, ByteRange{0, t.Size}
 	}
 	a.ownPlan()
+	var copies *kernels.Library
+	if opts.ExactOverlap && !opts.NoAlias {
+		copies = opts.Kernels
+	}
 	if !opts.NoAlias {
-		a.alias()
+		a.alias(copies, opts.Alignment)
 	}
 	if opts.Kernels != nil {
 		a.lt.Kernels, a.lt.OverwriteInputs = opts.Kernels.Name, opts.OverwriteInputs
 		a.inPlace(opts.Kernels, opts.OverwriteInputs, opts.Alignment)
+	}
+	if copies != nil {
+		a.slots(copies, opts.Alignment)
 	}
 	return a.lt, nil
 }

@@ -229,7 +229,7 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 			live = always
 		}
 		add(Alloc{Key: TensorKey(t.Ref), Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name,
-			Class: t.Class, Size: t.Size, Live: live, AliasOf: t.AliasOf, AliasOffset: t.AliasOffset, InPlace: t.InPlace,
+			Class: t.Class, Size: t.Size, Live: live, AliasOf: t.AliasOf, AliasOffset: t.AliasOffset, InPlace: t.InPlace, Copy: t.Copy,
 			OwnPlan: t.OwnPlan, Dynamic: t.Dynamic})
 	}
 	for _, v := range lt.Variables {

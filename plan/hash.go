@@ -81,6 +81,10 @@ func (p *Plan) Hash() string {
 				fmt.Fprintf(h, "in_place op=%d:%d input=%d:%d contract=%s\n",
 					ip.Op.Subgraph, ip.Op.Op, ip.Input.Subgraph, ip.Input.Tensor, strconv.QuoteToASCII(ip.Contract.String()))
 			}
+			if cp := a.Copy; cp != nil {
+				fmt.Fprintf(h, "exact_overlap_copy op=%d:%d with=%d:%d contract=%s\n",
+					cp.Op.Subgraph, cp.Op.Op, cp.With.Subgraph, cp.With.Tensor, strconv.QuoteToASCII(cp.Contract.String()))
+			}
 		case VariableAlloc:
 			fmt.Fprintf(h, "variable %s %s arena=%d offset=%d size=%d\n", strconv.QuoteToASCII(a.Variable.Container),
 				strconv.QuoteToASCII(a.Variable.SharedName), a.Arena, a.Offset, a.Size)

@@ -210,6 +210,10 @@ type Alloc struct {
 	// InPlace is set when the tensor takes those bytes by being written
 	// over an input of its operator, under a kernel contract.
 	InPlace *liveness.InPlace
+	// Copy is set when the tensor shares bytes with another operand of a
+	// copying kernel that then copies them exactly onto themselves (an
+	// exact-overlap copy contract): the plan relies on memcpy(p, p, n).
+	Copy *liveness.Copy
 	// OwnPlan is set when the tensor keeps the offset from its group's
 	// root that the model's own offline plan gives it, because an
 	// operator's kernel addresses the group's members relative to one

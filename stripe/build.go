@@ -75,7 +75,7 @@ func (b *builder) newOp(code graph.Opcode, name string, typ graph.ElementType, o
 	if typ == graph.Int8 {
 		v = 2
 	}
-	b.ops = append(b.ops, graph.Op{Code: code, CodeName: name, Version: v, Inputs: in, Outputs: []graph.TensorID{out}, Options: opts})
+	b.ops = append(b.ops, graph.Op{Code: code, CodeName: name, Version: v, Inputs: in, Outputs: []graph.TensorID{out}, Intermediates: []graph.TensorID{}, Options: opts})
 }
 
 // region builds the operators of every stripe and the concatenation, and

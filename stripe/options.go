@@ -8,8 +8,7 @@ import "github.com/heliac/heliac/graph"
 // writes them and Load reads the same back.
 
 func intField(name, typ string, v int64, present bool) graph.OptionField {
-	return graph.OptionField{Name: name, Type: typ, Kind: graph.OptionInt, Present: present, Int: v,
-		Ints: []int64{}, Floats: []float64{}, Strs: []string{}, Tables: []*graph.Options{}}
+	return graph.OptionField{Name: name, Type: typ, Kind: graph.OptionInt, Present: present, Int: v}
 }
 
 // stridedSliceOptions: StridedSliceOptions with every mask 0 and offset

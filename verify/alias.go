@@ -87,6 +87,7 @@ func (c *checker) indexGroups() {
 			p.class = c.classOf(p, cw)
 		}
 	}
+	c.indexCopies()
 }
 
 // classWalk remembers, across classOf's calls, each member's class, so that
@@ -190,7 +191,7 @@ func (c *checker) related(p, q *member, first, last int64) bool {
 	if (p.class != nil && p.class == q.class) || c.ownShare(p, q, first, last) {
 		return true
 	}
-	return c.writtenOver(p, q, first, last) || c.writtenOver(q, p, first, last)
+	return c.writtenOver(p, q, first, last) || c.writtenOver(q, p, first, last) || c.copyRelated(p, q)
 }
 
 // writtenOver reports whether q's class was written in place over a
@@ -352,7 +353,7 @@ func (c *checker) badAlias(g *aliasGraph, rw *rootWalk, p *member, root graph.Te
 	// lies over exactly its input's bytes) and in-place writes (whose
 	// placement checkInPlace checks), staying inside the group, until the
 	// root is reached.
-	if c.reachesRoot(g, rw, p, root) {
+	if c.reachesRoot(g, rw, p, root) || c.connected(p, root) {
 		return ""
 	}
 	seen := map[graph.TensorRef]bool{}

@@ -133,7 +133,7 @@ func (c *checker) checkGroupSharing(ms []*member) {
 			i, _ := slices.BinarySearchFunc(events, from+1, func(e shareEvent, p int) int { return e.pos - p })
 			for ; i < len(events) && events[i].pos <= r; i++ {
 				e := events[i]
-				if e.q == m || !sharesBytes(m, e.q) || c.writesInPlaceOf(e, m, s, r, order) || c.ownWrite(e, m, s) || seen[fault{m, e.q, e.op}] {
+				if e.q == m || !sharesBytes(m, e.q) || c.writesInPlaceOf(e, m, s, r, order) || c.ownWrite(e, m, s) || c.copiesOnto(e, m, s) || seen[fault{m, e.q, e.op}] {
 					continue
 				}
 				seen[fault{m, e.q, e.op}] = true

@@ -161,6 +161,18 @@ type alloc struct {
 	dynamic *bool
 	// inPlace is the in_place object, nil when the key is absent.
 	inPlace *inPlaceDecl
+	// copy is the exact_overlap_copy object, nil when the key is absent.
+	copy *copyDecl
+}
+
+// copyDecl is a tensor_allocs entry's exact_overlap_copy: the copying
+// operator that copies the tensor exactly onto itself, the other operand
+// it lies in (a concatenation's output) or over (a slice's input), and
+// the contract that allows it.
+type copyDecl struct {
+	op       graph.OpRef
+	with     graph.TensorRef
+	contract string
 }
 
 // inPlaceDecl is a tensor_allocs entry's in_place: the operator that
@@ -334,7 +346,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 	byID("tensor_allocs", func(o *object, id graph.TensorRef) {
 		a := alloc{path: o.path, ref: o.ref(), name: o.name("name"), size: o.int("size"),
 			binding: o.binding(), aliasOf: o.refOrNull("alias_of"), aliasOffset: o.optInt("alias_offset"),
-			dynamic: o.optBool("dynamic_shape"), inPlace: o.inPlace()}
+			dynamic: o.optBool("dynamic_shape"), inPlace: o.inPlace(), copy: o.copyDecl()}
 		if *o.ok && a.ref != id {
 			r.add(Malformed, "%s: subgraph %d and tensor %d, but its key is the id of tensor %d:%d",
 				o.path, a.ref.Subgraph, a.ref.Tensor, id.Subgraph, id.Tensor)
@@ -640,6 +652,25 @@ func (o *object) inPlace() *inPlaceDecl {
 	}
 	op := child.opRef()
 	return &inPlaceDecl{op: op, input: graph.TensorRef{Subgraph: op.Subgraph, Tensor: graph.TensorID(child.index("input"))},
+		contract: child.str("contract")}
+}
+
+// copyDecl reads the optional exact_overlap_copy object of a
+// tensor_allocs entry: {"subgraph", "operator", "with", "contract"}, with
+// a tensor of the operator's subgraph.
+func (o *object) copyDecl() *copyDecl {
+	if o.m == nil {
+		return nil
+	}
+	if _, present := o.m["exact_overlap_copy"]; !present {
+		return nil
+	}
+	child := o.object("exact_overlap_copy")
+	if child.m == nil {
+		return nil
+	}
+	op := child.opRef()
+	return &copyDecl{op: op, with: graph.TensorRef{Subgraph: op.Subgraph, Tensor: graph.TensorID(child.index("with"))},
 		contract: child.str("contract")}
 }
 

@@ -73,6 +73,10 @@ func hashOf(doc *planDoc) string {
 			fmt.Fprintf(h, "in_place op=%d:%d input=%d:%d contract=%s\n",
 				ip.op.Subgraph, ip.op.Op, ip.input.Subgraph, ip.input.Tensor, strconv.QuoteToASCII(ip.contract))
 		}
+		if cp := a.copy; cp != nil {
+			fmt.Fprintf(h, "exact_overlap_copy op=%d:%d with=%d:%d contract=%s\n",
+				cp.op.Subgraph, cp.op.Op, cp.with.Subgraph, cp.with.Tensor, strconv.QuoteToASCII(cp.contract))
+		}
 	}
 	for _, v := range doc.variables {
 		fmt.Fprintf(h, "variable %s %s arena=%d offset=%d size=%d\n",

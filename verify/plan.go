@@ -104,6 +104,7 @@ func (c *checker) run() {
 		(*checker).checkUnplaced,
 		(*checker).checkUses,
 		(*checker).checkAliases,
+		(*checker).checkCopies,
 		(*checker).checkSharing,
 		(*checker).checkOwnPlan,
 	}
@@ -174,6 +175,9 @@ type checker struct {
 	// alias is what the alias rules need of the model: its view
 	// operators and subgraph boundaries.
 	alias *aliasGraph
+	// copies are the exact_overlap_copy entries, checked against the
+	// model (indexCopies).
+	copies *copyIndex
 	// own holds the model's own offline offset of every tensor an
 	// Ethos-U operator addresses relative to another (its scratch, and
 	// the scratch itself); ownPairs lists each such tensor with its
@@ -221,6 +225,7 @@ type member struct {
 	// aliasOffset is alias_offset, nil when absent (0).
 	aliasOffset *int64
 	inPlace     *inPlaceDecl
+	copy        *copyDecl
 	dynamic     *bool
 	name        string
 }

@@ -16,7 +16,7 @@ func (c *checker) indexTensors() {
 			continue
 		}
 		mb := &member{path: a.path, key: tensorKeyOf(a.ref), what: c.name(a.ref), binding: a.binding, size: c.size(t), declared: a.size,
-			t: t, aliasOf: a.aliasOf, aliasOffset: a.aliasOffset, inPlace: a.inPlace, dynamic: a.dynamic, name: a.name}
+			t: t, aliasOf: a.aliasOf, aliasOffset: a.aliasOffset, inPlace: a.inPlace, copy: a.copy, dynamic: a.dynamic, name: a.name}
 		mb.group = mb.key
 		c.placed[a.ref] = mb
 		c.addMember(mb)

@@ -39,6 +39,7 @@ type compileOptions struct {
 	cpu          string
 	schedule     string
 	noInPlace    bool
+	exactOverlap string
 	overwriteIn  bool
 	strict       bool
 	emitTFLite   bool
@@ -48,6 +49,8 @@ type compileOptions struct {
 	external     bool
 	constants    string
 	runtime      string
+	patches      string
+	patchMACs    string
 	force        bool
 	quiet        bool
 	json         bool
@@ -73,6 +76,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVar(&opts.schedule, "schedule", driver.ScheduleMemory,
 		"operator order: memory (the order with the lowest peak of live scratch bytes the search finds within its work budget) or model (the order the model lists them in)")
 	f.BoolVar(&opts.noInPlace, "no-in-place", false, "write no operator's output over its input (give every output buffer bytes of its own)")
+	f.StringVar(&opts.exactOverlap, "exact-overlap", "on",
+		"on or off: let a concatenation's inputs live in their slots of its output, and a slice's output over its input's block, so the kernel copies bytes exactly onto themselves (memcpy(p, p, n), which GCC and LLVM require to work); off for an unusual libc")
 	f.BoolVar(&opts.overwriteIn, "overwrite-inputs", false,
 		"let in-place outputs take model inputs' bytes (the application then fills the inputs before every run)")
 	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing, or an operator may ask for kernel scratch the library has no rule for (by default a warning)")
@@ -87,6 +92,10 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVar(&opts.runtime, "runtime", string(emit.RuntimeNone),
 		"none, or tflm: also write DIR/<prefix>.tflm.cc, C++ that runs the model with TFLM's reference kernels on the plan (<prefix>_invoke; docs/c-module.md)")
 	f.StringVar(&opts.constants, "constants", string(emit.ConstantsC), "how the C module writes constant arenas: "+constantsHelp())
+	f.StringVar(&opts.patches, "patches", driver.PatchesOff,
+		"auto: run the early layers stripe by stripe where that lowers TFLM's whole arena (extra operators and multiply-accumulates; docs/stripes.md); off: the model as given")
+	f.StringVar(&opts.patchMACs, "patch-macs", "10%",
+		"with --patches auto, the most extra multiply-accumulates the stripes may add, of the whole model's: a percentage (10%) or a fraction (0.1)")
 	f.BoolVar(&opts.force, "force", false, "replace files of the set's names that another model's run, or not heliac, wrote (never the input model)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing on success")
 	f.BoolVar(&opts.json, "json", false, "print the summary as JSON on stdout (arenas with their bounds, kernel scratch, files written)")
@@ -140,11 +149,20 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 	}
 	o := heliac.Options{Prefix: opts.prefix, PlatformSpec: po.Platform, Rules: po.Rules, External: po.External,
 		Kernels: opts.kernels, CPU: opts.cpu, KernelScratch: file.KernelScratch, Schedule: opts.schedule,
-		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias,
+		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias, ExactOverlap: opts.exactOverlap,
 		Planner: opts.planner, TimeLimit: opts.timeLimit, Strict: opts.strict,
+		Patches:    opts.patches,
 		EmitTFLite: opts.emitTFLite, OneScratchBank: opts.oneBank, TFLMTarget: opts.tflmTarget, Report: opts.report, Constants: emit.Constants(opts.constants), Runtime: opts.runtime, Version: heliacVersion()}
 	if opts.external {
 		o.External = append(o.External, "*")
+	}
+	if opts.patchMACs != "" {
+		if o.PatchMACs, err = driver.ParsePatchMACs(opts.patchMACs); err != nil {
+			return driver.Config{}, &usageError{err}
+		}
+		if o.PatchMACs == 0 {
+			return driver.Config{}, &usageError{fmt.Errorf("--patch-macs: %q allows no extra multiply-accumulates, and every stripe recomputes some; use --patches off", opts.patchMACs)}
+		}
 	}
 	cfg, err := o.Config()
 	if _, ok := tflmarena.TargetNamed(opts.tflmTarget); !ok && opts.tflmTarget != "" {
@@ -200,6 +218,9 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
 	if h := out.TFLMHeads(); h != nil {
 		fmt.Fprintf(opts.stdout, "  %s\n", h.Text())
+	}
+	if out.Patches != nil {
+		fmt.Fprintf(opts.stdout, "  %s\n", out.Patches.Text())
 	}
 	if t := out.TFLite; t != nil {
 		if a := out.TFLMArena; a != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 
 	"github.com/heliac/heliac/driver"
@@ -25,6 +26,35 @@ type jsonSummary struct {
 	Files         []string     `json:"files"`
 	TFLite        *jsonTFLite  `json:"tflite,omitempty"`
 	TFLM          *jsonTFLM    `json:"tflm,omitempty"`
+	Patches       *jsonPatches `json:"patches,omitempty"`
+}
+
+// jsonPatches is driver.Patches: what --patches auto chose, cost and
+// saved (regions empty when it chose none).
+type jsonPatches struct {
+	Regions          []jsonStripeRegion `json:"regions"`
+	ExtraOperators   int                `json:"extra_operators"`
+	ExtraMACs        int64              `json:"extra_macs"`
+	ExtraMACsPercent float64            `json:"extra_macs_percent"`
+	ModelMACs        int64              `json:"model_macs"`
+	CapPercent       float64            `json:"cap_percent"`
+	HeadBefore       int64              `json:"arena_before"`
+	HeadAfter        int64              `json:"arena_after"`
+	TFLMArenaBefore  int64              `json:"tflm_arena_before,omitempty"`
+	TFLMArenaAfter   int64              `json:"tflm_arena_after,omitempty"`
+	Tried            int                `json:"tried"`
+}
+
+// jsonStripeRegion is one region run stripe by stripe, ids as plan.json
+// writes them ("s:t", operators "s:i" of the model as given).
+type jsonStripeRegion struct {
+	Input     string     `json:"input"`
+	Output    string     `json:"output"`
+	Operators []string   `json:"operators"`
+	K         int        `json:"k"`
+	Rows      [][2]int32 `json:"rows"`
+	MACs      int64      `json:"macs"`
+	ExtraMACs int64      `json:"extra_macs"`
 }
 
 // jsonTFLM is driver.TFLM: TFLM's own head beside the plan's, the
@@ -108,6 +138,22 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 			DiscardedTFLMArenaBytes: t.DiscardedBytes}
 		if t.OwnHead > 0 {
 			s.TFLM.DifferencePercent = 100 * float64(t.Head-t.OwnHead) / float64(t.OwnHead)
+		}
+	}
+	if p := out.Patches; p != nil {
+		s.Patches = &jsonPatches{Regions: []jsonStripeRegion{}, ExtraOperators: p.ExtraOps, ExtraMACs: p.ExtraMACs, ExtraMACsPercent: p.ExtraPercent(),
+			ModelMACs: p.ModelMACs, CapPercent: 100 * p.Cap, HeadBefore: p.HeadBefore, HeadAfter: p.HeadAfter,
+			TFLMArenaBefore: p.ArenaBefore, TFLMArenaAfter: p.ArenaAfter, Tried: p.Tried}
+		for _, r := range p.Regions {
+			jr := jsonStripeRegion{Input: fmt.Sprintf("%d:%d", r.Subgraph, r.Input), Output: fmt.Sprintf("%d:%d", r.Subgraph, r.Output),
+				Operators: []string{}, K: r.K(), Rows: r.Rows, MACs: r.MACs, ExtraMACs: r.ExtraMACs}
+			for _, o := range r.Ops {
+				jr.Operators = append(jr.Operators, fmt.Sprintf("%d:%d", r.Subgraph, o))
+			}
+			s.Patches.Regions = append(s.Patches.Regions, jr)
+		}
+		if len(p.Regions) == 0 {
+			s.Patches.HeadAfter, s.Patches.TFLMArenaAfter = p.HeadBefore, p.ArenaBefore
 		}
 	}
 	enc := json.NewEncoder(opts.stdout)

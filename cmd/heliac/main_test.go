@@ -28,16 +28,17 @@ func TestCompileFlags(t *testing.T) {
 		args []string
 		want compileOptions
 	}{
-		{"defaults", []string{"m.tflite"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
-		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
-		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", quiet: true}},
-		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
-		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
-		{"in place", []string{"m.tflite", "--no-in-place"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", noInPlace: true}},
-		{"model inputs", []string{"m.tflite", "--overwrite-inputs"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", overwriteIn: true}},
-		{"model order", []string{"m.tflite", "--schedule", "model"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "model"}},
+		{"defaults", []string{"m.tflite"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", patches: "off", patchMACs: "10%", exactOverlap: "on", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"short out", []string{"m.tflite", "-o", "dir"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", patches: "off", patchMACs: "10%", exactOverlap: "on", model: "m.tflite", outDir: "dir", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"all", []string{"--prefix", "kws", "-q", "--out=x", "m.tflite"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", patches: "off", patchMACs: "10%", exactOverlap: "on", model: "m.tflite", outDir: "x", prefix: "kws", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", quiet: true}},
+		{"planner alias", []string{"m.tflite", "--planner", "greedy"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", patches: "off", patchMACs: "10%", exactOverlap: "on", model: "m.tflite", outDir: "out", planner: "greedy", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"planner linear", []string{"m.tflite", "--planner", "linear"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", patches: "off", patchMACs: "10%", exactOverlap: "on", model: "m.tflite", outDir: "out", planner: "linear", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
+		{"in place", []string{"m.tflite", "--no-in-place"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", patches: "off", patchMACs: "10%", exactOverlap: "on", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", noInPlace: true}},
+		{"model inputs", []string{"m.tflite", "--overwrite-inputs"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", patches: "off", patchMACs: "10%", exactOverlap: "on", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory", overwriteIn: true}},
+		{"model order", []string{"m.tflite", "--schedule", "model"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", patches: "off", patchMACs: "10%", exactOverlap: "on", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "model"}},
+		{"patches", []string{"m.tflite", "--patches", "auto", "--patch-macs", "5%"}, compileOptions{tflmTarget: "cortex-m", runtime: "none", patches: "auto", patchMACs: "5%", exactOverlap: "on", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, constants: "c", kernels: "tflm-reference", schedule: "memory"}},
 		{"the module's form", []string{"m.tflite", "--external-arenas", "--constants", "incbin"},
-			compileOptions{tflmTarget: "cortex-m", runtime: "none", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, external: true, constants: "incbin", kernels: "tflm-reference", schedule: "memory"}},
+			compileOptions{tflmTarget: "cortex-m", runtime: "none", patches: "off", patchMACs: "10%", exactOverlap: "on", model: "m.tflite", outDir: "out", planner: "best", timeLimit: plan.DefaultTimeLimit, external: true, constants: "incbin", kernels: "tflm-reference", schedule: "memory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +76,9 @@ func TestExitCodes(t *testing.T) {
 		{"corrupt model", []string{corrupt, "-o", filepath.Join(dir, "out")}, exitFailure, "compile " + corrupt + ": tflite:"},
 		{"empty -o", []string{helloWorld, "-o", ""}, exitUsage, "-o is empty; give the directory to write the plan and C files into"},
 		{"unknown schedule", []string{helloWorld, "--schedule", "fastest", "-o", filepath.Join(dir, "o3")}, exitUsage, `--schedule: unknown schedule "fastest" (known: memory, model)`},
+		{"unknown patches", []string{helloWorld, "--patches", "on", "-o", filepath.Join(dir, "o4")}, exitUsage, `--patches: unknown value "on" (known: auto, off)`},
+		{"patch MACs not a number", []string{helloWorld, "--patch-macs", "ten", "-o", filepath.Join(dir, "o5")}, exitUsage, `--patch-macs: "ten" is not a percentage (10%) or a fraction (0.1)`},
+		{"patch MACs of none", []string{helloWorld, "--patches", "auto", "--patch-macs", "0%", "-o", filepath.Join(dir, "o6")}, exitUsage, "allows no extra multiply-accumulates"},
 		{"unknown planner", []string{helloWorld, "--planner", "magic", "-o", filepath.Join(dir, "o2")}, exitUsage, `unknown planner "magic" (known: best, tflm, linear)`},
 	}
 	for _, tt := range tests {

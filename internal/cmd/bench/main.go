@@ -20,6 +20,7 @@ import (
 
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/kernels"
@@ -38,6 +39,10 @@ func main() {
 		os.Exit(1)
 	}
 	if err := models(*shared); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if err := patches(*shared); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -89,7 +94,7 @@ func models(shared string) error {
 		// verification), with the model rewritten for TFLM.
 		start := time.Now()
 		out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true,
-			Liveness: liveness.Options{Kernels: lib}})
+			Liveness: liveness.Options{Kernels: lib, ExactOverlap: true}})
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
 			fmt.Fprintf(w, "%s\terror: %v\t\t\t\t\t\t\t\n", file, err)
@@ -162,7 +167,7 @@ func models(shared string) error {
 		// With the kernels' scratch planned too, as the CLI does (on this
 		// machine's pointer size, as TFLM's head was measured).
 		whole, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file),
-			Liveness: liveness.Options{Kernels: lib}, Kernels: lib, Target: kernels.Target{PointerSize: 8}})
+			Liveness: liveness.Options{Kernels: lib, ExactOverlap: true}, Kernels: lib, Target: kernels.Target{PointerSize: 8}})
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
@@ -310,7 +315,7 @@ func tflmArenas(shared string) error {
 			return err
 		}
 		out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true,
-			Liveness: liveness.Options{Kernels: lib}, Kernels: lib, TFLMTarget: tflmarena.Host64.Name})
+			Liveness: liveness.Options{Kernels: lib, ExactOverlap: true}, Kernels: lib, TFLMTarget: tflmarena.Host64.Name})
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
@@ -345,4 +350,141 @@ func tflmArenas(shared string) error {
 			n, math.Exp(logs[0]/float64(n)), math.Exp(logs[1]/float64(n)))
 	}
 	return nil
+}
+
+// tflmBound is TFLM's bound for m: the peak of live bytes under TFLM's
+// rules (every operand of an operator live while it runs, the model's
+// order), views aliased as heliac always does.
+func tflmBound(m *graph.Model) (int64, error) {
+	lt, err := liveness.Analyze(m, liveness.Options{})
+	if err != nil {
+		return 0, err
+	}
+	p, err := plan.Build(context.Background(), m, lt, plan.Options{})
+	if err != nil {
+		return 0, err
+	}
+	_, b := p.ScratchTotals()
+	return b, nil
+}
+
+// patches prints what --patches auto does to every corpus model: heliac's
+// arena over TFLM's bound of the model as given, without and with
+// stripes, the stripes' k and extra MACs, and TFLM's whole arena
+// (arena_used_bytes, tflm_run) for the original model and for the model
+// --patches auto --emit-tflite writes.
+func patches(shared string) error {
+	manifest, err := corpus.ReadTSV(filepath.Join(shared, "corpus", "MANIFEST.tsv"))
+	if err != nil {
+		return err
+	}
+	ref, err := corpus.ReadTSV(filepath.Join(shared, "bench", "tflm-reference.tsv"))
+	if err != nil {
+		return err
+	}
+	tflm := map[string]map[string]string{}
+	for _, r := range ref {
+		tflm[r["model"]] = r
+	}
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	if err != nil {
+		return err
+	}
+	tool := tflmrun.Path()
+	fmt.Println("--patches auto: heliac's arena over TFLM's bound of the model as given, without and with stripes; TFLM's whole arena (tflm_run arena_used_bytes, host) for the original and the --patches auto --emit-tflite model")
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "model	TFLM's bound	heliac off	off/bound	heliac auto	auto/bound	k	extra MACs	TFLM arena original	TFLM arena auto	auto/original	ms	")
+	var logs [2]float64
+	n, striped := 0, 0
+	var arenaLogs float64
+	arenas := 0
+	for _, row := range manifest {
+		file := row["file"]
+		data, err := os.ReadFile(filepath.Join(shared, "corpus", file))
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: emit.ModelName(file), EmitTFLite: true,
+			Liveness: liveness.Options{Kernels: lib}, Patches: driver.PatchesAuto, TFLMTarget: tflmarena.Host64.Name})
+		ms := float64(time.Since(start).Microseconds()) / 1000
+		if err != nil {
+			fmt.Fprintf(w, "%s\terror: %v\t\t\t\t\t\t\t\t\t\t\n", file, err)
+			continue
+		}
+		bound, err := tflmBound(out.Original)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		after, _ := out.Plan.ScratchTotals()
+		before := after
+		k, extra := "-", "-"
+		if p := out.Patches; p != nil && len(p.Regions) > 0 {
+			before = p.HeadBefore
+			var ks []string
+			for _, r := range p.Regions {
+				ks = append(ks, fmt.Sprint(r.K()))
+			}
+			k, extra = strings.Join(ks, ","), fmt.Sprintf("%.2f%%", p.ExtraPercent())
+			striped++
+		}
+		offR, onR := "-", "-"
+		if bound > 0 && before > 0 && after > 0 {
+			offR, onR = fmt.Sprintf("%.3f", float64(before)/float64(bound)), fmt.Sprintf("%.3f", float64(after)/float64(bound))
+			logs[0] += math.Log(float64(before) / float64(bound))
+			logs[1] += math.Log(float64(after) / float64(bound))
+			n++
+		}
+		origArena, autoArena, arenaR := "-", "-", "-"
+		if r, ok := tflm[file]; ok && r["status"] == "ok" && tool != "" {
+			o, a, same := arenaUsed(tool, file, out.TFLite.Data, r)
+			if o > 0 && a > 0 {
+				origArena, autoArena = fmt.Sprint(o), fmt.Sprint(a)
+				if !same {
+					autoArena += "*"
+				}
+				arenaR = fmt.Sprintf("%.3f", float64(a)/float64(o))
+				arenaLogs += math.Log(float64(a) / float64(o))
+				arenas++
+			}
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", file, bound, before, offR, after, onR, k, extra,
+			origArena, autoArena, arenaR, ms)
+	}
+	w.Flush()
+	if n > 0 {
+		fmt.Printf("geometric mean of heliac's arena over TFLM's bound, %d models: %.4f without stripes, %.4f with --patches auto (%d model(s) striped)\n",
+			n, math.Exp(logs[0]/float64(n)), math.Exp(logs[1]/float64(n)), striped)
+	}
+	if arenas > 0 {
+		fmt.Printf("geometric mean of TFLM's whole arena, --patches auto model over the original, %d models: %.4f ('*' where outputs differ)\n",
+			arenas, math.Exp(arenaLogs/float64(arenas)))
+	}
+	fmt.Println()
+	return nil
+}
+
+// arenaUsed runs the original model and the rewritten one on TFLM (seed
+// 1) and returns both arena_used_bytes and whether their outputs agree.
+func arenaUsed(tool, file string, rewritten []byte, ref map[string]string) (orig, mine int64, same bool) {
+	f, err := os.CreateTemp("", "heliac-bench-*.tflite")
+	if err != nil {
+		return 0, 0, false
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.Write(rewritten)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		return 0, 0, false
+	}
+	used, _ := strconv.ParseInt(ref["tflm_arena_used_bytes"], 10, 64)
+	opts := tflmrun.Options{Seed: 1, ArenaBytes: used*2 + 64<<10}
+	m, err := tflmrun.Run(context.Background(), tool, f.Name(), opts)
+	if err != nil || !m.OK() {
+		return 0, 0, false
+	}
+	o, err := tflmrun.Run(context.Background(), tool, filepath.Join(corpus.SharedDir(), "corpus", file), opts)
+	if err != nil || !o.OK() {
+		return 0, 0, false
+	}
+	return o.Int("arena_used_bytes"), m.Int("arena_used_bytes"), slices.Equal(o.Outputs(), m.Outputs())
 }

@@ -1,0 +1,102 @@
+package stripe
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/tflmrun"
+)
+
+// setInt32s gives tensor t of subgraph 0 new INT32 contents, in a new
+// buffer.
+func setInt32s(m *graph.Model, t graph.TensorID, v ...int32) {
+	data := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(data[4*i:], uint32(x))
+	}
+	m.Buffers = append(m.Buffers, graph.Buffer{Data: data})
+	m.Subgraphs[0].Tensors[t].Buffer = graph.BufferIndex(len(m.Buffers) - 1)
+}
+
+func setRows(m *graph.Model, t graph.TensorID, rows int32) {
+	ts := &m.Subgraphs[0].Tensors[t]
+	ts.Shape = append([]int32(nil), ts.Shape...)
+	ts.Shape[1] = rows
+	size, err := graph.ByteSize(ts.Type, ts.Shape)
+	if err != nil {
+		panic(err)
+	}
+	ts.Size = size
+}
+
+// TestBreakStripes breaks the rewrite of the 3x3 SAME stride-2 conv of
+// TestApplyGeometry on purpose, each time so that TFLM still accepts the
+// model (shapes consistent), and shows that TFLM's outputs then differ
+// from the original's: the proof of TestApplyBitExactTFLM would catch
+// each mistake. The rewritten operators are
+//
+//	0 STRIDED_SLICE x rows [0,4)   1 PAD (1,0),(1,1)   2 CONV_2D -> y rows 0-2
+//	3 STRIDED_SLICE x rows [3,7)   4 PAD (0,1),(1,1)   5 CONV_2D -> y rows 2-4
+//	6 CONCATENATION
+func TestBreakStripes(t *testing.T) {
+	tool := tflmrun.Require(t)
+	tc := geometryCases()[0]
+	require.Equal(t, "conv 3x3 SAME stride 2", tc.name)
+	cases := []struct {
+		name   string
+		mutate func(m *graph.Model)
+	}{
+		{"halo one row short", func(m *graph.Model) {
+			// Stripe 0 reads x rows [0,3) and pads one more row at the
+			// bottom instead of reading row 3.
+			ops := m.Subgraphs[0].Ops
+			setInt32s(m, ops[0].Inputs[2], 1, 3, 5, 2)
+			setRows(m, ops[0].Outputs[0], 3)
+			setInt32s(m, ops[1].Inputs[1], 0, 0, 1, 1, 1, 1, 0, 0)
+		}},
+		{"border padded with the wrong value", func(m *graph.Model) {
+			// PADV2 with zero point + 1 instead of PAD (the input's zero
+			// point, -3).
+			sg := &m.Subgraphs[0]
+			m.Buffers = append(m.Buffers, graph.Buffer{Data: []byte{0xfe}}) // -2
+			sg.Tensors = append(sg.Tensors, graph.Tensor{Name: "wrong", Type: graph.Int8, Shape: []int32{1}, Buffer: graph.BufferIndex(len(m.Buffers) - 1), Size: 1,
+				Quantization: copyQuant(sg.Tensors[0].Quantization)})
+			op := &sg.Ops[1]
+			op.Code, op.CodeName = opPadV2, "PADV2"
+			op.Options = &graph.Options{Table: "PadV2Options", Fields: []graph.OptionField{}}
+			op.Inputs = append(append([]graph.TensorID(nil), op.Inputs...), graph.TensorID(len(sg.Tensors)-1))
+		}},
+		{"paddings shifted", func(m *graph.Model) {
+			// Stripe 0 pads its top row at the bottom.
+			setInt32s(m, m.Subgraphs[0].Ops[1].Inputs[1], 0, 0, 0, 1, 1, 1, 0, 0)
+		}},
+		{"slot one row off", func(m *graph.Model) {
+			// Stripe 1 computes y rows 1-3 (reading x rows [1,6), no
+			// padding in H) where rows 2-4 go.
+			ops := m.Subgraphs[0].Ops
+			setInt32s(m, ops[3].Inputs[1], 0, 1, 0, 0)
+			setInt32s(m, ops[3].Inputs[2], 1, 6, 5, 2)
+			setRows(m, ops[3].Outputs[0], 5)
+			setInt32s(m, ops[4].Inputs[1], 0, 0, 0, 0, 1, 1, 0, 0)
+		}},
+	}
+	m := tc.build(t)
+	want, _ := tflmRun(t, tool, m)
+	good, err := Apply(m, []graph.StripeRegion{tc.region(m)})
+	require.NoError(t, err)
+	got, _ := tflmRun(t, tool, good)
+	require.Equal(t, want, got, "the unbroken rewrite is exact")
+	for _, bc := range cases {
+		t.Run(bc.name, func(t *testing.T) {
+			bad, err := Apply(m, []graph.StripeRegion{tc.region(m)})
+			require.NoError(t, err)
+			bc.mutate(bad)
+			got, _ := tflmRun(t, tool, bad)
+			assert.NotEqual(t, want, got, "TFLM's outputs should differ")
+		})
+	}
+}
