@@ -327,50 +327,61 @@ func TestStripeRebuildMatchesApply(t *testing.T) {
 	assert.NotZero(t, regions)
 }
 
-// TestVerifyPlanFileStripes: heliac verify on a striped set finds the
-// original model by its sha256, rebuilds the rewrite and checks the plan
-// and C module against it, and checks the model written beside the plan
-// (<prefix>.tflite, here encoded from the rewrite) against the rebuild:
-// read back from the file, it is the rewrite; with a halo one row short,
-// it is reported, naming the file and the tensor.
+// TestVerifyPlanFileStripes: a --patches auto --emit-tflite compile
+// verifies (its verifier rebuilt the rewrite from the original); heliac
+// verify on the set it writes finds the original model by its sha256,
+// rebuilds the rewrite and checks the plan, the C module and the
+// rewritten model written beside the plan (<prefix>.tflite: operators in
+// schedule order, unused intermediates of height 0) against it; the same
+// file with a halo one row short is reported, naming the file and the
+// tensor.
 func TestVerifyPlanFileStripes(t *testing.T) {
-	c := stripeCorpusModel(t, "tflite-micro/person_detect.tflite", 4)
 	data, err := os.ReadFile(filepath.Join(corpus.Require(t), "corpus", "tflite-micro/person_detect.tflite"))
 	require.NoError(t, err)
-	write := func(dir string, m *graph.Model) {
+	lib, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	cfg := Config{ModelName: "person_detect", Version: "test", Kernels: lib, Patches: PatchesAuto, EmitTFLite: true}
+	cfg.Liveness.Kernels = lib
+	out, err := Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	require.NotEmpty(t, out.Model.Stripes, "person_detect is striped")
+	write := func(dir string, emitted []byte) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "original.tflite"), data, 0o644))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "striped"+PlanSuffix), c.js, 0o644))
-		for _, f := range c.files {
+		for _, f := range out.Files() {
+			if strings.HasSuffix(f.Name, ".tflite") && emitted != nil {
+				f.Data = emitted
+			}
 			require.NoError(t, os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644))
 		}
-		enc, err := tflite.Encode(m, tflite.EncodeOptions{})
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "striped.tflite"), enc, 0o644))
 	}
 	dir := t.TempDir()
-	write(dir, c.m)
-	r, err := VerifyPlanFile(filepath.Join(dir, "striped"+PlanSuffix), "")
+	write(dir, nil)
+	r, err := VerifyPlanFile(filepath.Join(dir, out.Prefix()+PlanSuffix), "")
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, "original.tflite"), r.Model, "found by sha256, not the rewrite beside the plan")
 
-	bad := cloneForMutation(c.m)
-	s := bad.Stripes[0].Subgraph
+	bad, err := tflite.Load(out.TFLite.Data)
+	require.NoError(t, err)
+	bad = cloneForMutation(bad)
 	found := false
-	for _, op := range bad.Subgraphs[s].Ops {
-		if op.Name() == "STRIDED_SLICE" && strings.Contains(bad.Tensor(s, op.Outputs[0]).Name, "/stripe1/") {
-			end := int32Data(bad, s, op.Inputs[2])
+	for _, op := range bad.Subgraphs[0].Ops {
+		if op.Name() == "STRIDED_SLICE" && strings.Contains(bad.Tensor(0, op.Outputs[0]).Name, "/stripe1/") {
+			end := int32Data(bad, 0, op.Inputs[2])
 			end[1]--
-			setInt32Data(bad, s, op.Inputs[2], end)
+			setInt32Data(bad, 0, op.Inputs[2], end)
 			found = true
 			break
 		}
 	}
 	require.True(t, found, "stripe 1 slices a tensor")
+	enc, err := tflite.Encode(bad, tflite.EncodeOptions{})
+	require.NoError(t, err)
 	dir = t.TempDir()
-	write(dir, bad)
-	_, err = VerifyPlanFile(filepath.Join(dir, "striped"+PlanSuffix), "")
+	write(dir, enc)
+	_, err = VerifyPlanFile(filepath.Join(dir, out.Prefix()+PlanSuffix), "")
 	var ve *VerifyError
 	require.ErrorAs(t, err, &ve)
-	assert.Contains(t, messages(ve.Violations), "RewriteMismatch: striped.tflite: tensor ")
+	assert.Contains(t, messages(ve.Violations), "RewriteMismatch: person_detect.tflite: tensor ")
 	assert.Contains(t, messages(ve.Violations), "/stripe1/slice/end): its constant data")
 }
+

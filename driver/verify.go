@@ -97,7 +97,7 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 // verifyEmittedRewrite checks the model --emit-tflite wrote beside a plan
 // that records stripes (<prefix>.tflite for <prefix>.plan.json), when
 // there is one, against the verifier's rebuild of the rewrite from the
-// original (verify.Rewrite).
+// original (verify.RewriteFile).
 func verifyEmittedRewrite(planPath string, original *graph.Model, js []byte) ([]verify.Violation, error) {
 	prefix, ok := strings.CutSuffix(planPath, PlanSuffix)
 	if !ok {
@@ -115,7 +115,7 @@ func verifyEmittedRewrite(planPath string, original *graph.Model, js []byte) ([]
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", emitted, err)
 	}
-	v := verify.Rewrite(original, m, js)
+	v := verify.RewriteFile(original, m, js)
 	for i := range v {
 		v[i].Msg = filepath.Base(emitted) + ": " + v[i].Msg
 	}

@@ -36,7 +36,46 @@ func Rewrite(original, rewritten *graph.Model, planJSON []byte) []Violation {
 		return bad
 	}
 	var r report
-	compareModels(&r, want, rewritten)
+	compareModels(&r, want, rewritten, nil, false)
+	if len(r) == 0 {
+		return nil
+	}
+	return r
+}
+
+// RewriteFile is Rewrite for emitted, the model read back from the
+// .tflite --emit-tflite writes beside a plan that records stripes. That
+// file lists each subgraph's operators in the plan's schedule order (TFLM
+// runs them as listed), and gives the region's intermediate tensors,
+// which the rewrite keeps at their ids though no operator uses them any
+// more, a height of 0 with their shape in shape_signature: TFLM gives
+// bytes to every non-constant tensor of non-zero size, used or not
+// (tensorflow/lite/micro/micro_allocation_info.cc @90b983c). Both are
+// accepted; everything else is compared as Rewrite does.
+func RewriteFile(original, emitted *graph.Model, planJSON []byte) []Violation {
+	if original == nil || emitted == nil {
+		return report{{Malformed, "model is nil"}}
+	}
+	doc, bad := decode(planJSON)
+	if doc == nil {
+		return bad
+	}
+	want, bad := rebuildModel(original, doc)
+	if want == nil {
+		return bad
+	}
+	order := make([][]graph.OpIndex, len(want.Subgraphs))
+	seen := map[graph.OpRef]bool{}
+	for _, run := range doc.schedule {
+		s := run.op.Subgraph
+		if s < 0 || int(s) >= len(order) || seen[run.op] {
+			continue
+		}
+		seen[run.op] = true
+		order[s] = append(order[s], run.op.Op)
+	}
+	var r report
+	compareModels(&r, want, emitted, order, true)
 	if len(r) == 0 {
 		return nil
 	}
@@ -44,7 +83,11 @@ func Rewrite(original, rewritten *graph.Model, planJSON []byte) []Violation {
 }
 
 // compareModels reports each way got differs from want, the rebuild.
-func compareModels(r *report, want, got *graph.Model) {
+// order, when not nil, lists per subgraph the rebuild's operators in the
+// order got lists them (a subgraph whose list is not a permutation of
+// its operators keeps the model's order); file says got was read from a
+// .tflite (RewriteFile).
+func compareModels(r *report, want, got *graph.Model, order [][]graph.OpIndex, file bool) {
 	if len(got.Subgraphs) != len(want.Subgraphs) {
 		r.add(RewriteMismatch, "the rewritten model has %d subgraphs, the rebuild %d", len(got.Subgraphs), len(want.Subgraphs))
 		return
@@ -60,8 +103,12 @@ func compareModels(r *report, want, got *graph.Model) {
 		if len(gs.Tensors) != len(ws.Tensors) {
 			r.add(RewriteMismatch, "subgraph %d of the rewritten model has %d tensors, the rebuild %d", s, len(gs.Tensors), len(ws.Tensors))
 		}
+		var unused map[graph.TensorID]bool
+		if file {
+			unused = unusedTensors(ws)
+		}
 		for t := range min(len(gs.Tensors), len(ws.Tensors)) {
-			compareTensors(r, want, got, si, graph.TensorID(t))
+			compareTensors(r, want, got, si, graph.TensorID(t), unused[graph.TensorID(t)])
 		}
 		if !slices.Equal(gs.Inputs, ws.Inputs) || !slices.Equal(gs.Outputs, ws.Outputs) {
 			r.add(RewriteMismatch, "subgraph %d: inputs %v and outputs %v, the rebuild's %v and %v", s, gs.Inputs, gs.Outputs, ws.Inputs, ws.Outputs)
@@ -69,10 +116,75 @@ func compareModels(r *report, want, got *graph.Model) {
 		if len(gs.Ops) != len(ws.Ops) {
 			r.add(RewriteMismatch, "subgraph %d of the rewritten model has %d operators, the rebuild %d", s, len(gs.Ops), len(ws.Ops))
 		}
+		perm := identity(len(ws.Ops))
+		if s < len(order) && isPermutation(order[s], len(ws.Ops)) {
+			perm = order[s]
+		}
 		for i := range min(len(gs.Ops), len(ws.Ops)) {
-			compareOps(r, got, si, graph.OpIndex(i), &ws.Ops[i], &gs.Ops[i])
+			compareOps(r, got, si, graph.OpIndex(i), &ws.Ops[perm[i]], &gs.Ops[i])
 		}
 	}
+}
+
+func identity(n int) []graph.OpIndex {
+	out := make([]graph.OpIndex, n)
+	for i := range out {
+		out[i] = graph.OpIndex(i)
+	}
+	return out
+}
+
+// isPermutation reports whether order lists each of n operators once.
+func isPermutation(order []graph.OpIndex, n int) bool {
+	if len(order) != n {
+		return false
+	}
+	seen := make([]bool, n)
+	for _, o := range order {
+		if o < 0 || int(o) >= n || seen[o] {
+			return false
+		}
+		seen[o] = true
+	}
+	return true
+}
+
+// unusedTensors returns the tensors of sg that no operator reads or
+// writes and that are no subgraph input or output.
+func unusedTensors(sg *graph.Subgraph) map[graph.TensorID]bool {
+	used := map[graph.TensorID]bool{}
+	for _, ts := range [][]graph.TensorID{sg.Inputs, sg.Outputs} {
+		for _, t := range ts {
+			used[t] = true
+		}
+	}
+	for _, op := range sg.Ops {
+		for _, ts := range [][]graph.TensorID{op.Inputs, op.Outputs, op.Intermediates} {
+			for _, t := range ts {
+				used[t] = true
+			}
+		}
+	}
+	out := map[graph.TensorID]bool{}
+	for t := range sg.Tensors {
+		if !used[graph.TensorID(t)] {
+			out[graph.TensorID(t)] = true
+		}
+	}
+	return out
+}
+
+// heightZeroed reports whether got is want with its height 0 and its
+// shape kept in shape_signature (or the signature the model gave), as
+// RewriteFile accepts for an unused tensor.
+func heightZeroed(got, want *graph.Tensor) bool {
+	if len(got.Shape) != 4 || len(want.Shape) != 4 || got.Shape[1] != 0 {
+		return false
+	}
+	zeroed := slices.Clone(want.Shape)
+	zeroed[1] = 0
+	sig := got.ShapeSignature
+	return slices.Equal(got.Shape, zeroed) && (sig == nil || slices.Equal(sig, want.Shape) || slices.Equal(sig, want.ShapeSignature))
 }
 
 // compareRecords reports a rewritten model whose own Stripes differ from
@@ -101,14 +213,15 @@ func tensorName(m *graph.Model, s graph.SubgraphIndex, t graph.TensorID) string 
 }
 
 // compareTensors reports a tensor of got that differs from the rebuild's:
-// name, type, shape, quantization, variable flag, and constant data.
-func compareTensors(r *report, want, got *graph.Model, s graph.SubgraphIndex, t graph.TensorID) {
+// name, type, shape, quantization, variable flag, and constant data; an
+// unused tensor may have its height zeroed (RewriteFile).
+func compareTensors(r *report, want, got *graph.Model, s graph.SubgraphIndex, t graph.TensorID, unused bool) {
 	w, g := &want.Subgraphs[s].Tensors[t], &got.Subgraphs[s].Tensors[t]
 	name := tensorName(got, s, t)
 	switch {
 	case g.Name != w.Name:
 		r.add(RewriteMismatch, "tensor %s: the rebuild names it %q", name, escapeName(w.Name))
-	case g.Type != w.Type || !slices.Equal(g.Shape, w.Shape):
+	case g.Type != w.Type || !slices.Equal(g.Shape, w.Shape) && !(unused && heightZeroed(g, w)):
 		r.add(RewriteMismatch, "tensor %s is %v %v, the rebuild's %v %v", name, g.Type, g.Shape, w.Type, w.Shape)
 	case !sameQuant(g.Quantization, w.Quantization):
 		r.add(RewriteMismatch, "tensor %s: quantization %s, the rebuild's %s", name, quantText(g.Quantization), quantText(w.Quantization))

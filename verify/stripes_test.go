@@ -228,7 +228,7 @@ func TestRewriteMutations(t *testing.T) {
 	good, bad := rebuildModel(orig, doc)
 	require.Empty(t, bad)
 	var r report
-	compareModels(&r, good, cloneModel(good))
+	compareModels(&r, good, cloneModel(good), nil, false)
 	require.Empty(t, r, "a model equal to the rebuild")
 	sg := good.Subgraphs[0]
 	for name, tt := range map[string]struct {
@@ -269,7 +269,7 @@ func TestRewriteMutations(t *testing.T) {
 			m := cloneModel(good)
 			tt.mutate(m)
 			var r report
-			compareModels(&r, good, m)
+			compareModels(&r, good, m, nil, false)
 			require.NotEmpty(t, r)
 			assert.Equal(t, RewriteMismatch, r[0].Kind)
 			var msgs []string
