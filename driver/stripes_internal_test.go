@@ -384,4 +384,3 @@ func TestVerifyPlanFileStripes(t *testing.T) {
 	assert.Contains(t, messages(ve.Violations), "RewriteMismatch: person_detect.tflite: tensor ")
 	assert.Contains(t, messages(ve.Violations), "/stripe1/slice/end): its constant data")
 }
-
