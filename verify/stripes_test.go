@@ -312,3 +312,49 @@ func FuzzStripeRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestRewriteFileForm: the model read back from the .tflite lists its
+// operators in the plan's schedule order and gives the region's unused
+// intermediates a height of 0; RewriteFile accepts both and nothing more
+// (a used tensor of height 0, an order that is not the schedule's).
+func TestRewriteFileForm(t *testing.T) {
+	orig := convChain()
+	rec := convChainRecord()
+	good, bad := rebuildModel(orig, &planDoc{stripes: []stripeRec{rec}})
+	require.Empty(t, bad)
+	n := len(good.Subgraphs[0].Ops)
+	// The schedule runs stripe 1 before stripe 0.
+	var order []graph.OpIndex
+	for i := 6; i < 12; i++ {
+		order = append(order, graph.OpIndex(i))
+	}
+	for i := 0; i < 6; i++ {
+		order = append(order, graph.OpIndex(i))
+	}
+	order = append(order, 12, 13)
+	file := cloneModel(good)
+	file.Stripes = nil
+	for i, o := range order {
+		file.Subgraphs[0].Ops[i] = good.Subgraphs[0].Ops[o]
+	}
+	a := &file.Subgraphs[0].Tensors[3] // the conv's output, an intermediate of the region
+	a.Shape, a.ShapeSignature = []int32{1, 0, 8, 4}, []int32{1, 8, 8, 4}
+	var r report
+	compareModels(&r, good, file, [][]graph.OpIndex{order}, true)
+	assert.Empty(t, r)
+
+	r = nil
+	compareModels(&r, good, file, [][]graph.OpIndex{identity(n)}, true)
+	assert.NotEmpty(t, r, "not in the schedule's order")
+
+	used := cloneModel(file)
+	used.Subgraphs[0].Tensors[7].Shape = []int32{1, 0, 4, 4} // y, which the concatenation writes
+	r = nil
+	compareModels(&r, good, used, [][]graph.OpIndex{order}, true)
+	require.NotEmpty(t, r)
+	assert.Contains(t, r[0].Msg, "tensor 0:7 (y) is INT8 [1 0 4 4]")
+
+	r = nil
+	compareModels(&r, good, file, [][]graph.OpIndex{order}, false)
+	assert.NotEmpty(t, r, "Rewrite takes no zeroed height")
+}
