@@ -64,7 +64,7 @@ golden: ## rewrite golden files from the current code
 # Every fuzz target, as package:Function; fuzz_test.go at the root checks
 # that the list names them all.
 FUZZ_TARGETS := tflite:FuzzLoad tflite:FuzzSetMetadata verify:FuzzPlan verify:FuzzBlocks \
-	config:FuzzParse plan/dsa:FuzzReadCSV verify:FuzzC verify:FuzzNames verify:FuzzFastJSON
+	config:FuzzParse plan/dsa:FuzzReadCSV verify:FuzzC verify:FuzzNames verify:FuzzFastJSON verify:FuzzStripeRecord
 
 .PHONY: fuzz
 fuzz: ## fuzz every target for FUZZTIME each (default 60s); FUZZ=FuzzLoad runs one

@@ -347,7 +347,7 @@ func (s *planned) finish() (*Output, error) {
 	}
 	out := &Output{Model: m, Original: orig, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord, TFLM: s.tflm}
 	if !cfg.NoVerify {
-		if v := verify.PlanAndC(m, js, cModule(files)); len(v) > 0 {
+		if v := verifyOutput(s.rewrittenFrom(), m, js, cModule(files)); len(v) > 0 {
 			return out, &VerifyError{Violations: v}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/inputfile"
 	"github.com/heliac/heliac/tflite"
 	"github.com/heliac/heliac/verify"
@@ -81,10 +82,44 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v := append(verify.Plan(m, js), cv...); len(v) > 0 {
+	v := append(verify.Plan(m, js), cv...)
+	if len(v) == 0 && len(head.Stripes) > 0 {
+		if v, err = verifyEmittedRewrite(path, m, js); err != nil {
+			return nil, err
+		}
+	}
+	if len(v) > 0 {
 		return r, fmt.Errorf("%s: %w", path, &VerifyError{Violations: v})
 	}
 	return r, nil
+}
+
+// verifyEmittedRewrite checks the model --emit-tflite wrote beside a plan
+// that records stripes (<prefix>.tflite for <prefix>.plan.json), when
+// there is one, against the verifier's rebuild of the rewrite from the
+// original (verify.RewriteFile).
+func verifyEmittedRewrite(planPath string, original *graph.Model, js []byte) ([]verify.Violation, error) {
+	prefix, ok := strings.CutSuffix(planPath, PlanSuffix)
+	if !ok {
+		return nil, nil
+	}
+	emitted := prefix + ".tflite"
+	if st, err := os.Stat(emitted); err != nil || !st.Mode().IsRegular() {
+		return nil, nil
+	}
+	data, err := inputfile.Read(emitted, inputfile.Model)
+	if err != nil {
+		return nil, err
+	}
+	m, err := tflite.Load(data)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", emitted, err)
+	}
+	v := verify.RewriteFile(original, m, js)
+	for i := range v {
+		v[i].Msg = filepath.Base(emitted) + ": " + v[i].Msg
+	}
+	return v, nil
 }
 
 // onePlan returns the plan file planPath names: itself, or the one plan
@@ -111,6 +146,8 @@ type planHead struct {
 		SHA256 string `json:"sha256"`
 	} `json:"model"`
 	PlanHash string `json:"plan_hash"`
+	// Stripes is the record of a stripe rewrite, when the plan has one.
+	Stripes json.RawMessage `json:"stripes"`
 }
 
 // readHead decodes what it can of js's head. A plan too broken to decode

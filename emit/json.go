@@ -74,6 +74,7 @@ type jsonPlan struct {
 	Schedule         []jsonRun                  `json:"schedule"`
 	TFLMArenaBytes   int64                      `json:"tflm_arena_bytes,omitempty"`
 	TFLMTarget       string                     `json:"tflm_target,omitempty"`
+	Stripes          []jsonStripe               `json:"stripes,omitempty"`
 }
 
 // jsonSource names the kernel library and CPU that sized kernel_scratch.
@@ -183,6 +184,36 @@ type jsonKernel struct {
 	Binding  jsonBinding `json:"binding"`
 	StartOp  int         `json:"start_op"`
 	EndOp    int         `json:"end_op"`
+}
+
+// jsonStripe is a stripes entry: one region of the model the plan was
+// made for that runs stripe by stripe (graph.StripeRegion); tensors and
+// operators as "subgraph:index" ids, operators the original's.
+type jsonStripe struct {
+	Subgraph  int        `json:"subgraph"`
+	Input     string     `json:"input"`
+	Output    string     `json:"output"`
+	Operators []string   `json:"operators"`
+	K         int        `json:"k"`
+	Rows      [][2]int32 `json:"rows"`
+	MACs      int64      `json:"macs"`
+	ExtraMACs int64      `json:"extra_macs"`
+}
+
+// stripesOf is plan.json's stripes list for m's record, nil when m runs
+// no region stripe by stripe.
+func stripesOf(m *graph.Model) []jsonStripe {
+	var out []jsonStripe
+	for _, r := range m.Stripes {
+		id := func(i int) string { return fmt.Sprintf("%d:%d", r.Subgraph, i) }
+		js := jsonStripe{Subgraph: int(r.Subgraph), Input: id(int(r.Input)), Output: id(int(r.Output)), Operators: []string{},
+			K: r.K(), Rows: append([][2]int32{}, r.Rows...), MACs: r.MACs, ExtraMACs: r.ExtraMACs}
+		for _, op := range r.Ops {
+			js.Operators = append(js.Operators, id(op))
+		}
+		out = append(out, js)
+	}
+	return out
 }
 
 type jsonRun struct {
@@ -439,6 +470,7 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	if a := meta.TFLMArena; a != nil {
 		out.TFLMArenaBytes, out.TFLMTarget = a.Bytes, a.Target
 	}
+	out.Stripes = stripesOf(m)
 	js, err := compactJSON(out)
 	if err != nil {
 		return nil, err

@@ -53,9 +53,10 @@ func ReportWithTFLM(m *graph.Model, p *plan.Plan, meta Meta, tflm *TFLMHeads) []
 	}
 	w("</p>\n")
 	reportArenaTable(&b, p)
-	w("<p class=\"legend\"><span class=\"tensor\"></span>tensor<span class=\"inplace\"></span>written in place<span class=\"view\"></span>view" +
-		"<span class=\"kscratch\"></span>kernel scratch<span class=\"variable\"></span>resource variable<span class=\"spilled\"></span>spilled · " +
-		"dashed red: lower bound · dotted black: peak step</p>\n")
+	w("<p class=\"legend\"><span class=\"tensor\"></span>tensor<span class=\"inplace\"></span>written in place<span class=\"view\"></span>view"+
+		"<span class=\"kscratch\"></span>kernel scratch<span class=\"variable\"></span>resource variable<span class=\"spilled\"></span>spilled · "+
+		"%sdashed red: lower bound · dotted black: peak step</p>\n", map[bool]string{true: "<span class=\"stripe\"></span>stripe (tensors one stripe computes) · "}[len(m.Stripes) > 0])
+	reportStripes(&b, m)
 	w("<div id=\"detail\">Point at a box for its details.</div>\n")
 	// Scratch arenas first: they are what a plan is about.
 	for _, role := range []liveness.Class{liveness.Scratch, liveness.Persistent, liveness.Constant} {
@@ -170,9 +171,11 @@ const (
 	minLabelName = 8
 )
 
-// boxKind classes an allocation for its colour.
-func boxKind(p *plan.Plan, a *plan.Alloc) string {
+// boxKind classes an allocation for its colour; stripes marks the
+// tensors of a rewritten model's stripes (stripeTensors).
+func boxKind(p *plan.Plan, a *plan.Alloc, stripes map[graph.TensorRef]stripeInfo) string {
 	spilled := slices.ContainsFunc(p.Spills, func(s plan.Spill) bool { return s.Key == a.Key })
+	_, stripe := stripes[a.Ref]
 	switch {
 	case spilled:
 		return "spilled"
@@ -180,6 +183,8 @@ func boxKind(p *plan.Plan, a *plan.Alloc) string {
 		return "kscratch"
 	case a.Kind == plan.VariableAlloc:
 		return "variable"
+	case a.Kind == plan.TensorAlloc && stripe:
+		return "stripe"
 	case a.InPlace != nil:
 		return "inplace"
 	case a.AliasOf != nil:
@@ -304,6 +309,7 @@ func (l labelBox) overlaps(o labelBox) bool {
 // axis with round ticks.
 func reportArena(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) {
 	allocs := allocsOf(p, ar.ID)
+	stripes := stripeTensors(m)
 	fmt.Fprintf(b, "<h2 id=\"arena-%d\">%s · %s · %d B</h2>\n", ar.ID, esc(ar.Name), esc(ar.Memory), ar.Size)
 	steps := int64(max(p.Schedule.Steps, 1))
 	height := max(ar.Size, 1)
@@ -352,8 +358,11 @@ func reportArena(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) 
 		y0, y1 := y(a.Offset+a.Size), y(a.Offset)
 		w, h := max(x1-x0, minBox), max(y1-y0, minBox)
 		top := min(max(y1-h, 0), float64(mh)-h) // a box grown to minBox stays in the frame
-		kind := boxKind(p, a)
+		kind := boxKind(p, a, stripes)
 		detail := fmt.Sprintf("%s %s: %d B at offset %d, live steps %d–%d (%s)", keyText(a.Key), a.Name, a.Size, a.Offset, first, last, kind)
+		if si, ok := stripes[a.Ref]; ok && a.Kind == plan.TensorAlloc {
+			detail += "; " + si.label(m)
+		}
 		if a.InPlace != nil {
 			detail += "; written over its input under " + p.Kernels
 		} else if a.OwnPlan != nil && a.AliasOf != nil {
@@ -389,6 +398,7 @@ func reportArena(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) 
 
 // reportPeak says where a scratch arena peaks and what is live there.
 func reportPeak(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) {
+	stripes := stripeTensors(m)
 	op := ""
 	for _, r := range p.Schedule.Runs {
 		if r.Span.First == ar.PeakStep {
@@ -406,6 +416,9 @@ func reportPeak(b *bytes.Buffer, m *graph.Model, p *plan.Plan, ar *plan.Arena) {
 		fmt.Fprintf(b, "<li>%s %s: %d B", esc(keyText(k)), esc(a.Name), a.Size)
 		if block != a.Size {
 			fmt.Fprintf(b, " (alias group %d B)", block)
+		}
+		if si, ok := stripes[a.Ref]; ok && a.Kind == plan.TensorAlloc {
+			fmt.Fprintf(b, ", %s", esc(si.label(m)))
 		}
 		fmt.Fprintf(b, "</li>\n")
 	}
@@ -449,7 +462,7 @@ svg.map{width:100%;height:auto;background:#fff}
 .label{font-size:11px;fill:#fff;pointer-events:none;paint-order:stroke;stroke:rgba(0,0,0,.35);stroke-width:2px}
 rect.alloc{stroke:#fff;stroke-width:.4}rect.alloc:hover{stroke:#000;stroke-width:1.5}
 .tensor{fill:#4c78a8;background:#4c78a8}.inplace{fill:#f58518;background:#f58518}.view{fill:#9ecae9;background:#9ecae9}
-.kscratch{fill:#54a24b;background:#54a24b}.variable{fill:#b279a2;background:#b279a2}.spilled{fill:#e45756;background:#e45756}
+.kscratch{fill:#54a24b;background:#54a24b}.stripe{fill:#72b7b2;background:#72b7b2}.variable{fill:#b279a2;background:#b279a2}.spilled{fill:#e45756;background:#e45756}
 .bound{stroke:#d62728;stroke-dasharray:6 3;stroke-width:1.2}.peak{stroke:#000;stroke-dasharray:2 2}
 li{overflow-wrap:anywhere}
 #detail{position:sticky;top:0;background:#fffbe6;border:1px solid #e6d9a3;padding:4px 8px;margin:8px 0}

@@ -47,6 +47,9 @@ func C(m *graph.Model, planJSON []byte, mod Module) []Violation {
 	if doc == nil {
 		return bad
 	}
+	if m, bad = rebuildModel(m, doc); m == nil {
+		return bad
+	}
 	return checkC(m, doc, mod)
 }
 

@@ -55,6 +55,10 @@ type planDoc struct {
 	// tflmArena is tflm_arena_bytes, TFLM's whole tensor_arena for the
 	// model written with --emit-tflite (nil when absent).
 	tflmArena *int64
+	// stripes are the stripes entries (nil when the key is absent): the
+	// regions the model the plan was made for runs stripe by stripe,
+	// which the verifier rebuilds from the original (stripes.go).
+	stripes []stripeRec
 }
 
 // platform is the platform object: the banks the plan was made for.
@@ -411,6 +415,11 @@ func decode(data []byte) (*planDoc, []Violation) {
 		}
 		b.section, b.initSection = o.optString("section"), o.optString("init_section")
 		doc.platform.banks = append(doc.platform.banks, b)
+	}
+	if _, has := top.m["stripes"]; has {
+		for i, v := range top.list("stripes") {
+			doc.stripes = append(doc.stripes, decodeStripe(newObject(&r, v, "stripes["+strconv.Itoa(i)+"]")))
+		}
 	}
 	if len(r) > 0 {
 		return nil, r

@@ -116,6 +116,17 @@
 //   - every name is written as docs/plan-format.md ("Names") says and
 //     stands for the model's bytes (names.go; else Malformed).
 //
+// A plan made for a model rewritten stripe by stripe records the rewrite
+// (stripes); Plan, PlanAndC and C are then given the original model, and
+// first rebuild the rewritten one from it and the record with this
+// package's own code (stripes.go, following docs/stripes.md): a record
+// that is not a valid region of the original, whose rows do not cover the
+// output once and in order, whose k is not 2 to 10 or whose MACs differ
+// from the rebuild's is BadStripes. Rewrite and RewriteFile compare the
+// model heliac emits (in memory, or read back from the .tflite it wrote)
+// with the rebuild, operator by operator and tensor by tensor
+// (RewriteMismatch).
+//
 // C checks the C module written with a plan (<prefix>.h and <prefix>.c)
 // against its plan.json: the plan hash both files name, and every figure
 // of the arena macros and arrays, the tensor and kernel scratch tables, the

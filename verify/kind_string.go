@@ -23,11 +23,13 @@ func _() {
 	_ = x[HashMismatch-13]
 	_ = x[CMismatch-14]
 	_ = x[OwnOffset-15]
+	_ = x[BadStripes-16]
+	_ = x[RewriteMismatch-17]
 }
 
-const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolatedBadScheduleHashMismatchCMismatchOwnOffset"
+const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolatedBadScheduleHashMismatchCMismatchOwnOffsetBadStripesRewriteMismatch"
 
-var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119, 130, 142, 151, 160}
+var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119, 130, 142, 151, 160, 170, 185}
 
 func (i Kind) String() string {
 	idx := int(i) - 1

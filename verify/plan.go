@@ -15,13 +15,19 @@ const (
 
 // Plan checks planJSON, a plan.json (docs/plan-format.md), against the model
 // it was made for, and returns every violation found, or nil when the plan
-// is clean. See the package doc for the rules.
+// is clean. See the package doc for the rules. When the plan records
+// stripes, m is the original model (the one model.sha256 names): the
+// verifier rebuilds the rewritten model from it and the record
+// (stripes.go) and checks the plan against that.
 func Plan(m *graph.Model, planJSON []byte) []Violation {
 	if m == nil {
 		return report{{Malformed, "model is nil"}}
 	}
 	doc, bad := decode(planJSON)
 	if doc == nil {
+		return bad
+	}
+	if m, bad = rebuildModel(m, doc); m == nil {
 		return bad
 	}
 	return checkPlan(m, doc)
@@ -41,7 +47,10 @@ func PlanAndC(m *graph.Model, planJSON []byte, mod Module) []Violation {
 	parsed := make(chan parsedModule, 1)
 	go func() { parsed <- parseModule(mod) }()
 	doc, bad := decode(planJSON)
-	if doc == nil {
+	if doc != nil {
+		m, bad = rebuildModel(m, doc)
+	}
+	if doc == nil || m == nil {
 		<-parsed
 		return bad
 	}

@@ -617,6 +617,8 @@ func TestKindString(t *testing.T) {
 	assert.Equal(t, "HashMismatch", HashMismatch.String())
 	assert.Equal(t, "CMismatch", CMismatch.String())
 	assert.Equal(t, "OwnOffset", OwnOffset.String())
-	assert.Equal(t, "Kind(16)", Kind(16).String())
+	assert.Equal(t, "BadStripes", BadStripes.String())
+	assert.Equal(t, "RewriteMismatch", RewriteMismatch.String())
+	assert.Equal(t, "Kind(18)", Kind(18).String())
 	assert.Equal(t, "Unplaced: 0:1 (a) has no allocation", Violation{Unplaced, "0:1 (a) has no allocation"}.String())
 }

@@ -26,6 +26,8 @@ const (
 	HashMismatch            // plan_hash is not the hash of the plan's own fields
 	CMismatch               // the C sources do not describe the plan
 	OwnOffset               // a tensor an operator addresses relative to another is not at the model's own offset from it
+	BadStripes              // the stripes record is not a valid stripe rewrite of the original model (region, rows, k, MACs)
+	RewriteMismatch         // a rewritten model differs from the verifier's rebuild of its stripes record
 )
 
 // Violation is one broken rule. Msg names tensors as

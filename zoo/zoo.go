@@ -342,6 +342,14 @@ type Row struct {
 	TFLMTarget        string `json:"tflm_target,omitempty"`
 	TFLMArenaBytes    int64  `json:"tflm_arena_bytes,omitempty"`
 	TFLMOwnArenaBytes int64  `json:"tflm_own_arena_bytes,omitempty"`
+	// StripeK is the number of stripes of each region the compiled model
+	// runs stripe by stripe (--patches; graph.Model.Stripes), ExtraMACs
+	// the multiply-accumulates the stripes compute again and
+	// ExtraMACsPercent that in percent of the original model's; empty
+	// for a model compiled as given.
+	StripeK          []int   `json:"stripe_k,omitempty"`
+	ExtraMACs        int64   `json:"extra_macs,omitempty"`
+	ExtraMACsPercent float64 `json:"extra_macs_percent,omitempty"`
 }
 
 // Statuses of a Row.
@@ -392,9 +400,46 @@ func Summarize(results []Result) []Row {
 		if a := r.Output.TFLMArena; a != nil {
 			row.TFLMTarget, row.TFLMArenaBytes, row.TFLMOwnArenaBytes = a.Target, a.Emitted.Bytes, a.Original.Bytes
 		}
+		stripeFigures(&row, r.Output)
 		rows[i] = row
 	}
 	return rows
+}
+
+// stripeFigures fills a row's stripe columns from the compiled model's
+// record. The original model's MACs are the rewritten model's less what
+// the stripes compute again.
+func stripeFigures(row *Row, out *driver.Output) {
+	m := out.Model
+	if m == nil || len(m.Stripes) == 0 {
+		return
+	}
+	for _, r := range m.Stripes {
+		row.StripeK = append(row.StripeK, r.K())
+		row.ExtraMACs += r.ExtraMACs
+	}
+	var total int64
+	for s := range m.Subgraphs {
+		sg := &m.Subgraphs[s]
+		for _, op := range sg.Ops {
+			name := op.Name()
+			if (name != "CONV_2D" && name != "DEPTHWISE_CONV_2D") || len(op.Inputs) < 2 || len(op.Outputs) < 1 || op.Inputs[1] < 0 || op.Outputs[0] < 0 {
+				continue
+			}
+			o, f := sg.Tensors[op.Outputs[0]].Shape, sg.Tensors[op.Inputs[1]].Shape
+			if len(o) != 4 || len(f) != 4 {
+				continue
+			}
+			n := int64(o[1]) * int64(o[2]) * int64(o[3]) * int64(f[1]) * int64(f[2])
+			if name == "CONV_2D" {
+				n *= int64(f[3])
+			}
+			total += n
+		}
+	}
+	if orig := total - row.ExtraMACs; orig > 0 {
+		row.ExtraMACsPercent = float64(row.ExtraMACs) / float64(orig) * 100
+	}
 }
 
 // firstLine is an error's first line: the rest are details.
@@ -406,12 +451,15 @@ func firstLine(s string) string {
 // CSV renders rows as summary.csv: a header and a line per row, numbers
 // as Go formats them (over_bound with two decimals, vs_tflm_percent with
 // four, so that a few bytes above TFLM's never read 0, milliseconds with
-// one; the TFLM columns empty where the plan is not compared).
+// one; the TFLM columns empty where the plan is not compared; stripe_k
+// the regions' k joined by "+", extra_macs_percent with two decimals,
+// both with extra_macs empty for a model compiled as given).
 func CSV(rows []Row) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"model", "path", "status", "error", "steps", "arenas", "bound", "arena", "over_bound", "kernel_scratch", "milliseconds", "timed_out",
-		"tflm_own_head", "vs_tflm", "vs_tflm_percent", "kept", "tflm_target", "tflm_arena_bytes", "tflm_own_arena_bytes"})
+		"tflm_own_head", "vs_tflm", "vs_tflm_percent", "kept", "tflm_target", "tflm_arena_bytes", "tflm_own_arena_bytes",
+		"stripe_k", "extra_macs", "extra_macs_percent"})
 	for _, r := range rows {
 		tflm := []string{"", "", "", ""}
 		if r.Kept != "" {
@@ -423,6 +471,15 @@ func CSV(rows []Row) []byte {
 			whole = []string{r.TFLMTarget, strconv.FormatInt(r.TFLMArenaBytes, 10), strconv.FormatInt(r.TFLMOwnArenaBytes, 10)}
 		}
 		tflm = append(tflm, whole...)
+		stripes := []string{"", "", ""}
+		if len(r.StripeK) > 0 {
+			ks := make([]string, len(r.StripeK))
+			for j, k := range r.StripeK {
+				ks[j] = strconv.Itoa(k)
+			}
+			stripes = []string{strings.Join(ks, "+"), strconv.FormatInt(r.ExtraMACs, 10), strconv.FormatFloat(r.ExtraMACsPercent, 'f', 2, 64)}
+		}
+		tflm = append(tflm, stripes...)
 		w.Write(append([]string{r.Model, r.Path, r.Status, r.Error, strconv.Itoa(r.Steps), strconv.Itoa(r.Arenas),
 			strconv.FormatInt(r.Bound, 10), strconv.FormatInt(r.Arena, 10), strconv.FormatFloat(r.OverBound, 'f', 2, 64),
 			strconv.FormatInt(r.KernelScratch, 10), strconv.FormatFloat(r.Milliseconds, 'f', 1, 64), strconv.FormatBool(r.TimedOut)}, tflm...))

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/zoo"
 )
 
@@ -124,17 +125,18 @@ func TestRun(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	require.Len(t, lines, 4)
 	assert.Equal(t, "model,path,status,error,steps,arenas,bound,arena,over_bound,kernel_scratch,milliseconds,timed_out,"+
-		"tflm_own_head,vs_tflm,vs_tflm_percent,kept,tflm_target,tflm_arena_bytes,tflm_own_arena_bytes", lines[0])
+		"tflm_own_head,vs_tflm,vs_tflm_percent,kept,tflm_target,tflm_arena_bytes,tflm_own_arena_bytes,"+
+		"stripe_k,extra_macs,extra_macs_percent", lines[0])
 	assert.True(t, strings.HasPrefix(lines[2], "bad,bad,failed,corrupt model,0,0,0,0,0.00,0,"), lines[2])
-	assert.True(t, strings.HasSuffix(lines[2], ",false,,,,,,,"), "no TFLM figures for a failed model: %s", lines[2])
-	assert.True(t, strings.HasSuffix(lines[1], fmt.Sprintf(",%d,%d,%.4f,%s,,,", rows[0].TFLMOwnHead, rows[0].VsTFLM, rows[0].VsTFLMPercent, rows[0].Kept)),
+	assert.True(t, strings.HasSuffix(lines[2], ",false,,,,,,,,,,"), "no TFLM or stripe figures for a failed model: %s", lines[2])
+	assert.True(t, strings.HasSuffix(lines[1], fmt.Sprintf(",%d,%d,%.4f,%s,,,,,,", rows[0].TFLMOwnHead, rows[0].VsTFLM, rows[0].VsTFLMPercent, rows[0].Kept)),
 		"no whole arena without --emit-tflite: %s", lines[1])
 	whole := results[2].Output.TFLMArena
 	require.NotNil(t, whole, "c was compiled for TFLM")
 	assert.Equal(t, whole.Emitted.Bytes, rows[2].TFLMArenaBytes)
 	assert.Equal(t, whole.Original.Bytes, rows[2].TFLMOwnArenaBytes)
 	assert.Positive(t, rows[2].TFLMArenaBytes)
-	assert.True(t, strings.HasSuffix(lines[3], fmt.Sprintf(",%s,%d,%d", whole.Target, whole.Emitted.Bytes, whole.Original.Bytes)), lines[3])
+	assert.True(t, strings.HasSuffix(lines[3], fmt.Sprintf(",%s,%d,%d,,,", whole.Target, whole.Emitted.Bytes, whole.Original.Bytes)), lines[3])
 	js, err := zoo.JSON(rows)
 	require.NoError(t, err)
 	var doc struct{ Models []zoo.Row }
@@ -194,4 +196,40 @@ func TestRunRecoversPanic(t *testing.T) {
 		assert.Contains(t, rows[1].Error, "heliac bug")
 		assert.Contains(t, rows[1].Error, "integer divide by zero")
 	}
+}
+
+// TestSummarizeStripes: a model compiled stripe by stripe gets its
+// regions' k, the extra MACs and their share of the original model's MACs
+// (the rewritten model's less the extra) in the last three columns.
+func TestSummarizeStripes(t *testing.T) {
+	data, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
+	require.NoError(t, err)
+	out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: "m"})
+	require.NoError(t, err)
+	// A rewritten model in miniature: one CONV_2D of 2x2x3 output, 1x1
+	// filter over 4 channels (48 MACs), whose stripes computed 8 again:
+	// 8 of the original's 40.
+	m := &graph.Model{Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{{Shape: []int32{1, 2, 2, 4}}, {Shape: []int32{3, 1, 1, 4}}, {Shape: []int32{1, 2, 2, 3}}},
+		Ops:     []graph.Op{{Code: graph.Conv2D, CodeName: "CONV_2D", Inputs: []graph.TensorID{0, 1}, Outputs: []graph.TensorID{2}}},
+	}}, Stripes: []graph.StripeRegion{{Rows: [][2]int32{{0, 1}, {1, 2}}, ExtraMACs: 5}, {Rows: [][2]int32{{0, 1}, {1, 2}, {2, 3}}, ExtraMACs: 3}}}
+	striped := *out
+	striped.Model = m
+	rows := zoo.Summarize([]zoo.Result{{Model: zoo.Model{Name: "plain"}, Output: out}, {Model: zoo.Model{Name: "striped"}, Output: &striped}})
+	assert.Empty(t, rows[0].StripeK)
+	assert.Equal(t, []int{2, 3}, rows[1].StripeK)
+	assert.Equal(t, int64(8), rows[1].ExtraMACs)
+	assert.InDelta(t, 20.0, rows[1].ExtraMACsPercent, 1e-9)
+	lines := strings.Split(strings.TrimSpace(string(zoo.CSV(rows))), "\n")
+	assert.True(t, strings.HasSuffix(lines[1], ",,,"), lines[1])
+	assert.True(t, strings.HasSuffix(lines[2], ",2+3,8,20.00"), lines[2])
+	js, err := zoo.JSON(rows)
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"stripe_k": [
+        2,
+        3
+      ],
+      "extra_macs": 8,
+      "extra_macs_percent": 20`)
+	assert.Equal(t, 1, strings.Count(string(js), "stripe_k"), "omitted for the plain model")
 }
