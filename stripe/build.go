@@ -149,7 +149,7 @@ func (b *builder) region(reg *region) ([]graph.Op, error) {
 			}
 			q := need[o]
 			switch kindOf(op.Code) {
-			case convLike:
+			case convLike, pool:
 				w := *op.Window
 				w.Padding = graph.PaddingValid
 				c.Window = &w

@@ -55,7 +55,11 @@ func TestApplyErrors(t *testing.T) {
 		ur := b.add(graph.Tensor{Name: "ur", Type: graph.Uint8, Shape: []int32{1, 4, 4, 2},
 			Quantization: &graph.Quantization{Scale: []float32{0.05}, ZeroPoint: []int64{128}}}) // 12
 		b.op(relu, nil, []graph.TensorID{u}, ur) // op 5
-		return b.model(t, []graph.TensorID{x, z, u}, []graph.TensorID{s, v, w, ur})
+		// A SAME 3x3 stride-2 max pool of x: TFLM's leading padding is 0
+		// but its window overhangs the last row and column (total 1).
+		mp := b.act("mp", []int32{1, 2, 2, 2}, -3)                                                                                                                            // 13
+		b.op(graph.MaxPool2D, &graph.Window{Padding: graph.PaddingSame, StrideH: 2, StrideW: 2, FilterH: 3, FilterW: 3, DilationH: 1, DilationW: 1}, []graph.TensorID{x}, mp) // op 6
+		return b.model(t, []graph.TensorID{x, z, u}, []graph.TensorID{s, v, w, ur, mp})
 	}
 	two := [][2]int32{{0, 3}, {3, 6}}
 	cases := []struct {
@@ -71,7 +75,9 @@ func TestApplyErrors(t *testing.T) {
 		{"operand from outside", others, []graph.StripeRegion{{Input: 3, Output: 7, Ops: []int{2}, Rows: [][2]int32{{0, 2}, {2, 4}}}},
 			`operator 2 (ADD): input tensor 6 "z" is neither the region's input nor written in the region`},
 		{"pool padded", others, []graph.StripeRegion{{Input: 0, Output: 8, Ops: []int{3}, Rows: [][2]int32{{0, 2}, {2, 4}}}},
-			`operator 3 (AVERAGE_POOL_2D): TFLM pads it by 1 rows and 1 columns`},
+			`operator 3 (AVERAGE_POOL_2D): TFLM pads it by 1+1 rows and 1+1 columns`},
+		{"pool overhanging", others, []graph.StripeRegion{{Input: 0, Output: 13, Ops: []int{6}, Rows: [][2]int32{{0, 1}, {1, 2}}}},
+			`operator 6 (MAX_POOL_2D): TFLM pads it by 0+1 rows and 0+1 columns`},
 		{"constant varying along H", others, []graph.StripeRegion{{Input: 0, Output: 10, Ops: []int{4}, Rows: [][2]int32{{0, 2}, {2, 4}}}},
 			`operator 4 (ADD): constant input 1 tensor 9 "k" of shape [1 4 1 2] varies along the rows`},
 		{"uint8", others, []graph.StripeRegion{{Input: 11, Output: 12, Ops: []int{5}, Rows: [][2]int32{{0, 2}, {2, 4}}}},

@@ -232,8 +232,12 @@ func (reg *region) checkOp(i int) error {
 		if err != nil {
 			return err
 		}
-		if k == pool && (h.pad != 0 || w.pad != 0) {
-			return fmt.Errorf("TFLM pads it by %d rows and %d columns (a pool is striped only without padding)", h.pad, w.pad)
+		// A pool's padding must be 0 in all: a SAME pool whose window
+		// overhangs the last row (total 1, leading 0) would be padded
+		// again by TFLM over a stripe's rows, and explicit padding would
+		// change an average's count or a max.
+		if th, tw := h.trailing(in.Shape[1], out.Shape[1]), w.trailing(in.Shape[2], out.Shape[2]); k == pool && (h.pad != 0 || w.pad != 0 || th != 0 || tw != 0) {
+			return fmt.Errorf("TFLM pads it by %d+%d rows and %d+%d columns (a pool is striped only without padding)", h.pad, th, w.pad, tw)
 		}
 		reg.win[i] = [2]window{h, w}
 	case pad:

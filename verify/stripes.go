@@ -444,12 +444,15 @@ func (b *rebuilder) geometry(s graph.SubgraphIndex, op *graph.Op) (*geom, string
 		if oh != int64(outT.Shape[1]) || ow != int64(outT.Shape[2]) || oh <= 0 || ow <= 0 {
 			return nil, fmt.Sprintf("its output is %dx%d, but TFLM computes %dx%d from its input", outT.Shape[1], outT.Shape[2], oh, ow)
 		}
-		top, _ := tflmPadding(int64(in.Shape[1]), KH, sh, oh)
+		top, totalH := tflmPadding(int64(in.Shape[1]), KH, sh, oh)
 		left, totalW := tflmPadding(int64(in.Shape[2]), KW, sw, ow)
 		g := &geom{window: true, stride: sh, kh: KH, top: top, left: left, right: max(0, totalW-left)}
 		if op.Code == graph.Conv2D || op.Code == graph.DepthwiseConv2D {
 			g.convLike = true
-		} else if top != 0 || left != 0 {
+		} else if totalH != 0 || totalW != 0 {
+			// Not only the leading padding: a SAME pool whose window
+			// overhangs the last row (total 1, leading 0) would be
+			// padded again by TFLM on a stripe's rows.
 			return nil, "a pool whose TFLM padding is not 0 (explicit padding would change its result)"
 		}
 		return g, ""
@@ -597,7 +600,7 @@ func (b *rebuilder) stripeOps(rg *region) []graph.Op {
 			}
 			o := op.Outputs[0]
 			p := need[o]
-			if g.convLike {
+			if g.window {
 				cp.Window = new(graph.Window)
 				*cp.Window = *op.Window
 				cp.Window.Padding = graph.PaddingValid

@@ -168,6 +168,13 @@ func TestStripeRecordViolations(t *testing.T) {
 			op.Code, op.CodeName, op.Inputs = graph.MaxPool2D, "MAX_POOL_2D", ids(3)
 			op.Window = &graph.Window{Padding: graph.PaddingSame, StrideW: 2, StrideH: 2, DilationW: 1, DilationH: 1, FilterW: 4, FilterH: 4}
 		}, "not 0"},
+		"pool overhanging the last row": {func(m *graph.Model, r *stripeRec) {
+			// TFLM's leading padding is 0 but its total is 1: a stripe's
+			// SAME copy would be padded again.
+			op := &m.Subgraphs[0].Ops[1]
+			op.Code, op.CodeName, op.Inputs = graph.MaxPool2D, "MAX_POOL_2D", ids(3)
+			op.Window = &graph.Window{Padding: graph.PaddingSame, StrideW: 2, StrideH: 2, DilationW: 1, DilationH: 1, FilterW: 3, FilterH: 3}
+		}, "not 0"},
 		"constant varies along rows": {func(m *graph.Model, r *stripeRec) {
 			op := &m.Subgraphs[0].Ops[2]
 			op.Code, op.CodeName, op.Inputs = 0, "ADD", ids(6, 4)
