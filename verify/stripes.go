@@ -200,6 +200,19 @@ func (b *rebuilder) build(recs []stripeRec) *graph.Model {
 			removed[s][op] = true
 		}
 		replace[s][rec.ops[len(rec.ops)-1]] = ops
+		// The region's intermediates (its operators' outputs but Y), read
+		// and written by no operator now, keep their id with 0 rows
+		// (docs/stripes.md): TFLM would allocate them whole, all at once.
+		ts := out.Subgraphs[s].Tensors
+		for _, op := range rec.ops {
+			for _, o := range b.orig.Subgraphs[s].Ops[op].Outputs {
+				if o == rec.output || o < 0 || int(o) >= len(ts) || len(ts[o].Shape) != 4 {
+					continue
+				}
+				ts[o].Shape = []int32{ts[o].Shape[0], 0, ts[o].Shape[2], ts[o].Shape[3]}
+				ts[o].Size = 0
+			}
+		}
 		out.Stripes = append(out.Stripes, graph.StripeRegion{Subgraph: s, Input: rec.input, Output: rec.output,
 			Ops: opInts(rec.ops), Rows: rows32(rec.rows), MACs: rec.macs, ExtraMACs: rec.extra})
 	}
