@@ -198,6 +198,7 @@ func (b *rebuilder) build(recs []stripeRec) *graph.Model {
 		}
 		for _, op := range rec.ops {
 			removed[s][op] = true
+			zeroRows(&out.Subgraphs[s], b.orig.Subgraphs[s].Ops[op].Outputs, rec.output)
 		}
 		replace[s][rec.ops[len(rec.ops)-1]] = ops
 		out.Stripes = append(out.Stripes, graph.StripeRegion{Subgraph: s, Input: rec.input, Output: rec.output,
@@ -218,6 +219,22 @@ func (b *rebuilder) build(recs []stripeRec) *graph.Model {
 		out.Subgraphs[s].Ops = ops
 	}
 	return &out
+}
+
+// zeroRows gives a region's intermediate tensors (the outputs of its
+// operators but Y, which no operator uses after the rewrite) 0 rows:
+// shape [1, 0, W, C], 0 bytes, name, type, quantization, buffer and shape
+// signature kept (docs/stripes.md: TFLM would allocate an unused tensor of
+// non-zero size, micro_allocation_info.cc @90b983c).
+func zeroRows(sg *graph.Subgraph, outs []graph.TensorID, y graph.TensorID) {
+	for _, o := range outs {
+		if o == y || o < 0 || int(o) >= len(sg.Tensors) || len(sg.Tensors[o].Shape) != 4 {
+			continue
+		}
+		t := &sg.Tensors[o]
+		t.Shape = []int32{t.Shape[0], 0, t.Shape[2], t.Shape[3]}
+		t.Size = 0
+	}
 }
 
 func opInts(ops []graph.OpIndex) []int {
