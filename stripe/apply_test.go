@@ -3,6 +3,7 @@ package stripe
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -222,7 +223,47 @@ func geometryCases() []geometryCase {
 		},
 		mirrorCase("REFLECT", 0),
 		mirrorCase("SYMMETRIC", 1),
+		mirrorFloatCase(),
 	}
+}
+
+// mirrorFloatCase is mirrorCase REFLECT in FLOAT32 (as style_transfer's
+// MIRROR_PADs): the same operators and shapes, float weights and bias.
+func mirrorFloatCase() geometryCase {
+	tc := mirrorCase("REFLECT", 0)
+	tc.name = "MIRROR_PAD REFLECT FLOAT32"
+	tc.build = func(t *testing.T) *graph.Model {
+		b := newMB()
+		float := func(name string, shape []int32, data bool) graph.TensorID {
+			tt := graph.Tensor{Name: name, Type: graph.Float32, Shape: shape}
+			if data {
+				n := int32(1)
+				for _, d := range shape {
+					n *= d
+				}
+				p := make([]byte, 4*n)
+				for i := int32(0); i < n; i++ {
+					binary.LittleEndian.PutUint32(p[4*i:], math.Float32bits(float32(int8(b.rnd()))/64))
+				}
+				tt.Buffer = b.data(p)
+			}
+			return b.add(tt)
+		}
+		x := float("x", []int32{1, 6, 4, 2}, false)
+		pads := b.int32s("paddings", []int32{4, 2}, 0, 0, 2, 2, 1, 1, 0, 0)
+		p := float("p", []int32{1, 10, 6, 2}, false)
+		b.op(opMirrorPad, nil, []graph.TensorID{x, pads}, p)
+		b.sg().Ops[0].Options = &graph.Options{Table: "MirrorPadOptions", Fields: []graph.OptionField{
+			intField("mode", "MirrorPadMode", 0, true)}}
+		y := float("y", []int32{1, 8, 4, 3}, false)
+		w := float("y/w", []int32{3, 3, 3, 2}, true)
+		bi := float("y/b", []int32{3}, true)
+		win := same(graph.PaddingValid, 1, 1)
+		win.DilationH, win.DilationW = 1, 1
+		b.op(graph.Conv2D, &win, []graph.TensorID{p, w, bi}, y)
+		return b.model(t, []graph.TensorID{x}, []graph.TensorID{y})
+	}
+	return tc
 }
 
 // mirrorCase: x 6x4 -> MIRROR_PAD by 2 rows and 1 column on each side ->
