@@ -31,6 +31,7 @@ const (
 	opPad           graph.Opcode = 34
 	opStridedSlice  graph.Opcode = 45
 	opPadV2         graph.Opcode = 60
+	opMirrorPad     graph.Opcode = 100
 )
 
 // elementwise lists the operators with one row mapping whose every
@@ -147,7 +148,9 @@ type geom struct {
 	left, right        int64
 	padTop             int64
 	convLike, isPad    bool
-	padPaddings, padIn graph.TensorID // PAD/PADV2: its paddings tensor and input
+	padPaddings, padIn graph.TensorID // PAD/PADV2/MIRROR_PAD: its paddings tensor and input
+	mirror             bool           // MIRROR_PAD
+	mirrorOff          int64          // MIRROR_PAD: 1 REFLECT, 0 SYMMETRIC (TFLM's offset)
 }
 
 // region is one record being rebuilt, with the original subgraph's
@@ -198,21 +201,9 @@ func (b *rebuilder) build(recs []stripeRec) *graph.Model {
 		}
 		for _, op := range rec.ops {
 			removed[s][op] = true
+			zeroRows(&out.Subgraphs[s], b.orig.Subgraphs[s].Ops[op].Outputs, rec.output)
 		}
 		replace[s][rec.ops[len(rec.ops)-1]] = ops
-		// The region's intermediates (its operators' outputs but Y), read
-		// and written by no operator now, keep their id with 0 rows
-		// (docs/stripes.md): TFLM would allocate them whole, all at once.
-		ts := out.Subgraphs[s].Tensors
-		for _, op := range rec.ops {
-			for _, o := range b.orig.Subgraphs[s].Ops[op].Outputs {
-				if o == rec.output || o < 0 || int(o) >= len(ts) || len(ts[o].Shape) != 4 {
-					continue
-				}
-				ts[o].Shape = []int32{ts[o].Shape[0], 0, ts[o].Shape[2], ts[o].Shape[3]}
-				ts[o].Size = 0
-			}
-		}
 		out.Stripes = append(out.Stripes, graph.StripeRegion{Subgraph: s, Input: rec.input, Output: rec.output,
 			Ops: opInts(rec.ops), Rows: rows32(rec.rows), MACs: rec.macs, ExtraMACs: rec.extra})
 	}
@@ -231,6 +222,22 @@ func (b *rebuilder) build(recs []stripeRec) *graph.Model {
 		out.Subgraphs[s].Ops = ops
 	}
 	return &out
+}
+
+// zeroRows gives a region's intermediate tensors (the outputs of its
+// operators but Y, which no operator uses after the rewrite) 0 rows:
+// shape [1, 0, W, C], 0 bytes, name, type, quantization, buffer and shape
+// signature kept (docs/stripes.md: TFLM would allocate an unused tensor of
+// non-zero size, micro_allocation_info.cc @90b983c).
+func zeroRows(sg *graph.Subgraph, outs []graph.TensorID, y graph.TensorID) {
+	for _, o := range outs {
+		if o == y || o < 0 || int(o) >= len(sg.Tensors) || len(sg.Tensors[o].Shape) != 4 {
+			continue
+		}
+		t := &sg.Tensors[o]
+		t.Shape = []int32{t.Shape[0], 0, t.Shape[2], t.Shape[3]}
+		t.Size = 0
+	}
 }
 
 func opInts(ops []graph.OpIndex) []int {
@@ -428,7 +435,7 @@ func (b *rebuilder) geometry(s graph.SubgraphIndex, op *graph.Op) (*geom, string
 	name := op.Name()
 	outT := &sg.Tensors[op.Outputs[0]]
 	if (op.Code == graph.Conv2D || op.Code == graph.DepthwiseConv2D || op.Code == graph.AveragePool2D || op.Code == graph.MaxPool2D ||
-		op.Code == opPad || op.Code == opPadV2) && (len(op.Inputs) == 0 || op.Inputs[0] == graph.NoTensor ||
+		op.Code == opPad || op.Code == opPadV2 || op.Code == opMirrorPad) && (len(op.Inputs) == 0 || op.Inputs[0] == graph.NoTensor ||
 		b.constant(s, op.Inputs[0]) || !nhwc(&sg.Tensors[op.Inputs[0]])) {
 		return nil, "its first input is not a rank-4 tensor of batch 1 computed at run time"
 	}
@@ -469,7 +476,7 @@ func (b *rebuilder) geometry(s graph.SubgraphIndex, op *graph.Op) (*geom, string
 			return nil, "a pool whose TFLM padding is not 0 (explicit padding would change its result)"
 		}
 		return g, ""
-	case op.Code == opPad || op.Code == opPadV2:
+	case op.Code == opPad || op.Code == opPadV2 || op.Code == opMirrorPad:
 		if len(op.Inputs) < 2 || op.Inputs[1] == graph.NoTensor || !b.constant(s, op.Inputs[1]) {
 			return nil, "its paddings are not constant"
 		}
@@ -483,7 +490,30 @@ func (b *rebuilder) geometry(s graph.SubgraphIndex, op *graph.Op) (*geom, string
 		if p[0] != 0 || p[1] != 0 {
 			return nil, "it pads the batch"
 		}
-		return &geom{isPad: true, padTop: p[2], padPaddings: op.Inputs[1], padIn: op.Inputs[0]}, ""
+		g := &geom{isPad: true, padTop: p[2], padPaddings: op.Inputs[1], padIn: op.Inputs[0]}
+		if op.Code == opMirrorPad {
+			// TFLM's offset: 1 only for a MirrorPadOptions table whose mode
+			// is REFLECT (0); no table leaves the mode unknown, which its
+			// kernel runs as SYMMETRIC (flatbuffer_conversions.cc
+			// ParseMirrorPad, kernels/mirror_pad.cc MirrorPadPrepare
+			// @90b983c).
+			g.mirror = true
+			if o := op.Options; o != nil && o.Table == "MirrorPadOptions" {
+				g.mirrorOff = 1
+				for _, f := range o.Fields {
+					if f.Name == "mode" && f.Int != 0 {
+						g.mirrorOff = 0
+					}
+				}
+			}
+			in := &sg.Tensors[op.Inputs[0]]
+			for d := 1; d < 4; d++ {
+				if max(p[2*d], p[2*d+1]) > int64(in.Shape[d])-g.mirrorOff {
+					return nil, fmt.Sprintf("its paddings %v mirror deeper than dimension %d of its input allows", p, d)
+				}
+			}
+		}
+		return g, ""
 	case elementwise[name]:
 		for _, in := range op.Inputs {
 			if in == graph.NoTensor {
@@ -578,6 +608,17 @@ func (b *rebuilder) stripeOps(rg *region) []graph.Op {
 					b.r.add(BadStripes, "%s: stripe %d (rows [%d,%d) of %s) reads no row of %s through %s; no stripe may lie wholly in padding",
 						rec.path, j, rows[0], rows[1], b.tname(s, rec.output), b.tname(s, in), b.oname(s, oi))
 					return nil
+				}
+				if g := rg.geoms[oi]; g.mirror {
+					// The stripe's MIRROR_PAD mirrors its slice's own rows:
+					// each of its height paddings within slice - offset.
+					hin := int64(orig.Tensors[in].Shape[1])
+					top, bottom := max(0, min(p.hi, g.padTop)-p.lo), max(0, p.hi-max(p.lo, g.padTop+hin))
+					if h := c.hi - c.lo; top > 0 && h < top+g.mirrorOff || bottom > 0 && h < bottom+g.mirrorOff {
+						b.r.add(BadStripes, "%s: stripe %d (rows [%d,%d) of %s) mirrors %d+%d rows of %d rows of %s through %s; at most %d",
+							rec.path, j, rows[0], rows[1], b.tname(s, rec.output), top, bottom, h, b.tname(s, in), b.oname(s, oi), h-g.mirrorOff)
+						return nil
+					}
 				}
 				rd[n] = operand{u, c}
 				if h, ok := need[in]; ok {
