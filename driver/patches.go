@@ -222,10 +222,15 @@ const maxTried = 6
 // maxRegions is the most regions the choice combines.
 const maxRegions = 4
 
-// maxEvals is the most rewrites the choice evaluates: each costs two
-// cheap plans of the rewritten model (tens of milliseconds each on
-// MobileNetV2).
-const maxEvals = 28
+// maxEvals is the most rewrites the choice evaluates, and evalWork the
+// most operators its cheap plans may hold in all (each rewrite is
+// planned once or twice; a plan's cost grows with the operators, about
+// 100 ms for MobileNetV2's 190 when striped): small models try many
+// rewrites, MobileNetV2 about 20 (as many as a fixed 28 gave before).
+const (
+	maxEvals = 80
+	evalWork = 6000
+)
 
 // coarseK are the stripe counts a region is first tried with; the
 // neighbours of the best are tried next.
@@ -343,6 +348,7 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 		return rm, extra, extra > budget
 	}
 	var pool []*candidate // every rewrite evaluated within the limit
+	work := 0             // the operators planned so far (evalWork)
 	eval := func(regions []graph.StripeRegion) *candidate {
 		rm, extra, over := apply(regions)
 		switch {
@@ -350,10 +356,11 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 			return nil
 		case over:
 			return &candidate{extra: extra}
-		case info.Tried == maxEvals:
+		case info.Tried == maxEvals || work >= evalWork:
 			return nil
 		}
 		info.Tried++
+		work += opCount(rm)
 		// The model's order first; the memory order too only for a
 		// rewrite within a quarter of the best seen, which it may beat.
 		hd, sc, ps, err := quickScore(ctx, rm, scfg, ScheduleModel)
@@ -361,6 +368,7 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 			return nil
 		}
 		if hd <= seen+seen/4 && cfg.Liveness.Order == nil && cfg.Schedule != ScheduleModel {
+			work += opCount(rm)
 			if hd2, sc2, ps2, err := quickScore(ctx, rm, scfg, ScheduleMemory); err == nil && (hd2 < hd || hd2 == hd && sc2 < sc) {
 				hd, sc, ps = hd2, sc2, ps2
 			}
@@ -434,6 +442,13 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	if len(rounds) == 0 {
 		return nil, info, nil
 	}
+	// The rewrite of the smallest whole arena first: the budget may end
+	// in the uneven rows of the last choice.
+	small := smallestArena(pool)
+	var smallUneven *candidate
+	if small != nil && small != cur {
+		smallUneven = unevenRows(small, eval)
+	}
 	if c := unevenRows(cur, eval); c != nil {
 		rounds = append(rounds, c)
 	}
@@ -447,12 +462,11 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	for i := len(rounds) - 1; i >= 0 && i >= len(rounds)-confirmed; i-- {
 		final = append(final, rounds[i])
 	}
-	small := smallestArena(pool)
 	if small != nil && !slices.Contains(final, small) {
 		final = append(final, small)
-		if c := unevenRows(small, eval); c != nil {
-			final = append(final, c)
-		}
+	}
+	if smallUneven != nil {
+		final = append(final, smallUneven)
 	}
 	// The best of these, as the cheap evaluation planned them: a full
 	// order search (DefaultWork) plans MobileNetV2's stripes no smaller,
@@ -498,12 +512,36 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	return bestS, info, nil
 }
 
-// unevenRows tries c's regions with uneven stripes: one row moved from
-// an end stripe to its neighbour or back (the stripes at the image's
-// borders read padding, not halo rows, so they may take more rows for
-// the same peak). It returns the best rewrite that lowers c's score, or
-// nil.
+// unevenMoves are how many rows unevenRows moves across a boundary.
+var unevenMoves = []int32{1, 2, 3}
+
+// unevenPasses is how often unevenRows starts again from its best.
+const unevenPasses = 3
+
+// unevenRows tries c's regions with uneven stripes: one to three rows
+// moved from an end stripe to its neighbour or back (the stripes at the
+// image's borders read padding, not halo rows, so they may take more
+// rows for the same peak), and again from the best found, up to
+// unevenPasses times. It returns the best rewrite that lowers c's head
+// (then whole arena) within the limit, or nil.
 func unevenRows(c *candidate, eval func([]graph.StripeRegion) *candidate) *candidate {
+	var best *candidate
+	for range unevenPasses {
+		from := c
+		if best != nil {
+			from = best
+		}
+		n := unevenPass(from, eval)
+		if n == nil {
+			break
+		}
+		best = n
+	}
+	return best
+}
+
+// unevenPass is one pass of unevenRows from c.
+func unevenPass(c *candidate, eval func([]graph.StripeRegion) *candidate) *candidate {
 	var best *candidate
 	base := originalRegions(c.regions)
 	for i := range base {
@@ -512,27 +550,29 @@ func unevenRows(c *candidate, eval func([]graph.StripeRegion) *candidate) *candi
 		if k == 2 { // both ends share one boundary
 			moves = moves[:2]
 		}
-		for _, mv := range moves {
-			from, to := mv[0], mv[1]
-			regs := originalRegions(base)
-			rows := regs[i].Rows
-			if rows[from][1]-rows[from][0] < 2 {
-				continue
-			}
-			// Move the row at the boundary between from and to.
-			if from < to {
-				rows[from][1]--
-				rows[to][0]--
-			} else {
-				rows[from][0]++
-				rows[to][1]++
-			}
-			n := eval(regs)
-			if n == nil || n.m == nil || !n.fits || !better(n, c) {
-				continue
-			}
-			if best == nil || better(n, best) {
-				best = n
+		for _, d := range unevenMoves {
+			for _, mv := range moves {
+				from, to := mv[0], mv[1]
+				regs := originalRegions(base)
+				rows := regs[i].Rows
+				if rows[from][1]-rows[from][0] <= d {
+					continue
+				}
+				// Move d rows at the boundary between from and to.
+				if from < to {
+					rows[from][1] -= d
+					rows[to][0] -= d
+				} else {
+					rows[from][0] += d
+					rows[to][1] += d
+				}
+				n := eval(regs)
+				if n == nil || n.m == nil || !n.fits || !better(n, c) {
+					continue
+				}
+				if best == nil || better(n, best) {
+					best = n
+				}
 			}
 		}
 	}
