@@ -39,7 +39,7 @@ func describe(m *graph.Model) []string {
 		switch op.Name() {
 		case "STRIDED_SLICE":
 			s += fmt.Sprintf(" begin%v end%v strides%v", ints(op.Inputs[1]), ints(op.Inputs[2]), ints(op.Inputs[3]))
-		case "PAD", "PADV2":
+		case "PAD", "PADV2", "MIRROR_PAD":
 			s += fmt.Sprintf(" paddings%v", ints(op.Inputs[1]))
 		}
 		if op.Window != nil {
@@ -220,6 +220,48 @@ func geometryCases() []geometryCase {
 			},
 			added: 10,
 		},
+		mirrorCase("REFLECT", 0),
+		mirrorCase("SYMMETRIC", 1),
+	}
+}
+
+// mirrorCase: x 6x4 -> MIRROR_PAD by 2 rows and 1 column on each side ->
+// p 10x6 -> conv 3x3 VALID -> y 8x4, in 2 stripes. Stripe 0 (y rows 0-3)
+// reads p [0,6): p rows 0-1 mirror x rows 2,1 (REFLECT: t+offset-1-r) or
+// 1,0 (SYMMETRIC), rows 2-5 are x rows 0-3, so its copy mirrors x rows
+// [0,4) by 2 on top, as the original would: the slice's 4 rows hold the
+// rows mirrored. Stripe 1 (y rows 4-7) reads p [4,10): x rows [2,6) and 2
+// mirrored below (x rows 4,3 or 5,4: rows 2,1 or 3,2 of the slice).
+func mirrorCase(mode string, code int64) geometryCase {
+	return geometryCase{
+		name: "MIRROR_PAD " + mode,
+		build: func(t *testing.T) *graph.Model {
+			b := newMB()
+			x := b.act("x", []int32{1, 6, 4, 2}, -3)
+			pads := b.int32s("paddings", []int32{4, 2}, 0, 0, 2, 2, 1, 1, 0, 0)
+			p := b.act("p", []int32{1, 10, 6, 2}, -3)
+			b.op(opMirrorPad, nil, []graph.TensorID{x, pads}, p)
+			b.sg().Ops[0].Options = &graph.Options{Table: "MirrorPadOptions", Fields: []graph.OptionField{
+				intField("mode", "MirrorPadMode", code, true)}}
+			y := b.conv("y", p, []int32{1, 8, 4, 3}, 3, 3, same(graph.PaddingValid, 1, 1), false)
+			return b.model(t, []graph.TensorID{x}, []graph.TensorID{y})
+		},
+		region: func(m *graph.Model) graph.StripeRegion {
+			return graph.StripeRegion{Input: 0, Output: 3, Ops: []int{0, 1}, Rows: [][2]int32{{0, 4}, {4, 8}}}
+		},
+		want: []string{
+			"STRIDED_SLICE x[1 6 4 2] begin[0 0 0 0] end[1 4 4 2] strides[1 1 1 1] -> x/stripe0/slice[1 4 4 2]",
+			"MIRROR_PAD x/stripe0/slice[1 4 4 2] paddings[0 0 2 0 1 1 0 0] -> p/stripe0[1 6 6 2]",
+			"CONV_2D p/stripe0[1 6 6 2] VALID -> y/stripe0[1 4 4 3]",
+			"STRIDED_SLICE x[1 6 4 2] begin[0 2 0 0] end[1 6 4 2] strides[1 1 1 1] -> x/stripe1/slice[1 4 4 2]",
+			"MIRROR_PAD x/stripe1/slice[1 4 4 2] paddings[0 0 0 2 1 1 0 0] -> p/stripe1[1 6 6 2]",
+			"CONV_2D p/stripe1[1 6 6 2] VALID -> y/stripe1[1 4 4 3]",
+			"CONCATENATION y/stripe0[1 4 4 3] y/stripe1[1 4 4 3] -> y[1 8 4 3]",
+		},
+		// 8*4*3 outputs, 3*3*2 taps each, each computed once.
+		macs: 8 * 4 * 3 * 3 * 3 * 2, extra: 0,
+		// per stripe: slice + begin/end/strides, paddings, p copy, y copy.
+		added: 14, emptied: []graph.TensorID{2},
 	}
 }
 

@@ -100,3 +100,51 @@ func TestBreakStripes(t *testing.T) {
 		})
 	}
 }
+
+// TestBreakMirrorPad: the REFLECT case of TestApplyGeometry broken on
+// purpose, shapes kept: a stripe's MIRROR_PAD run as SYMMETRIC (the edge
+// row repeated), or stripe 1's slice one row lower (x rows [3,6) and a
+// repeated last row, the rows it mirrors then off by one). TFLM's
+// outputs differ each time. A stripe whose slice is too short to mirror
+// from is refused by Apply, naming the operator.
+func TestBreakMirrorPad(t *testing.T) {
+	skipUnderRace(t)
+	tool := tflmrun.Require(t)
+	tc := mirrorCase("REFLECT", 0)
+	m := tc.build(t)
+	want, _ := tflmRun(t, tool, m)
+	cases := []struct {
+		name   string
+		mutate func(m *graph.Model)
+	}{
+		{"stripe 0 mirrors SYMMETRIC", func(m *graph.Model) {
+			op := &m.Subgraphs[0].Ops[1]
+			op.Options = &graph.Options{Table: "MirrorPadOptions", Fields: []graph.OptionField{intField("mode", "MirrorPadMode", 1, true)}}
+		}},
+		{"stripe 1's slice one row low", func(m *graph.Model) {
+			// Rows [3,6) of x mirrored by 3 below still make 6 rows.
+			ops := m.Subgraphs[0].Ops
+			setInt32s(m, ops[3].Inputs[1], 0, 3, 0, 0)
+			setRows(m, ops[3].Outputs[0], 3)
+			setInt32s(m, ops[4].Inputs[1], 0, 0, 0, 3, 1, 1, 0, 0)
+		}},
+	}
+	good, err := Apply(m, []graph.StripeRegion{tc.region(m)})
+	require.NoError(t, err)
+	got, _ := tflmRun(t, tool, good)
+	require.Equal(t, want, got, "the unbroken rewrite is exact")
+	for _, bc := range cases {
+		t.Run(bc.name, func(t *testing.T) {
+			bad, err := Apply(m, []graph.StripeRegion{tc.region(m)})
+			require.NoError(t, err)
+			bc.mutate(bad)
+			got, _ := tflmRun(t, tool, bad)
+			assert.NotEqual(t, want, got, "TFLM's outputs should differ")
+		})
+	}
+	r := tc.region(m)
+	r.Rows = EvenRows(8, 4) // stripe 0: p rows [0,4) mirror 2 rows of x [0,2)
+	_, err = Apply(m, []graph.StripeRegion{r})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `operator 0 (MIRROR_PAD): the stripe of output rows [0,2) mirrors 2+0 rows of a slice of 2 rows of tensor 0 "x" (at most 1)`)
+}

@@ -156,8 +156,7 @@ func (b *builder) region(reg *region) ([]graph.Op, error) {
 				c.Options = withPadding(op.Options, graph.PaddingValid)
 			case pad:
 				p := reg.pad[i]
-				top, hin := p[1][0], g.tensor(op.Inputs[0]).Shape[1]
-				p[1] = [2]int32{max(0, min(q.b, top)-q.a), max(0, q.b-max(q.a, top+hin))}
+				p[1][0], p[1][1] = reg.stripePad(i, q)
 				c.Inputs[1] = b.constInt32(fmt.Sprintf("%s/stripe%d/paddings", g.tensor(o).Name, j), []int32{4, 2},
 					[]int32{p[0][0], p[0][1], p[1][0], p[1][1], p[2][0], p[2][1], p[3][0], p[3][1]})
 			}

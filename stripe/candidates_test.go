@@ -149,8 +149,9 @@ func TestMACs(t *testing.T) {
 	// By hand: conv 3x3 s2 7x5x2 -> 4x3x3: 4*3*3 outputs * 3*3*2 taps;
 	// depthwise 3x3 8x4x2: 8*4*2 * 9; the residual chain: two 3x3 convs
 	// 6x4x2 -> 6x4x2: 2 * 6*4*2 * 18; PAD + conv 3x3 1 -> 1 channel,
-	// 3x2 outputs: 3*2*9; the max pool: 0.
-	want := []int64{4 * 3 * 3 * 18, 8 * 4 * 2 * 9, 2 * 6 * 4 * 2 * 18, 3 * 2 * 9, 0}
+	// 3x2 outputs: 3*2*9; the max pool: 0; MIRROR_PAD (0) + conv 3x3 2 -> 3
+	// channels, 8x4 outputs: 8*4*3 * 18, twice.
+	want := []int64{4 * 3 * 3 * 18, 8 * 4 * 2 * 9, 2 * 6 * 4 * 2 * 18, 3 * 2 * 9, 0, 8 * 4 * 3 * 18, 8 * 4 * 3 * 18}
 	for i, tc := range cases {
 		m := tc.build(t)
 		assert.Equal(t, want[i], ModelMACs(m), tc.name)

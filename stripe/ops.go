@@ -28,6 +28,7 @@ const (
 	opPadV2             graph.Opcode = 60
 	opLeakyRelu         graph.Opcode = 98
 	opSquaredDifference graph.Opcode = 99
+	opMirrorPad         graph.Opcode = 100
 	opAbs               graph.Opcode = 101
 	opCeil              graph.Opcode = 104
 	opElu               graph.Opcode = 111
@@ -54,7 +55,7 @@ const (
 	notRowLocal kind = iota
 	convLike         // CONV_2D, DEPTHWISE_CONV_2D
 	pool             // AVERAGE_POOL_2D, MAX_POOL_2D with TFLM padding 0
-	pad              // PAD, PADV2
+	pad              // PAD, PADV2, MIRROR_PAD
 	elementwiseOp
 )
 
@@ -64,7 +65,7 @@ func kindOf(code graph.Opcode) kind {
 		return convLike
 	case code == graph.AveragePool2D || code == graph.MaxPool2D:
 		return pool
-	case code == opPad || code == opPadV2:
+	case code == opPad || code == opPadV2 || code == opMirrorPad:
 		return pad
 	case elementwise[code]:
 		return elementwiseOp
@@ -136,4 +137,21 @@ func outSize(p graph.Padding, in, extent, stride int32) int32 {
 // along one axis: max(0, (out-1)*s + K - in - leading).
 func (w window) trailing(in, out int32) int32 {
 	return max(0, (out-1)*w.stride+w.extent-in-w.pad)
+}
+
+// mirrorOffset is TFLM's offset of a MIRROR_PAD: 1 for REFLECT (the edge
+// row is not repeated), 0 for SYMMETRIC. TFLM takes REFLECT only from a
+// MirrorPadOptions table whose mode is REFLECT (schema default 0); without
+// the table its params stay zero (kTfLiteMirrorPaddingUnknown), which
+// MirrorPadPrepare treats as SYMMETRIC (offset = mode != Reflect ? 0 : 1):
+// flatbuffer_conversions.cc ParseMirrorPad and ConvertMirrorPadding,
+// kernels/mirror_pad.cc MirrorPadPrepare @90b983c.
+func mirrorOffset(op *graph.Op) int32 {
+	if op.Options == nil || op.Options.Table != "MirrorPadOptions" {
+		return 0
+	}
+	if f := op.Options.Field("mode"); f != nil && f.Int != 0 {
+		return 0
+	}
+	return 1
 }

@@ -94,17 +94,18 @@ func (g *subgraph) tensorName(t graph.TensorID) string {
 // region is a checked StripeRegion with what the rows pass needs.
 type region struct {
 	graph.StripeRegion
-	g   *subgraph
-	in  map[int]bool
-	win map[int][2]window   // conv-like operators and pools: height, width
-	pad map[int][4][2]int32 // PAD/PADV2: the paddings
+	g      *subgraph
+	in     map[int]bool
+	win    map[int][2]window   // conv-like operators and pools: height, width
+	pad    map[int][4][2]int32 // PAD/PADV2/MIRROR_PAD: the paddings
+	mirror map[int]int32       // MIRROR_PAD: TFLM's offset (1 REFLECT, 0 SYMMETRIC)
 }
 
 // check validates r's operators and tensors (not its Rows) against
 // docs/stripes.md, "Region".
 func check(g *subgraph, r graph.StripeRegion) (*region, error) {
 	sg := &g.m.Subgraphs[g.s]
-	reg := &region{StripeRegion: r, g: g, in: map[int]bool{}, win: map[int][2]window{}, pad: map[int][4][2]int32{}}
+	reg := &region{StripeRegion: r, g: g, in: map[int]bool{}, win: map[int][2]window{}, pad: map[int][4][2]int32{}, mirror: map[int]int32{}}
 	if len(r.Ops) == 0 {
 		return nil, fmt.Errorf("no operators")
 	}
@@ -259,6 +260,18 @@ func (reg *region) checkOp(i int) error {
 		if op.Code == opPadV2 && len(op.Inputs) > 2 && op.Inputs[2] != graph.NoTensor && !g.constant(op.Inputs[2]) {
 			return fmt.Errorf("its constant value is not constant")
 		}
+		if op.Code == opMirrorPad {
+			// TFLM mirrors rows at most dim - offset deep; deeper, its
+			// GetInputDimension clamps or reads out of range
+			// (kernels/mirror_pad.cc @90b983c).
+			off := mirrorOffset(op)
+			for d := 1; d < 4; d++ {
+				if max(p[d][0], p[d][1]) > in.Shape[d]-off {
+					return fmt.Errorf("paddings %v mirror more than %d of dimension %d's %d", p, in.Shape[d]-off, d, in.Shape[d])
+				}
+			}
+			reg.mirror[i] = off
+		}
 		reg.pad[i] = p
 	case elementwiseOp:
 		for a, t := range op.Inputs {
@@ -359,6 +372,15 @@ func (reg *region) rows(out span) (map[graph.TensorID]span, map[[2]int]use, erro
 			if c.empty() {
 				return nil, nil, fmt.Errorf("%s: the stripe of output rows [%d,%d) reads no real row of %s (it would need rows [%d,%d) of %d)", g.opName(i), out.a, out.b, g.tensorName(t), u.a, u.b, g.tensor(t).Shape[1])
 			}
+			if off, ok := reg.mirror[i]; ok {
+				// The copy mirrors its slice's own rows: each padding must
+				// stay within slice height - offset, as the original's
+				// does within the input's (docs/stripes.md, MIRROR_PAD).
+				top, bottom := reg.stripePad(i, q)
+				if h := c.b - c.a; top > 0 && h < top+off || bottom > 0 && h < bottom+off {
+					return nil, nil, fmt.Errorf("%s: the stripe of output rows [%d,%d) mirrors %d+%d rows of a slice of %d rows of %s (at most %d)", g.opName(i), out.a, out.b, top, bottom, h, g.tensorName(t), h-off)
+				}
+			}
 			uses[[2]int{i, a}] = use{u, c}
 			if old, ok := need[t]; ok {
 				c = hull(old, c)
@@ -367,6 +389,14 @@ func (reg *region) rows(out span) (map[graph.TensorID]span, map[[2]int]use, erro
 		}
 	}
 	return need, uses, nil
+}
+
+// stripePad returns the height paddings (top, bottom) of the copy of
+// PAD, PADV2 or MIRROR_PAD operator i computing rows q of its output: the
+// rows of q above and below the input's (docs/stripes.md).
+func (reg *region) stripePad(i int, q span) (int32, int32) {
+	top, hin := reg.pad[i][1][0], reg.g.tensor(reg.g.op(i).Inputs[0]).Shape[1]
+	return max(0, min(q.b, top)-q.a), max(0, q.b-max(q.a, top+hin))
 }
 
 // checkRows validates a region's Rows against its output.

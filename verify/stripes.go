@@ -31,6 +31,7 @@ const (
 	opPad           graph.Opcode = 34
 	opStridedSlice  graph.Opcode = 45
 	opPadV2         graph.Opcode = 60
+	opMirrorPad     graph.Opcode = 100
 )
 
 // elementwise lists the operators with one row mapping whose every
@@ -147,7 +148,9 @@ type geom struct {
 	left, right        int64
 	padTop             int64
 	convLike, isPad    bool
-	padPaddings, padIn graph.TensorID // PAD/PADV2: its paddings tensor and input
+	padPaddings, padIn graph.TensorID // PAD/PADV2/MIRROR_PAD: its paddings tensor and input
+	mirror             bool           // MIRROR_PAD
+	mirrorOff          int64          // MIRROR_PAD: 1 REFLECT, 0 SYMMETRIC (TFLM's offset)
 }
 
 // region is one record being rebuilt, with the original subgraph's
@@ -432,7 +435,7 @@ func (b *rebuilder) geometry(s graph.SubgraphIndex, op *graph.Op) (*geom, string
 	name := op.Name()
 	outT := &sg.Tensors[op.Outputs[0]]
 	if (op.Code == graph.Conv2D || op.Code == graph.DepthwiseConv2D || op.Code == graph.AveragePool2D || op.Code == graph.MaxPool2D ||
-		op.Code == opPad || op.Code == opPadV2) && (len(op.Inputs) == 0 || op.Inputs[0] == graph.NoTensor ||
+		op.Code == opPad || op.Code == opPadV2 || op.Code == opMirrorPad) && (len(op.Inputs) == 0 || op.Inputs[0] == graph.NoTensor ||
 		b.constant(s, op.Inputs[0]) || !nhwc(&sg.Tensors[op.Inputs[0]])) {
 		return nil, "its first input is not a rank-4 tensor of batch 1 computed at run time"
 	}
@@ -473,7 +476,7 @@ func (b *rebuilder) geometry(s graph.SubgraphIndex, op *graph.Op) (*geom, string
 			return nil, "a pool whose TFLM padding is not 0 (explicit padding would change its result)"
 		}
 		return g, ""
-	case op.Code == opPad || op.Code == opPadV2:
+	case op.Code == opPad || op.Code == opPadV2 || op.Code == opMirrorPad:
 		if len(op.Inputs) < 2 || op.Inputs[1] == graph.NoTensor || !b.constant(s, op.Inputs[1]) {
 			return nil, "its paddings are not constant"
 		}
@@ -487,7 +490,30 @@ func (b *rebuilder) geometry(s graph.SubgraphIndex, op *graph.Op) (*geom, string
 		if p[0] != 0 || p[1] != 0 {
 			return nil, "it pads the batch"
 		}
-		return &geom{isPad: true, padTop: p[2], padPaddings: op.Inputs[1], padIn: op.Inputs[0]}, ""
+		g := &geom{isPad: true, padTop: p[2], padPaddings: op.Inputs[1], padIn: op.Inputs[0]}
+		if op.Code == opMirrorPad {
+			// TFLM's offset: 1 only for a MirrorPadOptions table whose mode
+			// is REFLECT (0); no table leaves the mode unknown, which its
+			// kernel runs as SYMMETRIC (flatbuffer_conversions.cc
+			// ParseMirrorPad, kernels/mirror_pad.cc MirrorPadPrepare
+			// @90b983c).
+			g.mirror = true
+			if o := op.Options; o != nil && o.Table == "MirrorPadOptions" {
+				g.mirrorOff = 1
+				for _, f := range o.Fields {
+					if f.Name == "mode" && f.Int != 0 {
+						g.mirrorOff = 0
+					}
+				}
+			}
+			in := &sg.Tensors[op.Inputs[0]]
+			for d := 1; d < 4; d++ {
+				if max(p[2*d], p[2*d+1]) > int64(in.Shape[d])-g.mirrorOff {
+					return nil, fmt.Sprintf("its paddings %v mirror deeper than dimension %d of its input allows", p, d)
+				}
+			}
+		}
+		return g, ""
 	case elementwise[name]:
 		for _, in := range op.Inputs {
 			if in == graph.NoTensor {
@@ -582,6 +608,17 @@ func (b *rebuilder) stripeOps(rg *region) []graph.Op {
 					b.r.add(BadStripes, "%s: stripe %d (rows [%d,%d) of %s) reads no row of %s through %s; no stripe may lie wholly in padding",
 						rec.path, j, rows[0], rows[1], b.tname(s, rec.output), b.tname(s, in), b.oname(s, oi))
 					return nil
+				}
+				if g := rg.geoms[oi]; g.mirror {
+					// The stripe's MIRROR_PAD mirrors its slice's own rows:
+					// each of its height paddings within slice - offset.
+					hin := int64(orig.Tensors[in].Shape[1])
+					top, bottom := max(0, min(p.hi, g.padTop)-p.lo), max(0, p.hi-max(p.lo, g.padTop+hin))
+					if h := c.hi - c.lo; top > 0 && h < top+g.mirrorOff || bottom > 0 && h < bottom+g.mirrorOff {
+						b.r.add(BadStripes, "%s: stripe %d (rows [%d,%d) of %s) mirrors %d+%d rows of %d rows of %s through %s; at most %d",
+							rec.path, j, rows[0], rows[1], b.tname(s, rec.output), top, bottom, h, b.tname(s, in), b.oname(s, oi), h-g.mirrorOff)
+						return nil
+					}
 				}
 				rd[n] = operand{u, c}
 				if h, ok := need[in]; ok {

@@ -135,8 +135,14 @@ func TestRebuildConvChain(t *testing.T) {
 	assert.Equal(t, ids(7, 8), sg.Ops[13].Inputs, "the consumer of y is kept")
 	require.Len(t, got.Stripes, 1)
 	assert.Equal(t, [][2]int32{{0, 2}, {2, 4}}, got.Stripes[0].Rows)
-	// Every original tensor keeps its id.
-	assert.Equal(t, orig.Subgraphs[0].Tensors, sg.Tensors[:len(orig.Subgraphs[0].Tensors)])
+	// Every original tensor keeps its id; the region's intermediates a
+	// and b with 0 rows (docs/stripes.md).
+	wantT := slices.Clone(orig.Subgraphs[0].Tensors)
+	for _, id := range []graph.TensorID{3, 6} {
+		sh := wantT[id].Shape
+		wantT[id].Shape, wantT[id].Size = []int32{1, 0, sh[2], sh[3]}, 0
+	}
+	assert.Equal(t, wantT, sg.Tensors[:len(orig.Subgraphs[0].Tensors)])
 }
 
 // TestStripeRecordViolations breaks the record one way at a time: each is
@@ -371,4 +377,74 @@ func TestRewriteFileForm(t *testing.T) {
 	compareModels(&r, good, whole, nil, false)
 	require.NotEmpty(t, r, "an intermediate left whole")
 	assert.Contains(t, r[0].Msg, "tensor 0:3")
+}
+
+// mirrorModel: x 6x4 -> MIRROR_PAD by 2 rows and 1 column each side ->
+// p 10x6 -> conv 3x3 VALID -> y 8x4; REFLECT when reflect, else no
+// options (TFLM then mirrors SYMMETRIC).
+func mirrorModel(reflect bool) *graph.Model {
+	q := &graph.Quantization{Scale: []float32{0.5}, ZeroPoint: []int64{-3}}
+	x := tensor("x", graph.Int8, 1, 6, 4, 2)
+	x.Quantization = q
+	p := tensor("p", graph.Int8, 1, 10, 6, 2)
+	p.Quantization = q
+	y := tensor("y", graph.Int8, 1, 8, 4, 3)
+	y.Quantization = q
+	pads := make([]byte, 32)
+	for i, v := range []uint32{0, 0, 2, 2, 1, 1, 0, 0} {
+		binary.LittleEndian.PutUint32(pads[4*i:], v)
+	}
+	mp := graph.Op{Code: opMirrorPad, CodeName: "MIRROR_PAD", Inputs: ids(0, 1), Outputs: ids(2)}
+	if reflect {
+		mp.Options = &graph.Options{Table: "MirrorPadOptions", Fields: []graph.OptionField{{Name: "mode", Kind: graph.OptionInt, Int: 0}}}
+	}
+	return &graph.Model{
+		Buffers: []graph.Buffer{{}, {Data: pads}, {Data: make([]byte, 3*3*3*2)}, {Data: make([]byte, 12)}},
+		Subgraphs: []graph.Subgraph{{
+			Tensors: []graph.Tensor{x, withBuffer(tensor("paddings", graph.Int32, 4, 2), 1), p,
+				withBuffer(tensor("w", graph.Int8, 3, 3, 3, 2), 2), withBuffer(tensor("b", graph.Int32, 3), 3), y},
+			Ops: []graph.Op{mp,
+				{Code: graph.Conv2D, CodeName: "CONV_2D", Inputs: ids(2, 3, 4), Outputs: ids(5),
+					Window: &graph.Window{Padding: graph.PaddingValid, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}},
+			Inputs:  ids(0),
+			Outputs: ids(5),
+		}},
+	}
+}
+
+// TestRebuildMirrorPad: worked out by hand (docs/stripes.md, MIRROR_PAD).
+// In 2 stripes, stripe 0 (y rows 0-3) reads p [0,6): x rows [0,4)
+// mirrored 2 rows on top; stripe 1 (y rows 4-7) reads p [4,10): x rows
+// [2,6) mirrored 2 below; the copies keep the options. In 4 stripes,
+// stripe 0 (y rows 0-1) would mirror 2 rows of a 2-row slice: REFLECT
+// reaches 1 deep, a BadStripes; SYMMETRIC 2, accepted.
+func TestRebuildMirrorPad(t *testing.T) {
+	rec := stripeRec{path: "stripes[0]", input: 0, output: 5, ops: []graph.OpIndex{0, 1}, k: 2,
+		rows: [][2]int64{{0, 4}, {4, 8}}, macs: 8 * 4 * 3 * 3 * 3 * 2}
+	orig := mirrorModel(true)
+	got, bad := rebuildModel(orig, &planDoc{stripes: []stripeRec{rec}})
+	require.Empty(t, bad)
+	sg := got.Subgraphs[0]
+	require.Len(t, sg.Ops, 7)
+	for j, w := range []struct{ begin, end, pads []int32 }{
+		{[]int32{0, 0, 0, 0}, []int32{1, 4, 4, 2}, []int32{0, 0, 2, 0, 1, 1, 0, 0}},
+		{[]int32{0, 2, 0, 0}, []int32{1, 6, 4, 2}, []int32{0, 0, 0, 2, 1, 1, 0, 0}},
+	} {
+		ops := sg.Ops[3*j : 3*j+3]
+		assert.Equal(t, "STRIDED_SLICE", ops[0].CodeName)
+		assert.Equal(t, w.begin, int32s(t, got, ops[0].Inputs[1]), "stripe %d begin", j)
+		assert.Equal(t, w.end, int32s(t, got, ops[0].Inputs[2]), "stripe %d end", j)
+		assert.Equal(t, opMirrorPad, ops[1].Code)
+		assert.Equal(t, orig.Subgraphs[0].Ops[0].Options, ops[1].Options, "the mode is kept")
+		assert.Equal(t, w.pads, int32s(t, got, ops[1].Inputs[1]), "stripe %d paddings", j)
+		assert.Equal(t, []int32{1, 6, 6, 2}, sg.Tensors[ops[1].Outputs[0]].Shape)
+		assert.Equal(t, []int32{1, 4, 4, 3}, sg.Tensors[ops[2].Outputs[0]].Shape)
+	}
+	rec.rows, rec.k = [][2]int64{{0, 2}, {2, 4}, {4, 6}, {6, 8}}, 4
+	rec.extra = 0
+	_, bad = rebuildModel(orig, &planDoc{stripes: []stripeRec{rec}})
+	require.NotEmpty(t, bad)
+	assert.Contains(t, bad[0].Msg, "mirrors 2+0 rows of 2 rows of 0:0 (x)")
+	_, bad = rebuildModel(mirrorModel(false), &planDoc{stripes: []stripeRec{rec}})
+	assert.Empty(t, bad, "SYMMETRIC mirrors a 2-row slice 2 deep")
 }
