@@ -282,6 +282,30 @@ func planLoaded(ctx context.Context, m *graph.Model, cfg Config) (*planned, erro
 	if err != nil {
 		return nil, err
 	}
+	if size, lb := p.ScratchTotals(); len(m.Stripes) > 0 && lopts.Kernels != nil && !lopts.BlockCost && size > lb {
+		// A model run stripe by stripe whose placement misses its bound
+		// is planned again with the in-place writes chosen for a
+		// rectangle allocator (liveness.Options.BlockCost), and the
+		// smaller scratch kept: a stripe's chain of in-place writes
+		// drifts, and the stripe's output, live until the concatenation,
+		// keeps the chain's extent though its bytes live at each step
+		// are few. That plan's groups are short rectangles, which TFLM's
+		// greedy planner packs at their bound, or nearly, in a few
+		// milliseconds and with an answer that depends on nothing but the
+		// model (Best's search would take its time limit where it cannot
+		// prove the bound).
+		bopts := lopts
+		bopts.BlockCost = true
+		bpopts := popts
+		bpopts.Planner = plan.PlannerTFLM
+		if blt, err := liveness.Analyze(m, bopts); err == nil {
+			if bp, err := plan.Build(ctx, m, blt, bpopts); err == nil {
+				if bsize, _ := bp.ScratchTotals(); bsize < size {
+					lt, p = blt, bp
+				}
+			}
+		}
+	}
 	return &planned{cfg: cfg, m: m, lt: lt, p: p, ord: ord}, nil
 }
 

@@ -498,7 +498,10 @@ func placeInput(p kernels.Placement, align, inAt, in, out int64, ext ByteRange, 
 type profile struct {
 	// diff holds the live bytes as differences: those at step s are
 	// the sum of diff[:s+1].
-	diff    []int64
+	diff []int64
+	// blocks, when set (Options.BlockCost), holds each group's extent
+	// over its lifetime, as differences; the cost is then their peak.
+	blocks  []int64
 	span    int64
 	align   int64
 	members map[graph.TensorRef][]*Tensor // by group root, the root first
@@ -506,6 +509,9 @@ type profile struct {
 
 func (a *analyzer) newProfile(align int64) *profile {
 	p := &profile{diff: make([]int64, a.lt.Schedule.Steps+1), align: align, members: map[graph.TensorRef][]*Tensor{}}
+	if a.blockCost {
+		p.blocks = make([]int64, a.lt.Schedule.Steps+1)
+	}
 	for i := range a.lt.Tensors {
 		t := &a.lt.Tensors[i]
 		if t.Class != Scratch || t.Live.First < 0 {
@@ -518,13 +524,26 @@ func (a *analyzer) newProfile(align int64) *profile {
 		p.members[r] = append(p.members[r], t)
 	}
 	for r, ms := range p.members {
-		p.apply(ms, 0, nil, 0, a.lt.Lookup(r).Group, 1)
-		p.span = max(p.span, p.round(a.lt.Lookup(r).Extent.Size()))
+		root := a.lt.Lookup(r)
+		p.apply(ms, 0, nil, 0, root.Group, 1)
+		p.block(root.Group, root.Extent, 1)
+		p.span = max(p.span, p.round(root.Extent.Size()))
 	}
 	return p
 }
 
 func (p *profile) round(size int64) int64 { return alignUp(size, p.align) }
+
+// block adds sign times a group's extent ext over its lifetime g to the
+// blocks, when the profile keeps them.
+func (p *profile) block(g Interval, ext ByteRange, sign int64) {
+	if p.blocks == nil || g.First < 0 {
+		return
+	}
+	w := sign * p.round(ext.Size())
+	p.blocks[g.First] += w
+	p.blocks[min(g.Last, Step(len(p.blocks)-2))+1] -= w
+}
 
 // alignUp rounds size up to a multiple of align.
 func alignUp(size, align int64) int64 { return (size + align - 1) / align * align }
@@ -635,6 +654,13 @@ func (p *profile) cost() int64 {
 		live += d
 		m = max(m, live)
 	}
+	if p.blocks != nil {
+		live = 0
+		for _, d := range p.blocks[:len(p.blocks)-1] {
+			live += d
+			m = max(m, live)
+		}
+	}
 	return m
 }
 
@@ -648,7 +674,11 @@ func (p *profile) joinKeepsPeak(root, out *Tensor, off int64) bool {
 	p.apply(rm, 0, nil, 0, root.Group, -1)
 	p.apply(om, 0, nil, 0, out.Group, -1)
 	p.apply(rm, 0, om, off, over, 1)
-	span := max(p.span, p.round(hullBytes(root.Extent, out.Extent.Shift(off)).Size()))
+	joined := hullBytes(root.Extent, out.Extent.Shift(off))
+	p.block(root.Group, root.Extent, -1)
+	p.block(out.Group, out.Extent, -1)
+	p.block(over, joined, 1)
+	span := max(p.span, p.round(joined.Size()))
 	oldSpan := p.span
 	p.span = span
 	if p.cost() <= before {
@@ -657,6 +687,9 @@ func (p *profile) joinKeepsPeak(root, out *Tensor, off int64) bool {
 		return true
 	}
 	p.span = oldSpan
+	p.block(over, joined, -1)
+	p.block(root.Group, root.Extent, 1)
+	p.block(out.Group, out.Extent, 1)
 	p.apply(rm, 0, om, off, over, -1)
 	p.apply(rm, 0, nil, 0, root.Group, 1)
 	p.apply(om, 0, nil, 0, out.Group, 1)

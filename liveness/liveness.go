@@ -169,6 +169,14 @@ type Options struct {
 	// input's block: the kernel then copies bytes exactly onto themselves
 	// (memcpy(p, p, n)). Off, no plan relies on such a copy.
 	ExactOverlap bool
+	// BlockCost chooses the in-place writes by the peak of alias groups
+	// as blocks, each group's whole extent over its whole lifetime, as a
+	// rectangle allocator (plan/dsa) places them, instead of by each
+	// group's bytes live at each step. Groups then stay short and narrow:
+	// on a model run stripe by stripe, a stripe's chain of in-place writes
+	// drifts, and a stripe's output, which lives until the concatenation,
+	// would keep the whole chain's extent reserved (see inPlace).
+	BlockCost bool
 	// OverwriteInputs lets an in-place output take the bytes of a model
 	// input (an input of the main subgraph that is not also an output):
 	// the application must then refill the inputs before every run.
@@ -318,6 +326,7 @@ func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 	}
 	if opts.Kernels != nil {
 		a.lt.Kernels, a.lt.OverwriteInputs = opts.Kernels.Name, opts.OverwriteInputs
+		a.blockCost = opts.BlockCost
 		a.inPlace(opts.Kernels, opts.OverwriteInputs, opts.Alignment)
 	}
 	if copies != nil {
@@ -333,6 +342,8 @@ type analyzer struct {
 	// members lists, by root, the indexes in lt.Tensors of each alias
 	// group's members (indexMembers, join).
 	members map[graph.TensorRef][]int
+	// blockCost is Options.BlockCost.
+	blockCost bool
 }
 
 // schedule places subgraph s on the timeline starting at a.next, running

@@ -124,6 +124,7 @@ func shapePeak(units [][]shapeRect) (peak, step int64) {
 func placeShapes(units [][]shapeRect, align int64) (origins []int64, height int64) {
 	width := make([]int64, len(units))
 	first, length := make([]int64, len(units)), make([]int64, len(units))
+	span, area := make([]int64, len(units)), make([]int64, len(units))
 	for i, u := range units {
 		width[i], _ = shapePeak([][]shapeRect{u})
 		first[i] = 1 << 62
@@ -132,6 +133,12 @@ func placeShapes(units [][]shapeRect, align int64) (origins []int64, height int6
 			first[i], last = min(first[i], r.start), max(last, r.end)
 		}
 		length[i] = last - first[i]
+		lo, hi := u[0].lo, u[0].hi
+		for _, r := range u {
+			lo, hi = min(lo, r.lo), max(hi, r.hi)
+			area[i] += (r.hi - r.lo) * (r.end - r.start)
+		}
+		span[i] = hi - lo
 	}
 	by := func(key func(i int) int64) []int {
 		order := make([]int, len(units))
@@ -153,6 +160,8 @@ func placeShapes(units [][]shapeRect, align int64) (origins []int64, height int6
 		by(func(i int) int64 { return -width[i] }),
 		by(func(i int) int64 { return first[i] }),
 		by(func(i int) int64 { return -length[i] }),
+		by(func(i int) int64 { return -span[i] }),
+		by(func(i int) int64 { return -area[i] }),
 	} {
 		o, h := placeShapesInOrder(units, align, order)
 		if k == 0 || h < height {
