@@ -229,10 +229,11 @@ const maxRegions = 4
 // most operators its cheap plans may hold in all (each rewrite is
 // planned once or twice; a plan's cost grows with the operators, about
 // 100 ms for MobileNetV2's 190 when striped): small models try many
-// rewrites, MobileNetV2 about 20 (as many as a fixed 28 gave before).
+// rewrites, MobileNetV2 about 18 (CPU 4.3 s with h/placement's second
+// plan of each striped model).
 const (
 	maxEvals = 80
-	evalWork = 6000
+	evalWork = 5000
 )
 
 // coarseK are the stripe counts a region is first tried with; the
