@@ -22,7 +22,8 @@ const (
 	// PatchesOff (or "") compiles the model as given.
 	PatchesOff = "off"
 	// PatchesAuto runs regions of the model stripe by stripe where that
-	// lowers TFLM's whole arena (docs/stripes.md), under Config.PatchMACs.
+	// lowers heliac's arena (TFLM's head) without enlarging TFLM's whole
+	// arena (docs/stripes.md), under Config.PatchMACs.
 	PatchesAuto = "auto"
 )
 
@@ -70,9 +71,11 @@ func checkPatches(cfg Config) error {
 	return nil
 }
 
-// quickTimeLimit is the placement search's time limit in quickScore, a
-// safety net far above what its work budget takes.
-const quickTimeLimit = 30 * time.Second
+// quickTimeLimit is the placement search's time limit in quickScore.
+// Most cheap plans prove their placement in milliseconds; one that
+// cannot (style_transfer striped 10 times: 3591792 B against a bound of
+// 3591168) would search to the limit, and a choice evaluates dozens.
+const quickTimeLimit = time.Second
 
 // patchWork is the order search's work budget when a candidate rewrite is
 // evaluated: enough to find the stripes' own order, far below the final
@@ -83,13 +86,34 @@ const patchWork = 400
 // uneven rows') are compared at the end, also with exact-overlap copies.
 const confirmed = 2
 
+// smallestArena returns the candidate of cs with the smallest whole
+// arena, then the smallest head; nil when cs is empty.
+func smallestArena(cs []*candidate) *candidate {
+	var small *candidate
+	for _, c := range cs {
+		if small == nil || c.score < small.score || c.score == small.score && c.head < small.head {
+			small = c
+		}
+	}
+	return small
+}
+
 // candidate is one rewrite evaluated.
 type candidate struct {
 	regions []graph.StripeRegion // as Apply filled them
 	m       *graph.Model
 	s       *planned // the cheap plan quickScore made
 	extra   int64
-	score   int64 // the cheap evaluation: TFLM's whole arena with the plan's scratch arena as head
+	head    int64 // the cheap evaluation: the plan's scratch arena (TFLM's head)
+	score   int64 // TFLM's whole arena with that head
+	fits    bool  // score is within the limit: no more than without stripes
+}
+
+// better says whether a is a better rewrite than b: a smaller head (the
+// scratch arena the objective minimises), or the same head and a smaller
+// whole arena. Whether each fits the whole arena's limit is the caller's.
+func better(a, b *candidate) bool {
+	return a.head < b.head || a.head == b.head && a.score < b.score
 }
 
 // arenaOf is TFLM's whole arena for m with a head of head bytes on the
@@ -112,19 +136,16 @@ func arenaOf(m *graph.Model, head int64, cfg Config) (int64, bool) {
 // quickScore is the cheap evaluation of a model: its plan with the
 // operators in each of the schedules given (ScheduleModel, or
 // ScheduleMemory with a short search, patchWork; only the config's when
-// it fixes the order), whichever needs less; the score is TFLM's
-// whole arena with the plan's scratch arena as its head. It returns that
-// plan too, one as good as any. The model's order runs a rewrite's
+// it fixes the order), whichever has the smaller scratch arena (head),
+// then the smaller whole TFLM arena with that head (score). It returns
+// both and that plan, one as good as any. The model's order runs a rewrite's
 // stripes one after the other, as the rewrite lists them; the order
 // search, which counts exact in-place writes only, may start every
 // stripe's padded rows early, where liveness's windowed in-place writes
 // make them large. The placement counts, not the plan's lower bound,
 // which on striped models can lie far below what it reaches.
-func quickScore(ctx context.Context, m *graph.Model, cfg Config, schedules ...string) (int64, *planned, error) {
-	var (
-		best  *planned
-		score int64
-	)
+func quickScore(ctx context.Context, m *graph.Model, cfg Config, schedules ...string) (hd, score int64, _ *planned, _ error) {
+	var best *planned
 	if cfg.Liveness.Order != nil || cfg.Schedule == ScheduleModel {
 		schedules = []string{cfg.Schedule}
 	}
@@ -132,10 +153,11 @@ func quickScore(ctx context.Context, m *graph.Model, cfg Config, schedules ...st
 	for _, sched := range schedules {
 		q := cfg
 		q.ScheduleWork, q.Schedule = patchWork, sched
-		// The search ends on its work budget, not the clock: the choice
-		// must not depend on the machine's load (a cheap plan takes well
-		// under a second; quickTimeLimit is a safety net).
-		q.Plan.TimeLimit = max(q.Plan.TimeLimit, quickTimeLimit)
+		// The order search ends on its work budget, not the clock; the
+		// placement search on quickTimeLimit, which only a plan that
+		// cannot prove its bound reaches (then the choice may depend on
+		// the machine's load, as any plan that hits its time limit).
+		q.Plan.TimeLimit = quickTimeLimit
 		start := time.Now()
 		s, err := planLoaded(ctx, m, q)
 		if err != nil {
@@ -149,15 +171,15 @@ func quickScore(ctx context.Context, m *graph.Model, cfg Config, schedules ...st
 		if tracePatches != nil {
 			tracePatches("  quick %s: size %d, lower bound %d, arena %d, %v", sched, size, lb, sc, time.Since(start))
 		}
-		if best == nil || sc < score {
-			best, score = s, sc
+		if best == nil || size < hd || size == hd && sc < score {
+			best, hd, score = s, size, sc
 		}
 	}
 	if best == nil {
-		return 0, nil, firstErr
+		return 0, 0, nil, firstErr
 	}
 	best.cfg = cfg
-	return score, best, nil
+	return hd, score, best, nil
 }
 
 // atPeak says whether one of r's intermediate tensors (the outputs of
@@ -203,10 +225,16 @@ const maxTried = 6
 // maxRegions is the most regions the choice combines.
 const maxRegions = 4
 
-// maxEvals is the most rewrites the choice evaluates: each costs two
-// cheap plans of the rewritten model (tens of milliseconds each on
-// MobileNetV2).
-const maxEvals = 28
+// maxEvals is the most rewrites the choice evaluates, and evalWork the
+// most operators its cheap plans may hold in all (each rewrite is
+// planned once or twice; a plan's cost grows with the operators, about
+// 100 ms for MobileNetV2's 190 when striped): small models try many
+// rewrites, MobileNetV2 about 18 (CPU 4.3 s with h/placement's second
+// plan of each striped model).
+const (
+	maxEvals = 80
+	evalWork = 5000
+)
 
 // coarseK are the stripe counts a region is first tried with; the
 // neighbours of the best are tried next.
@@ -240,7 +268,8 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 		case c == nil:
 		case c.m == nil: // over the cap; more stripes only add MACs
 			overK = k
-		case best == nil || c.score < best.score:
+		case !c.fits:
+		case best == nil || better(c, best):
 			best, bestK = c, k
 		}
 	}
@@ -256,8 +285,13 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 
 // choosePatches returns the rewrite of s's model that --patches auto
 // picks: the regions, stripe counts and rows whose rewritten model heliac
-// plans into the smallest whole TFLM arena, under the cap on extra MACs;
-// nil when none is smaller than the model as given (s, planned as usual).
+// plans into the smallest scratch arena (TFLM's head; ties: the smaller
+// whole TFLM arena), under the cap on extra MACs and such that TFLM's
+// whole arena (head and persistent tail: each operator copy adds its
+// kernel data there) is no larger than without stripes: the stripes pay
+// for themselves in the whole arena. It returns nil when no rewrite
+// within both has a smaller head than the model as given (s, planned as
+// usual).
 //
 // It adds regions greedily: each round takes the candidates
 // (stripe.Candidates of the model as given) whose intermediate tensors
@@ -266,10 +300,11 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 // with the stripe counts bestStripes picks, even rows, together with the
 // regions already chosen, and keeps the best if it lowers the cheap
 // evaluation (quickScore); at most maxEvals rewrites are evaluated. Then
-// unevenRows moves a row at the end stripes. The last choices are planned
-// in full too, and the smallest whole arena wins if it is smaller than
-// the model's as given. Every step is counted, not timed: the choice is
-// deterministic as long as no plan hits its time limit.
+// unevenRows moves a row at the end stripes, of the last choice and of
+// the rewrite of the smallest whole arena seen. These are compared, the
+// last choices also with exact-overlap copies. Every step is counted, not
+// timed: the choice is deterministic as long as no plan hits its time
+// limit.
 func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error) {
 	m, cfg := s.m, s.cfg
 	capFrac := cfg.PatchMACs
@@ -296,12 +331,15 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	// the best rewrite found either way). The finalists try them too.
 	scfg := cfg
 	scfg.Liveness.ExactOverlap = false
-	base, bs, err := quickScore(ctx, m, scfg, ScheduleModel, ScheduleMemory)
+	baseHead, base, bs, err := quickScore(ctx, m, scfg, ScheduleModel, ScheduleMemory)
 	if err != nil {
 		return nil, info, nil
 	}
-	cur := &candidate{m: m, s: bs, score: base}
-	seen := base // the best score seen
+	// The stripes must pay for themselves in TFLM's whole arena: each
+	// operator copy adds its kernel data to TFLM's persistent tail.
+	limit := info.ArenaBefore
+	cur := &candidate{m: m, s: bs, head: baseHead, score: base, fits: true}
+	seen := baseHead // the smallest head seen
 	// apply rewrites m with regions, or nil; over says it is over the cap.
 	apply := func(regions []graph.StripeRegion) (rm *graph.Model, extra int64, over bool) {
 		rm, err := stripe.Apply(m, regions)
@@ -313,6 +351,8 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 		}
 		return rm, extra, extra > budget
 	}
+	var pool []*candidate // every rewrite evaluated within the limit
+	work := 0             // the operators planned so far (evalWork)
 	eval := func(regions []graph.StripeRegion) *candidate {
 		rm, extra, over := apply(regions)
 		switch {
@@ -320,32 +360,38 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 			return nil
 		case over:
 			return &candidate{extra: extra}
-		case info.Tried == maxEvals:
+		case info.Tried == maxEvals || work >= evalWork:
 			return nil
 		}
 		info.Tried++
+		work += opCount(rm)
 		// The model's order first; the memory order too only for a
 		// rewrite within a quarter of the best seen, which it may beat.
-		sc, ps, err := quickScore(ctx, rm, scfg, ScheduleModel)
+		hd, sc, ps, err := quickScore(ctx, rm, scfg, ScheduleModel)
 		if err != nil {
 			return nil
 		}
-		if sc <= seen+seen/4 && cfg.Liveness.Order == nil && cfg.Schedule != ScheduleModel {
-			if sc2, ps2, err := quickScore(ctx, rm, scfg, ScheduleMemory); err == nil && sc2 < sc {
-				sc, ps = sc2, ps2
+		if hd <= seen+seen/4 && cfg.Liveness.Order == nil && cfg.Schedule != ScheduleModel {
+			work += opCount(rm)
+			if hd2, sc2, ps2, err := quickScore(ctx, rm, scfg, ScheduleMemory); err == nil && (hd2 < hd || hd2 == hd && sc2 < sc) {
+				hd, sc, ps = hd2, sc2, ps2
 			}
 		}
-		seen = min(seen, sc)
+		seen = min(seen, hd)
 		ps.original = m
 		if tracePatches != nil {
 			for _, r := range rm.Stripes {
 				tracePatches("  region %d -> %d ops %v k %d extra %d", r.Input, r.Output, r.Ops, r.K(), r.ExtraMACs)
 			}
-			tracePatches("  score %d (current %d)", sc, cur.score)
+			tracePatches("  head %d arena %d (current %d, %d; limit %d)", hd, sc, cur.head, cur.score, limit)
 		}
-		return &candidate{regions: rm.Stripes, m: rm, s: ps, extra: extra, score: sc}
+		c := &candidate{regions: rm.Stripes, m: rm, s: ps, extra: extra, head: hd, score: sc, fits: sc <= limit}
+		if c.fits {
+			pool = append(pool, c)
+		}
+		return c
 	}
-	var rounds []*candidate // the best of each round that lowered the score
+	var rounds []*candidate // the best of each round that lowered the head
 	for len(cur.regions) < maxRegions {
 		var try []graph.StripeRegion
 		for _, r := range all {
@@ -387,11 +433,11 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 		try = within
 		var best *candidate
 		for _, t := range try {
-			if c := bestStripes(m, cur.regions, t, eval); c != nil && (best == nil || c.score < best.score) {
+			if c := bestStripes(m, cur.regions, t, eval); c != nil && (best == nil || better(c, best)) {
 				best = c
 			}
 		}
-		if best == nil || best.score >= cur.score {
+		if best == nil || !better(best, cur) {
 			break
 		}
 		cur = best
@@ -400,34 +446,63 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	if len(rounds) == 0 {
 		return nil, info, nil
 	}
+	// The rewrite of the smallest whole arena first: the budget may end
+	// in the uneven rows of the last choice.
+	small := smallestArena(pool)
+	var smallUneven *candidate
+	if small != nil && small != cur {
+		smallUneven = unevenRows(small, eval)
+	}
 	if c := unevenRows(cur, eval); c != nil {
 		rounds = append(rounds, c)
 	}
-	// The best of the last choices, as the cheap evaluation planned it: a
-	// full order search (DefaultWork) plans MobileNetV2's stripes no
-	// smaller, and costs as much as ten cheap plans.
-	var (
-		bestS     *planned
-		bestArena int64
-		bestC     *candidate
-	)
+	// The last choices, and the rewrite of the smallest whole arena with
+	// its best uneven rows: the cheap plans of striped models miss their
+	// lower bound by up to a quarter, so the ranking by head is coarse, and
+	// fewer stripes often place better (MobileNetV2: k 8 ranks first at
+	// 535920 B; k 7, the smallest whole arena, places to 481344 B with
+	// uneven rows).
+	var final []*candidate
 	for i := len(rounds) - 1; i >= 0 && i >= len(rounds)-confirmed; i-- {
-		c := rounds[i]
+		final = append(final, rounds[i])
+	}
+	if small != nil && !slices.Contains(final, small) {
+		final = append(final, small)
+	}
+	if smallUneven != nil {
+		final = append(final, smallUneven)
+	}
+	// The best of these, as the cheap evaluation planned them: a full
+	// order search (DefaultWork) plans MobileNetV2's stripes no smaller,
+	// and costs as much as ten cheap plans.
+	var (
+		bestS               *planned
+		bestHead, bestArena int64
+		bestC               *candidate
+	)
+	keep := func(c *candidate, ps *planned, hd, sc int64) {
+		if sc <= limit && (bestS == nil || hd < bestHead || hd == bestHead && sc < bestArena) {
+			bestS, bestHead, bestArena, bestC = ps, hd, sc, c
+		}
+	}
+	for i, c := range final {
 		if _, ok := arenaOf(c.m, 0, cfg); ok != sized {
 			continue
 		}
-		if bestS == nil || c.score < bestArena {
-			bestS, bestArena, bestC = c.s, c.score, c
-		}
-		// With exact-overlap copies too, when the config allows them.
-		if cfg.Liveness.ExactOverlap {
-			if sc, ps, err := quickScore(ctx, c.m, cfg, ScheduleModel, ScheduleMemory); err == nil && sc < bestArena {
+		keep(c, c.s, c.head, c.score)
+		// The last choices with exact-overlap copies too, when the config
+		// allows them (pretrainedResnet: 124608 B without, 111696 with).
+		if cfg.Liveness.ExactOverlap && i < min(len(rounds), confirmed) {
+			if hd, sc, ps, err := quickScore(ctx, c.m, cfg, ScheduleModel, ScheduleMemory); err == nil {
 				ps.original = m
-				bestS, bestArena, bestC = ps, sc, c
+				if tracePatches != nil {
+					tracePatches("  confirm: head %d arena %d; with exact-overlap copies %d %d", c.head, c.score, hd, sc)
+				}
+				keep(c, ps, hd, sc)
 			}
 		}
 	}
-	if bestS == nil || bestArena >= info.ArenaBefore {
+	if bestS == nil || bestHead >= info.HeadBefore {
 		return nil, info, nil
 	}
 	info.Regions = bestC.m.Stripes
@@ -441,12 +516,36 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	return bestS, info, nil
 }
 
-// unevenRows tries c's regions with uneven stripes: one row moved from
-// an end stripe to its neighbour or back (the stripes at the image's
-// borders read padding, not halo rows, so they may take more rows for
-// the same peak). It returns the best rewrite that lowers c's score, or
-// nil.
+// unevenMoves are how many rows unevenRows moves across a boundary.
+var unevenMoves = []int32{1, 2, 3}
+
+// unevenPasses is how often unevenRows starts again from its best.
+const unevenPasses = 3
+
+// unevenRows tries c's regions with uneven stripes: one to three rows
+// moved from an end stripe to its neighbour or back (the stripes at the
+// image's borders read padding, not halo rows, so they may take more
+// rows for the same peak), and again from the best found, up to
+// unevenPasses times. It returns the best rewrite that lowers c's head
+// (then whole arena) within the limit, or nil.
 func unevenRows(c *candidate, eval func([]graph.StripeRegion) *candidate) *candidate {
+	var best *candidate
+	for range unevenPasses {
+		from := c
+		if best != nil {
+			from = best
+		}
+		n := unevenPass(from, eval)
+		if n == nil {
+			break
+		}
+		best = n
+	}
+	return best
+}
+
+// unevenPass is one pass of unevenRows from c.
+func unevenPass(c *candidate, eval func([]graph.StripeRegion) *candidate) *candidate {
 	var best *candidate
 	base := originalRegions(c.regions)
 	for i := range base {
@@ -455,27 +554,29 @@ func unevenRows(c *candidate, eval func([]graph.StripeRegion) *candidate) *candi
 		if k == 2 { // both ends share one boundary
 			moves = moves[:2]
 		}
-		for _, mv := range moves {
-			from, to := mv[0], mv[1]
-			regs := originalRegions(base)
-			rows := regs[i].Rows
-			if rows[from][1]-rows[from][0] < 2 {
-				continue
-			}
-			// Move the row at the boundary between from and to.
-			if from < to {
-				rows[from][1]--
-				rows[to][0]--
-			} else {
-				rows[from][0]++
-				rows[to][1]++
-			}
-			n := eval(regs)
-			if n == nil || n.m == nil || n.score >= c.score {
-				continue
-			}
-			if best == nil || n.score < best.score {
-				best = n
+		for _, d := range unevenMoves {
+			for _, mv := range moves {
+				from, to := mv[0], mv[1]
+				regs := originalRegions(base)
+				rows := regs[i].Rows
+				if rows[from][1]-rows[from][0] <= d {
+					continue
+				}
+				// Move d rows at the boundary between from and to.
+				if from < to {
+					rows[from][1] -= d
+					rows[to][0] -= d
+				} else {
+					rows[from][0] += d
+					rows[to][1] += d
+				}
+				n := eval(regs)
+				if n == nil || n.m == nil || !n.fits || !better(n, c) {
+					continue
+				}
+				if best == nil || better(n, best) {
+					best = n
+				}
 			}
 		}
 	}

@@ -23,3 +23,21 @@ func TestParsePatchMACs(t *testing.T) {
 		assert.Error(t, err, in)
 	}
 }
+
+// TestPatchesObjective: a rewrite is better for a smaller head, whatever
+// its whole arena; of equal heads, for the smaller whole arena; the
+// rewrite of the smallest whole arena breaks ties by the head.
+func TestPatchesObjective(t *testing.T) {
+	small := &candidate{head: 100, score: 900}
+	large := &candidate{head: 200, score: 500}
+	assert.True(t, better(small, large), "the smaller head, though its whole arena is larger")
+	assert.False(t, better(large, small))
+	tie := &candidate{head: 100, score: 800}
+	assert.True(t, better(tie, small), "same head: the smaller whole arena")
+	assert.False(t, better(small, small), "not better than itself")
+
+	assert.Nil(t, smallestArena(nil))
+	same := &candidate{head: 150, score: 500}
+	assert.Same(t, large, smallestArena([]*candidate{small, large, tie}))
+	assert.Same(t, same, smallestArena([]*candidate{large, same}), "same whole arena: the smaller head")
+}

@@ -120,7 +120,9 @@ func TestPatchesAutoChoice(t *testing.T) {
 			offHead, _ := off.Plan.ScratchTotals()
 			assert.Equal(t, head, p.HeadAfter)
 			assert.Less(t, head, offHead)
-			assert.Less(t, out.TFLMArena.Emitted.Bytes, off.TFLMArena.Emitted.Bytes, "TFLM's whole arena")
+			// The stripes pay for themselves: TFLM's whole arena is no larger
+			// than without them.
+			assert.LessOrEqual(t, out.TFLMArena.Emitted.Bytes, off.TFLMArena.Emitted.Bytes, "TFLM's whole arena")
 			assert.Equal(t, off.TFLMArena.Original, out.TFLMArena.Original, "compared with TFLM's handling of the model as given")
 			assert.Equal(t, off.Meta.ModelSHA256, out.Meta.ModelSHA256, "plan.json names the model as given")
 
