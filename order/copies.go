@@ -25,18 +25,7 @@ func (md *model) copies(hook func(graph.OpRef) []Copy) {
 				boundary[t] = true
 			}
 		}
-		writers := map[graph.TensorID]int{}
-		lastWrite := map[graph.TensorID]int{}
-		for oi, op := range sg.Ops {
-			for _, t := range op.Outputs {
-				writers[t]++
-			}
-			for _, list := range [][]graph.TensorID{op.Outputs, op.Intermediates} {
-				for _, t := range list {
-					lastWrite[t] = oi
-				}
-			}
-		}
+		writers, lastWrite := writes(&sg)
 		buf := md.buf[si]
 		merge := func(from, to graph.TensorID) {
 			for t := range buf {

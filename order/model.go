@@ -263,18 +263,7 @@ func (md *model) alias() {
 		}
 	}
 	for si, sg := range m.Subgraphs {
-		writers := map[graph.TensorID]int{}
-		lastWrite := map[graph.TensorID]int{}
-		for oi, op := range sg.Ops {
-			for _, t := range op.Outputs {
-				writers[t]++
-			}
-			for _, list := range [][]graph.TensorID{op.Outputs, op.Intermediates} {
-				for _, t := range list {
-					lastWrite[t] = oi
-				}
-			}
-		}
+		writers, lastWrite := writes(&sg)
 		buf := md.buf[si]
 		joined := make([]bool, len(buf)) // liveness's AliasOf != nil
 		for oi, op := range sg.Ops {
@@ -306,4 +295,23 @@ func alignUp(n, align int64) int64 {
 		return n
 	}
 	return (n + align - 1) &^ (align - 1)
+}
+
+// writes returns how many operators of sg write each tensor (as an
+// output) and the last operator, in model order, writing each (as an
+// output or an intermediate): what the view and copy rules of liveness
+// ask of a tensor's writers.
+func writes(sg *graph.Subgraph) (writers, lastWrite map[graph.TensorID]int) {
+	writers, lastWrite = map[graph.TensorID]int{}, map[graph.TensorID]int{}
+	for oi, op := range sg.Ops {
+		for _, t := range op.Outputs {
+			writers[t]++
+		}
+		for _, list := range [][]graph.TensorID{op.Outputs, op.Intermediates} {
+			for _, t := range list {
+				lastWrite[t] = oi
+			}
+		}
+	}
+	return writers, lastWrite
 }
