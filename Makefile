@@ -103,6 +103,10 @@ difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tf
 		$(GO) test -count=1 -timeout 0 -run '^TestDifferentialTFLM$$' -v ./driver/ >$$out 2>&1 || status=$$?; \
 	grep -v -e '^=== ' -e '^        --- PASS' -e '^    --- PASS' $$out; rm -f $$out; exit $$status
 
+.PHONY: stripe-proof
+stripe-proof: ## the whole stripe proof: every proof model (the 224 MobileNetV2s too), several regions, k = 2, 3, 4, 7, 10, in stock TFLM (make test runs a subset)
+	HELIAC_STRIPE_PROOF=full $(GO) test -count=1 -timeout 60m -run '^TestApplyBitExactTFLM$$' -v ./stripe/
+
 .PHONY: bench
 bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model; then the Cortex-M55 flash and RAM table (bench-m55)
 	$(GO) run ./internal/cmd/bench
