@@ -280,19 +280,39 @@ func stripesJSON(t *testing.T, js []byte, m *graph.Model) []byte {
 	return out
 }
 
-// TestStripeRebuildMatchesApply: over the corpus, for every candidate
-// region stripe.Candidates finds (the first 40 of a model), with 2 stripes and with as many as
-// the output's rows allow (at most 10), the verifier's rebuild is
-// exactly what stripe.Apply writes. -short: three models.
+// TestStripeRebuildMatchesApply: on three models, for every candidate
+// region stripe.Candidates finds (the first 40 of a model), with 2 stripes
+// and with as many as the output's rows allow (at most 10), the
+// verifier's rebuild is exactly what stripe.Apply writes.
 func TestStripeRebuildMatchesApply(t *testing.T) {
-	base := stripeCorpusModel(t, "tflite-micro/person_detect.tflite", 2)
-	files := []string{"tflite-micro/person_detect.tflite", "ambiq/cnn_s_quantized.tflite", "tflite-micro/magic_wand.tflite"}
-	if !testing.Short() {
-		files = files[:0]
-		for _, e := range corpus.Manifest(t) {
-			files = append(files, e.File)
-		}
+	rebuildMatchesApply(t, []string{"tflite-micro/person_detect.tflite", "ambiq/cnn_s_quantized.tflite", "tflite-micro/magic_wand.tflite"})
+}
+
+// TestStripeRebuildMatchesApplyCorpus is TestStripeRebuildMatchesApply
+// over every corpus model: a sweep.
+func TestStripeRebuildMatchesApplyCorpus(t *testing.T) {
+	skipUnderRace(t)
+	if testing.Short() {
+		t.Skip("-short: TestStripeRebuildMatchesApply's three models")
 	}
+	var files []string
+	for _, e := range corpus.Manifest(t) {
+		files = append(files, e.File)
+	}
+	rebuildMatchesApply(t, files)
+}
+
+// skipUnderRace skips a corpus sweep under the race detector; make test
+// runs it in its second step (SWEEPS in the Makefile).
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if underRace {
+		t.Skip("a corpus sweep: `make test` runs it without -race (SWEEPS in the Makefile)")
+	}
+}
+
+func rebuildMatchesApply(t *testing.T, files []string) {
+	base := stripeCorpusModel(t, "tflite-micro/person_detect.tflite", 2)
 	dir := corpus.Require(t)
 	regions := 0
 	for _, file := range files {
