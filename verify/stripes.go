@@ -336,10 +336,12 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 		rg.inR[op] = true
 	}
 	producer := map[graph.TensorID]graph.OpIndex{}
+	writers := map[graph.TensorID][]graph.OpIndex{}
 	consumers := map[graph.TensorID][]graph.OpIndex{}
 	for i := range sg.Ops {
 		for _, t := range sg.Ops[i].Outputs {
 			producer[t] = graph.OpIndex(i)
+			writers[t] = append(writers[t], graph.OpIndex(i))
 		}
 		for _, t := range sg.Ops[i].Inputs {
 			if t != graph.NoTensor {
@@ -375,6 +377,14 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 				if !rg.inR[c] {
 					return bad("%s writes %s, which %s outside the region reads; only the output may be read outside",
 						b.oname(s, oi), b.tname(s, o), b.oname(s, c))
+				}
+			}
+			// The rewrite leaves the region's intermediates unused
+			// (of height 0 when emitted): none may be written outside.
+			for _, w := range writers[o] {
+				if !rg.inR[w] {
+					return bad("%s writes %s, which %s outside the region writes too; only the output may be",
+						b.oname(s, oi), b.tname(s, o), b.oname(s, w))
 				}
 			}
 		}
