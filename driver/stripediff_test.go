@@ -281,7 +281,8 @@ func stripeDifferential(t *testing.T, tool string, seed int64, m *graph.Model, d
 }
 
 // stripeDiffModels is how many models with candidate regions
-// TestDifferentialStripes runs (-short: stripeDiffModelsShort).
+// TestDifferentialStripes runs (-short or under the race detector:
+// stripeDiffModelsShort).
 const (
 	stripeDiffModels      = 12
 	stripeDiffModelsShort = 4
@@ -295,7 +296,7 @@ const (
 func TestDifferentialStripes(t *testing.T) {
 	tool := tflmrun.Require(t)
 	n := stripeDiffModels
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = stripeDiffModelsShort
 	}
 	tally := &diffTally{}
