@@ -143,6 +143,13 @@ func check(g *subgraph, r graph.StripeRegion) (*region, error) {
 	} else if last := r.Ops[len(r.Ops)-1]; p != last {
 		return nil, fmt.Errorf("output %s is written by %s, not by the region's last operator %d", g.tensorName(y), g.opName(p), last)
 	}
+	for _, w := range g.writers[x] {
+		if w > r.Ops[0] && w < r.Ops[len(r.Ops)-1] && !reg.in[w] {
+			// The stripes run where the region's last operator ran:
+			// they would read the value written here.
+			return nil, fmt.Errorf("input %s is written again by %s, between the region's operators", g.tensorName(x), g.opName(w))
+		}
+	}
 	if g.tensor(y).IsVariable {
 		return nil, fmt.Errorf("output %s is a variable", g.tensorName(y))
 	}

@@ -412,6 +412,11 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 		}
 		rg.geoms[oi] = g
 	}
+	for _, w := range writers[rec.input] {
+		if w > rec.ops[0] && w < rec.ops[len(rec.ops)-1] && !rg.inR[w] {
+			return bad("%s writes %s, the input, between the region's operators, whose stripes run at the last", b.oname(s, w), b.tname(s, rec.input))
+		}
+	}
 	if !readsX || !writesY {
 		return bad("the operators do not read %s and write %s", b.tname(s, rec.input), b.tname(s, rec.output))
 	}
