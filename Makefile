@@ -90,16 +90,20 @@ interop: ## run stock TFLM (../shared/tools/tflm_run) on heliac's plans for ever
 # them), from seed DIFF_SEED; failing models are kept (HELIAC_DIFF_KEEP).
 # DIFF_RUNTIME=1 also runs every model through heliac's runtime (--runtime
 # tflm built against ../shared/tflm: a g++ build per model, so fewer models
-# in the same time).
+# in the same time). DIFF_PATCHES=1 also runs the stripe differential on every
+# model with regions to stripe: random regions and uneven rows through
+# stripe.Apply, the verifier's rebuild and TFLM, and one model in three
+# through --patches auto --emit-tflite (driver/stripediff_test.go).
 DIFF_TIME    ?= 10m
 DIFF_MODELS  ?=
 DIFF_SEED    ?= 1
 DIFF_RUNTIME ?=
+DIFF_PATCHES ?=
 
 .PHONY: difftest
-difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tflite of them (DIFF_RUNTIME=1: and heliac's runtime) for DIFF_TIME (default 10m), or DIFF_MODELS models, from DIFF_SEED; prints the coverage
+difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tflite of them (DIFF_RUNTIME=1: and heliac's runtime; DIFF_PATCHES=1: and random stripe rewrites of them) for DIFF_TIME (default 10m), or DIFF_MODELS models, from DIFF_SEED; prints the coverage
 	@out=$$(mktemp); status=0; \
-	HELIAC_DIFF_TIME=$(DIFF_TIME) HELIAC_DIFF_MODELS=$(DIFF_MODELS) HELIAC_DIFF_SEED=$(DIFF_SEED) HELIAC_DIFF_RUNTIME=$(DIFF_RUNTIME) \
+	HELIAC_DIFF_TIME=$(DIFF_TIME) HELIAC_DIFF_MODELS=$(DIFF_MODELS) HELIAC_DIFF_SEED=$(DIFF_SEED) HELIAC_DIFF_RUNTIME=$(DIFF_RUNTIME) HELIAC_DIFF_PATCHES=$(DIFF_PATCHES) \
 		$(GO) test -count=1 -timeout 0 -run '^TestDifferentialTFLM$$' -v ./driver/ >$$out 2>&1 || status=$$?; \
 	grep -v -e '^=== ' -e '^        --- PASS' -e '^    --- PASS' $$out; rm -f $$out; exit $$status
 

@@ -80,6 +80,9 @@ type diffTally struct {
 	// noKernelData counts, per operator, the skipped models that have
 	// one heliac has no kernel data for (kernels.TFLM).
 	noKernelData map[string]int
+	// stripes is what the stripe differential covered
+	// (HELIAC_DIFF_PATCHES, stripeDifferential).
+	stripes stripeTally
 }
 
 // TestDifferentialTFLM is heliac's differential test against stock TFLM:
@@ -184,12 +187,15 @@ func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
 		"  models: %d operators, %d writing their own input, %d second writers, %d views (%d read after their input is written again), "+
 		"%d convolutions/pools, %d pads, %d broadcasts, %d VAR_HANDLEs (%d without a container; %d shared names with and without one), "+
 		"%d is_variable tensors, %d CALL_ONCE, %d IF, %d WHILE, %d INT8 operators, "+
-		"%d slices (%d of contiguous blocks), %d concatenations of their results",
+		"%d slices (%d of contiguous blocks), %d concatenations of their results, %d row-local CNN segments (%d INT8)",
 		tally.models, first, len(tally.failed), tally.failed,
 		tally.inPlace, tally.views, tally.blocks, tally.slots, tally.moved, tally.reordered,
 		f.Ops, f.SelfWrites, f.SecondWriters, f.Views, f.StaleViews, f.Windows, f.Pads, f.Broadcasts,
 		f.VarHandles, f.NoContainer, f.SharedNames, f.VarTensors, f.CallOnce, f.Ifs, f.Whiles, f.Int8,
-		f.Slices, f.BlockSlices, f.Concats)
+		f.Slices, f.BlockSlices, f.Concats, f.CNNSegments, f.CNNInt8)
+	if os.Getenv(envDiffPatches) == "1" {
+		t.Log(tally.stripes.text())
+	}
 	if kit != nil {
 		t.Logf("heliac's runtime: %d models compared with tflm_run's outputs, %s", tally.runtime, tally.skippedText())
 	}
@@ -300,6 +306,9 @@ func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally 
 	}
 	if kit != nil {
 		diffRuntime(t, kit, tool, seed, m, data, orig, tally)
+	}
+	if os.Getenv(envDiffPatches) == "1" {
+		stripeDifferential(t, tool, seed, m, data, orig, out.PlanJSON, tally)
 	}
 	failed = false
 }

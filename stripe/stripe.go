@@ -40,14 +40,15 @@ func hull(x, y span) span { return span{min(x.a, y.a), max(x.b, y.b)} }
 type subgraph struct {
 	m         *graph.Model
 	s         graph.SubgraphIndex
-	producer  []int   // operator index, -1 for none
+	producer  []int   // operator index, -1 for none (the last, of several)
+	writers   [][]int // operator indices writing each tensor, ascending
 	consumers [][]int // operator indices, ascending, each once
 	io        []bool  // a subgraph input or output
 }
 
 func analyze(m *graph.Model, s graph.SubgraphIndex) *subgraph {
 	sg := &m.Subgraphs[s]
-	g := &subgraph{m: m, s: s, producer: make([]int, len(sg.Tensors)), consumers: make([][]int, len(sg.Tensors)), io: make([]bool, len(sg.Tensors))}
+	g := &subgraph{m: m, s: s, producer: make([]int, len(sg.Tensors)), writers: make([][]int, len(sg.Tensors)), consumers: make([][]int, len(sg.Tensors)), io: make([]bool, len(sg.Tensors))}
 	for i := range g.producer {
 		g.producer[i] = -1
 	}
@@ -56,6 +57,7 @@ func analyze(m *graph.Model, s graph.SubgraphIndex) *subgraph {
 		for _, t := range op.Outputs {
 			if t >= 0 && int(t) < len(sg.Tensors) {
 				g.producer[t] = i
+				g.writers[t] = append(g.writers[t], i)
 			}
 		}
 		for _, t := range op.Inputs {
@@ -141,6 +143,13 @@ func check(g *subgraph, r graph.StripeRegion) (*region, error) {
 	} else if last := r.Ops[len(r.Ops)-1]; p != last {
 		return nil, fmt.Errorf("output %s is written by %s, not by the region's last operator %d", g.tensorName(y), g.opName(p), last)
 	}
+	for _, w := range g.writers[x] {
+		if w > r.Ops[0] && w < r.Ops[len(r.Ops)-1] && !reg.in[w] {
+			// The stripes run where the region's last operator ran:
+			// they would read the value written here.
+			return nil, fmt.Errorf("input %s is written again by %s, between the region's operators", g.tensorName(x), g.opName(w))
+		}
+	}
 	if g.tensor(y).IsVariable {
 		return nil, fmt.Errorf("output %s is a variable", g.tensorName(y))
 	}
@@ -196,6 +205,13 @@ func (reg *region) checkOp(i int) error {
 		if len(g.consumers[o]) == 0 {
 			return fmt.Errorf("output %s is read by no operator", g.tensorName(o))
 		}
+		// The rewrite leaves an intermediate unused, of height 0
+		// when emitted: no operator outside the region may write it.
+		for _, w := range g.writers[o] {
+			if !reg.in[w] {
+				return fmt.Errorf("output %s is also written outside the region, by %s", g.tensorName(o), g.opName(w))
+			}
+		}
 	}
 	if len(op.Intermediates) > 0 {
 		return fmt.Errorf("has intermediate tensors")
@@ -212,6 +228,11 @@ func (reg *region) checkOp(i int) error {
 		}
 		if p := g.producer[t]; t != reg.Input && (p < 0 || !reg.in[p]) {
 			return fmt.Errorf("input %s is neither the region's input nor written in the region", g.tensorName(t))
+		} else if t != reg.Input && p >= i {
+			// The operator reads the value t had before the region
+			// writes it (t written twice, or by this operator over
+			// itself): a value from outside the region, not its input.
+			return fmt.Errorf("input %s is read before %s of the region writes it", g.tensorName(t), g.opName(p))
 		}
 		if err := nhwc(g.tensor(t)); err != nil {
 			return fmt.Errorf("input %s: %v", g.tensorName(t), err)

@@ -288,11 +288,14 @@ func compareOps(r *report, got *graph.Model, s graph.SubgraphIndex, i graph.OpIn
 	if !slices.Equal(g.Intermediates, w.Intermediates) || !slices.Equal(g.Called, w.Called) {
 		r.add(RewriteMismatch, "%s: intermediates or called subgraphs differ from the rebuild's", name)
 	}
-	switch w.Code {
-	case opStridedSlice, opPad, opConcatenation:
+	switch {
+	case (w.Code == opStridedSlice || w.Code == opPad || w.Code == opConcatenation) && w.Options != nil:
 		// Operators the rewrite adds: what their kernels read of the
 		// options must be the rebuild's; fields left out read as the
-		// schema's defaults.
+		// schema's defaults. (A PAD of the original written without
+		// options, which TFLM reads as PadOptions' defaults, is kept
+		// as it was: compared below, as every operator of the
+		// original.)
 		for _, f := range w.Options.Fields {
 			if got := g.Options.Int(f.Name); got != f.Int {
 				r.add(RewriteMismatch, "%s: option %s is %d, the rebuild's %d", name, f.Name, got, f.Int)

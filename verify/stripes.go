@@ -336,10 +336,12 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 		rg.inR[op] = true
 	}
 	producer := map[graph.TensorID]graph.OpIndex{}
+	writers := map[graph.TensorID][]graph.OpIndex{}
 	consumers := map[graph.TensorID][]graph.OpIndex{}
 	for i := range sg.Ops {
 		for _, t := range sg.Ops[i].Outputs {
 			producer[t] = graph.OpIndex(i)
+			writers[t] = append(writers[t], graph.OpIndex(i))
 		}
 		for _, t := range sg.Ops[i].Inputs {
 			if t != graph.NoTensor {
@@ -377,6 +379,14 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 						b.oname(s, oi), b.tname(s, o), b.oname(s, c))
 				}
 			}
+			// The rewrite leaves the region's intermediates unused
+			// (of height 0 when emitted): none may be written outside.
+			for _, w := range writers[o] {
+				if !rg.inR[w] {
+					return bad("%s writes %s, which %s outside the region writes too; only the output may be",
+						b.oname(s, oi), b.tname(s, o), b.oname(s, w))
+				}
+			}
 		}
 		if !nhwc(&sg.Tensors[o]) {
 			return bad("%s writes %s of shape %v; every tensor of a region is rank 4 with batch 1", b.oname(s, oi), b.tname(s, o), sg.Tensors[o].Shape)
@@ -401,6 +411,11 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 			return bad("%s is not row-local: %s", b.oname(s, oi), why)
 		}
 		rg.geoms[oi] = g
+	}
+	for _, w := range writers[rec.input] {
+		if w > rec.ops[0] && w < rec.ops[len(rec.ops)-1] && !rg.inR[w] {
+			return bad("%s writes %s, the input, between the region's operators, whose stripes run at the last", b.oname(s, w), b.tname(s, rec.input))
+		}
 	}
 	if !readsX || !writesY {
 		return bad("the operators do not read %s and write %s", b.tname(s, rec.input), b.tname(s, rec.output))

@@ -12,7 +12,8 @@
 // EXPAND_DIMS, BITCAST) of tensors written again later, broadcasting,
 // padding, convolution and pooling chains, resource variables reached by
 // handles with and without a container, is_variable tensors, CALL_ONCE,
-// IF and WHILE. Models are mostly FLOAT32: TFLM's float kernels are
+// IF and WHILE, and row-local CNN chains (cnnSegment) for the stripe
+// rewrite. Models are mostly FLOAT32: TFLM's float kernels are
 // deterministic, so two runs compare bit for bit.
 //
 // The output is a graph.Model, which tflite.Encode writes. Encode writes
@@ -111,6 +112,9 @@ type Features struct {
 	// BlockSlices copy one contiguous block of their input per output;
 	// Concats counts CONCATENATIONs of such slices' results (copies).
 	Slices, BlockSlices, Concats int
+	// CNNSegments counts the row-local CNN chains of cnnSegment (the
+	// stripe rewrite's regions), CNNInt8 those of INT8.
+	CNNSegments, CNNInt8 int
 }
 
 // Add adds o's counts to f.
@@ -134,12 +138,15 @@ func (f *Features) Add(o Features) {
 	f.Slices += o.Slices
 	f.BlockSlices += o.BlockSlices
 	f.Concats += o.Concats
+	f.CNNSegments += o.CNNSegments
+	f.CNNInt8 += o.CNNInt8
 }
 
 // Generate returns the model of seed: the same seed gives the same model.
 func Generate(seed int64) (*graph.Model, Features) {
-	g := &gen{r: rand.New(rand.NewSource(seed)), rc: rand.New(rand.NewSource(seed ^ 0x5eed_c0b1)), m: &graph.Model{Version: 3, Buffers: []graph.Buffer{{}},
-		Description: fmt.Sprintf("validmodel seed %d", seed)}}
+	g := &gen{r: rand.New(rand.NewSource(seed)), rc: rand.New(rand.NewSource(seed ^ 0x5eed_c0b1)),
+		rs: rand.New(rand.NewSource(seed ^ 0x571e_9e5)), m: &graph.Model{Version: 3, Buffers: []graph.Buffer{{}},
+			Description: fmt.Sprintf("validmodel seed %d", seed)}}
 	g.main()
 	g.f.Ops = 0
 	for _, sg := range g.m.Subgraphs {
@@ -154,6 +161,9 @@ type gen struct {
 	// that adding them left every other draw, and so the models of
 	// earlier seeds (diffRegressionSeeds), as they were.
 	rc *rand.Rand
+	// rs draws the row-local CNN segments (cnnSegment), apart from r and
+	// rc for the same reason.
+	rs *rand.Rand
 	m  *graph.Model
 	f  Features
 }
@@ -176,7 +186,8 @@ type sub struct {
 	written map[graph.TensorID]bool
 	// scalar is a FLOAT32 [1] input that drives control flow, or -1.
 	scalar graph.TensorID
-	// copyOuts are the outputs of copies' patterns, made model outputs.
+	// copyOuts are the outputs of copies' patterns and of cnnSegment,
+	// made model outputs.
 	copyOuts []graph.TensorID
 }
 
@@ -626,6 +637,9 @@ func (s *sub) step(shapeKeeping bool) {
 	sx := s.shape(x)
 	if s.idx == 0 && s.g.rc.Intn(8) == 0 {
 		s.copies(x)
+	}
+	if s.idx == 0 && s.g.rs.Intn(4) == 0 {
+		s.cnnSegment(x)
 	}
 	k := r.Intn(100)
 	switch {
