@@ -24,23 +24,7 @@ import (
 // stripes needs rewritten to equal original. It returns nil when the
 // models agree.
 func Rewrite(original, rewritten *graph.Model, planJSON []byte) []Violation {
-	if original == nil || rewritten == nil {
-		return report{{Malformed, "model is nil"}}
-	}
-	doc, bad := decode(planJSON)
-	if doc == nil {
-		return bad
-	}
-	want, bad := rebuildModel(original, doc)
-	if want == nil {
-		return bad
-	}
-	var r report
-	compareModels(&r, want, rewritten, nil, false)
-	if len(r) == 0 {
-		return nil
-	}
-	return r
+	return checkRewrite(original, rewritten, planJSON, false)
 }
 
 // RewriteFile is Rewrite for emitted, the model read back from the
@@ -53,7 +37,15 @@ func Rewrite(original, rewritten *graph.Model, planJSON []byte) []Violation {
 // (tensorflow/lite/micro/micro_allocation_info.cc @90b983c). Both are
 // accepted; everything else is compared as Rewrite does.
 func RewriteFile(original, emitted *graph.Model, planJSON []byte) []Violation {
-	if original == nil || emitted == nil {
+	return checkRewrite(original, emitted, planJSON, true)
+}
+
+// checkRewrite rebuilds the rewrite from original and plan.json and
+// compares got with it; file says got was read back from the .tflite
+// (RewriteFile: operators in the schedule's order, unused intermediates
+// of height 0).
+func checkRewrite(original, got *graph.Model, planJSON []byte, file bool) []Violation {
+	if original == nil || got == nil {
 		return report{{Malformed, "model is nil"}}
 	}
 	doc, bad := decode(planJSON)
@@ -64,7 +56,22 @@ func RewriteFile(original, emitted *graph.Model, planJSON []byte) []Violation {
 	if want == nil {
 		return bad
 	}
-	order := make([][]graph.OpIndex, len(want.Subgraphs))
+	var order [][]graph.OpIndex
+	if file {
+		order = scheduleOrder(doc, len(want.Subgraphs))
+	}
+	var r report
+	compareModels(&r, want, got, order, file)
+	if len(r) == 0 {
+		return nil
+	}
+	return r
+}
+
+// scheduleOrder lists, per subgraph, its operators in the order the
+// plan's schedule first runs them.
+func scheduleOrder(doc *planDoc, subgraphs int) [][]graph.OpIndex {
+	order := make([][]graph.OpIndex, subgraphs)
 	seen := map[graph.OpRef]bool{}
 	for _, run := range doc.schedule {
 		s := run.op.Subgraph
@@ -74,12 +81,7 @@ func RewriteFile(original, emitted *graph.Model, planJSON []byte) []Violation {
 		seen[run.op] = true
 		order[s] = append(order[s], run.op.Op)
 	}
-	var r report
-	compareModels(&r, want, emitted, order, true)
-	if len(r) == 0 {
-		return nil
-	}
-	return r
+	return order
 }
 
 // compareModels reports each way got differs from want, the rebuild.
