@@ -70,17 +70,9 @@ func main() {
 }
 
 func models(shared string) error {
-	manifest, err := corpus.ReadTSV(filepath.Join(shared, "corpus", "MANIFEST.tsv"))
+	manifest, tflm, err := readCorpus(shared)
 	if err != nil {
 		return err
-	}
-	ref, err := corpus.ReadTSV(filepath.Join(shared, "bench", "tflm-reference.tsv"))
-	if err != nil {
-		return err
-	}
-	tflm := map[string]map[string]string{}
-	for _, r := range ref {
-		tflm[r["model"]] = r
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	tool := tflmrun.Path()
@@ -395,17 +387,9 @@ func tflmBound(m *graph.Model, lib *kernels.Library, t kernels.Target) (int64, e
 // (arena_used_bytes, tflm_run) for the original model and for the model
 // --patches auto --emit-tflite writes.
 func patches(shared string) error {
-	manifest, err := corpus.ReadTSV(filepath.Join(shared, "corpus", "MANIFEST.tsv"))
+	manifest, tflm, err := readCorpus(shared)
 	if err != nil {
 		return err
-	}
-	ref, err := corpus.ReadTSV(filepath.Join(shared, "bench", "tflm-reference.tsv"))
-	if err != nil {
-		return err
-	}
-	tflm := map[string]map[string]string{}
-	for _, r := range ref {
-		tflm[r["model"]] = r
 	}
 	lib, err := kernels.Lookup(kernels.TFLMReference)
 	if err != nil {
@@ -512,4 +496,21 @@ func arenaUsed(tool, file string, rewritten []byte, ref map[string]string) (orig
 		return 0, 0, false
 	}
 	return o.Int("arena_used_bytes"), m.Int("arena_used_bytes"), slices.Equal(o.Outputs(), m.Outputs())
+}
+
+// readCorpus reads the corpus's MANIFEST and TFLM's reference figures
+// (bench/tflm-reference.tsv) by model file.
+func readCorpus(shared string) (manifest []map[string]string, tflm map[string]map[string]string, err error) {
+	if manifest, err = corpus.ReadTSV(filepath.Join(shared, "corpus", "MANIFEST.tsv")); err != nil {
+		return nil, nil, err
+	}
+	ref, err := corpus.ReadTSV(filepath.Join(shared, "bench", "tflm-reference.tsv"))
+	if err != nil {
+		return nil, nil, err
+	}
+	tflm = map[string]map[string]string{}
+	for _, r := range ref {
+		tflm[r["model"]] = r
+	}
+	return manifest, tflm, nil
 }
