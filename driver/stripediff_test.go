@@ -93,7 +93,7 @@ func withStripes(t *testing.T, js []byte, m *graph.Model) []byte {
 			ops = append(ops, id(o))
 		}
 		recs = append(recs, map[string]any{"subgraph": r.Subgraph, "input": id(int(r.Input)), "output": id(int(r.Output)),
-			"operators": ops, "k": r.K(), "rows": r.Rows, "macs": r.MACs, "extra_macs": r.ExtraMACs})
+			"operators": ops, "k": r.K(), "rows": r.Rows, "halo": r.HaloKind(), "macs": r.MACs, "extra_macs": r.ExtraMACs})
 	}
 	raw, err := json.Marshal(recs)
 	require.NoError(t, err)

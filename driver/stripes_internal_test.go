@@ -270,7 +270,7 @@ func stripesJSON(t *testing.T, js []byte, m *graph.Model) []byte {
 		}
 		id := func(t graph.TensorID) string { return strconv.Itoa(int(r.Subgraph)) + ":" + strconv.Itoa(int(t)) }
 		recs = append(recs, map[string]any{"subgraph": r.Subgraph, "input": id(r.Input), "output": id(r.Output), "operators": ops,
-			"k": r.K(), "rows": r.Rows, "macs": r.MACs, "extra_macs": r.ExtraMACs})
+			"k": r.K(), "rows": r.Rows, "halo": r.HaloKind(), "macs": r.MACs, "extra_macs": r.ExtraMACs})
 	}
 	raw, err := json.Marshal(recs)
 	require.NoError(t, err)

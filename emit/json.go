@@ -196,6 +196,7 @@ type jsonStripe struct {
 	Operators []string   `json:"operators"`
 	K         int        `json:"k"`
 	Rows      [][2]int32 `json:"rows"`
+	Halo      string     `json:"halo"`
 	MACs      int64      `json:"macs"`
 	ExtraMACs int64      `json:"extra_macs"`
 }
@@ -207,7 +208,7 @@ func stripesOf(m *graph.Model) []jsonStripe {
 	for _, r := range m.Stripes {
 		id := func(i int) string { return fmt.Sprintf("%d:%d", r.Subgraph, i) }
 		js := jsonStripe{Subgraph: int(r.Subgraph), Input: id(int(r.Input)), Output: id(int(r.Output)), Operators: []string{},
-			K: r.K(), Rows: append([][2]int32{}, r.Rows...), MACs: r.MACs, ExtraMACs: r.ExtraMACs}
+			K: r.K(), Rows: append([][2]int32{}, r.Rows...), Halo: string(r.HaloKind()), MACs: r.MACs, ExtraMACs: r.ExtraMACs}
 		for _, op := range r.Ops {
 			js.Operators = append(js.Operators, id(op))
 		}

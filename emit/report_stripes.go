@@ -94,8 +94,16 @@ func reportStripes(b *bytes.Buffer, m *graph.Model) {
 			}
 			fmt.Fprintf(&rows, "%d–%d", rw[0], rw[1])
 		}
-		fmt.Fprintf(b, "<li>%s → %s: %d operators in %d stripes (rows %s), %d extra MACs (%.1f %% of the region's %d)</li>\n",
-			esc(name(r.Subgraph, r.Input)), esc(name(r.Subgraph, r.Output)), len(r.Ops), r.K(), rows.String(), r.ExtraMACs, pct, r.MACs)
+		fmt.Fprintf(b, "<li>%s → %s: %d operators in %d stripes (rows %s, halo rows %s), %d extra MACs (%.1f %% of the region's %d)</li>\n",
+			esc(name(r.Subgraph, r.Input)), esc(name(r.Subgraph, r.Output)), len(r.Ops), r.K(), rows.String(), haloWord(r), r.ExtraMACs, pct, r.MACs)
 	}
 	fmt.Fprintf(b, "</ul>\n")
+}
+
+// haloWord says how r's stripes get their halo rows, for the report.
+func haloWord(r graph.StripeRegion) string {
+	if r.Cached() {
+		return "cached"
+	}
+	return "recomputed"
 }

@@ -37,7 +37,13 @@ func TestStripesInPlanJSON(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(js, &v))
 	assert.Equal(t, []map[string]any{{"subgraph": 0.0, "input": "0:0", "output": "0:2", "operators": []any{"0:0", "0:1"},
-		"k": 2.0, "rows": []any{[]any{0.0, 3.0}, []any{3.0, 5.0}}, "macs": 1000.0, "extra_macs": 40.0}}, v.Stripes)
+		"k": 2.0, "rows": []any{[]any{0.0, 3.0}, []any{3.0, 5.0}}, "halo": "recompute", "macs": 1000.0, "extra_macs": 40.0}}, v.Stripes)
+
+	striped.Stripes[0].Halo = graph.HaloCache
+	js, err = emit.JSON(&striped, p, emit.Meta{ModelName: "dense", Version: "test"})
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(js, &v))
+	assert.Equal(t, "cache", v.Stripes[0]["halo"], "cached halos are recorded")
 }
 
 // stripedModel is a rewritten model in miniature: x [1,4,2,1] is sliced
@@ -74,7 +80,7 @@ func TestReportShowsStripes(t *testing.T) {
 	require.NoError(t, err)
 	html := string(emit.Report(m, p, emit.Meta{ModelName: "striped"}))
 	assert.Contains(t, html, `<span class="stripe"></span>stripe`)
-	assert.Contains(t, html, "<li>0:0 (x) → 0:5 (y): 1 operators in 2 stripes (rows 0–2, 2–4), 20 extra MACs (10.0 % of the region's 200)</li>")
+	assert.Contains(t, html, "<li>0:0 (x) → 0:5 (y): 1 operators in 2 stripes (rows 0–2, 2–4, halo rows recomputed), 20 extra MACs (10.0 % of the region's 200)</li>")
 	details := map[string]string{}
 	for _, r := range rectRE.FindAllStringSubmatch(html, -1) {
 		name, _, _ := strings.Cut(r[4], ": ")

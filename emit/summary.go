@@ -335,6 +335,9 @@ func (p *Patches) Text() string {
 		for _, rows := range r.Rows {
 			fmt.Fprintf(&b, " [%d,%d)", rows[0], rows[1])
 		}
+		if r.Cached() {
+			b.WriteString(", halo rows cached")
+		}
 	}
 	fmt.Fprintf(&b, "\n  stripes cost %+d operator(s) and %+d MACs (%+.2f%% of %d, cap %.3g%%); heliac's arena %d -> %d B (%s)",
 		p.ExtraOps, p.ExtraMACs, p.ExtraPercent(), p.ModelMACs, 100*p.Cap, p.HeadBefore, p.HeadAfter, Percent(p.HeadAfter, p.HeadBefore))

@@ -45,6 +45,14 @@ type StripeRegion struct {
 	MACs, ExtraMACs int64
 }
 
+// HaloKind is r.Halo, HaloRecompute when it is empty.
+func (r *StripeRegion) HaloKind() Halo {
+	if r.Halo == "" {
+		return HaloRecompute
+	}
+	return r.Halo
+}
+
 // Cached says whether the region's stripes take halo rows from the
 // stripe before (HaloCache).
 func (r *StripeRegion) Cached() bool { return r.Halo == HaloCache }

@@ -53,6 +53,7 @@ type jsonStripeRegion struct {
 	Operators []string   `json:"operators"`
 	K         int        `json:"k"`
 	Rows      [][2]int32 `json:"rows"`
+	Halo      string     `json:"halo"`
 	MACs      int64      `json:"macs"`
 	ExtraMACs int64      `json:"extra_macs"`
 }
@@ -146,7 +147,7 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 			TFLMArenaBefore: p.ArenaBefore, TFLMArenaAfter: p.ArenaAfter, Tried: p.Tried}
 		for _, r := range p.Regions {
 			jr := jsonStripeRegion{Input: fmt.Sprintf("%d:%d", r.Subgraph, r.Input), Output: fmt.Sprintf("%d:%d", r.Subgraph, r.Output),
-				Operators: []string{}, K: r.K(), Rows: r.Rows, MACs: r.MACs, ExtraMACs: r.ExtraMACs}
+				Operators: []string{}, K: r.K(), Rows: r.Rows, Halo: string(r.HaloKind()), MACs: r.MACs, ExtraMACs: r.ExtraMACs}
 			for _, o := range r.Ops {
 				jr.Operators = append(jr.Operators, fmt.Sprintf("%d:%d", r.Subgraph, o))
 			}
