@@ -324,6 +324,13 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	if len(all) == 0 {
 		return nil, info, nil
 	}
+	// Halo rows cached first: no MACs computed twice, so deep regions
+	// and many stripes stay within the cap; recomputed where a region
+	// cannot cache (and for the finalists, whose fewer operators may
+	// cost TFLM's tail less).
+	for i := range all {
+		all[i].Halo = graph.HaloCache
+	}
 	// The search plans without exact-overlap copies (always safe): the
 	// stripes' outputs then get bytes of their own and the
 	// concatenation copies them, which on MobileNetV2 packs smaller than
@@ -421,13 +428,17 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 			if len(within) == maxTried {
 				break
 			}
-			two := r
-			two.Rows = stripe.EvenRows(outputHeight(m, r), 2)
 			if outputHeight(m, r) < 2 {
 				continue
 			}
-			if rm, _, over := apply(append(originalRegions(cur.regions), two)); rm != nil && !over {
-				within = append(within, r)
+			for _, h := range []graph.Halo{graph.HaloCache, graph.HaloRecompute} {
+				two := r
+				two.Rows, two.Halo = stripe.EvenRows(outputHeight(m, r), 2), h
+				if rm, _, over := apply(append(originalRegions(cur.regions), two)); rm != nil && !over {
+					r.Halo = h
+					within = append(within, r)
+					break
+				}
 			}
 		}
 		try = within
@@ -471,6 +482,17 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	}
 	if smallUneven != nil {
 		final = append(final, smallUneven)
+	}
+	// Each with the other halo: recomputed halos add fewer operators to
+	// TFLM's tail, cached ones fewer MACs and rows.
+	for _, c := range slices.Clone(final) {
+		other := graph.HaloRecompute
+		if !slices.ContainsFunc(c.regions, func(r graph.StripeRegion) bool { return r.Cached() }) {
+			other = graph.HaloCache
+		}
+		if o := eval(withHalo(c.regions, other)); o != nil && o.m != nil && o.fits {
+			final = append(final, o)
+		}
 	}
 	// The best of these, as the cheap evaluation planned them: a full
 	// order search (DefaultWork) plans MobileNetV2's stripes no smaller,
@@ -588,7 +610,16 @@ func unevenPass(c *candidate, eval func([]graph.StripeRegion) *candidate) *candi
 func originalRegions(rs []graph.StripeRegion) []graph.StripeRegion {
 	out := make([]graph.StripeRegion, len(rs))
 	for i, r := range rs {
-		out[i] = graph.StripeRegion{Subgraph: r.Subgraph, Input: r.Input, Output: r.Output, Ops: slices.Clone(r.Ops), Rows: slices.Clone(r.Rows)}
+		out[i] = graph.StripeRegion{Subgraph: r.Subgraph, Input: r.Input, Output: r.Output, Ops: slices.Clone(r.Ops), Rows: slices.Clone(r.Rows), Halo: r.Halo}
+	}
+	return out
+}
+
+// withHalo returns regions with every region's halo h.
+func withHalo(rs []graph.StripeRegion, h graph.Halo) []graph.StripeRegion {
+	out := originalRegions(rs)
+	for i := range out {
+		out[i].Halo = h
 	}
 	return out
 }

@@ -397,7 +397,7 @@ func patches(shared string) error {
 	}
 	tool := tflmrun.Path()
 	host := kernels.Target{PointerSize: 8}
-	fmt.Println("--patches auto: heliac's arena over TFLM's bound of the model as given, kernel scratch counted on both sides, without and with stripes; TFLM's whole arena (tflm_run arena_used_bytes, host) for the original and the --patches auto --emit-tflite model")
+	fmt.Println("--patches auto: heliac's arena over TFLM's bound of the model as given, kernel scratch counted on both sides, without and with stripes; TFLM's whole arena (tflm_run arena_used_bytes, host) for the original and the --patches auto --emit-tflite model; k ends in c where halo rows are cached")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "model	TFLM's bound	heliac off	off/bound	heliac auto	auto/bound	k	extra MACs	TFLM arena original	TFLM arena auto	auto/original	ms	")
 	var logs [2]float64
@@ -432,7 +432,11 @@ func patches(shared string) error {
 			before = p.HeadBefore
 			var ks []string
 			for _, r := range p.Regions {
-				ks = append(ks, fmt.Sprint(r.K()))
+				k := fmt.Sprint(r.K())
+				if r.Cached() {
+					k += "c" // halo rows cached
+				}
+				ks = append(ks, k)
 			}
 			k, extra = strings.Join(ks, ","), fmt.Sprintf("%.2f%%", p.ExtraPercent())
 			striped++
