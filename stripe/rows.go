@@ -74,7 +74,7 @@ func (reg *region) rows(out span, prev *stripeRows, j int) (*stripeRows, error) 
 		if prev != nil && o != reg.Output {
 			was := prev.need[o]
 			if q.b <= was.b {
-				return nil, fmt.Errorf("with cached halos it would compute no row of %s: it needs rows [%d,%d), all of which stripe %d computed (it holds [%d,%d))", g.tensorName(o), q.a, q.b, j-1, was.a, was.b)
+				return nil, fmt.Errorf("with cached halos it would compute no row of %s: it needs rows [%d,%d), and stripe %d holds rows [%d,%d)", g.tensorName(o), q.a, q.b, j-1, was.a, was.b)
 			}
 			if q.a < was.a {
 				return nil, fmt.Errorf("with cached halos it would take rows [%d,%d) of %s from stripe %d, which holds only rows [%d,%d)", q.a, was.b, g.tensorName(o), j-1, was.a, was.b)
