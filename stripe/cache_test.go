@@ -537,3 +537,25 @@ func TestApplyHaloRecorded(t *testing.T) {
 	a.Stripes, b.Stripes = nil, nil
 	assert.Equal(t, a, b)
 }
+
+// TestApplyCachedSameAsRecompute: a region without intermediate tensors
+// (one operator) has nothing to cache: both halos build the same model.
+func TestApplyCachedSameAsRecompute(t *testing.T) {
+	for _, tc := range geometryCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.build(t)
+			r := tc.region(m)
+			if len(r.Ops) > 1 {
+				t.Skip("a region with intermediates")
+			}
+			rec, err := Apply(m, []graph.StripeRegion{r})
+			require.NoError(t, err)
+			r.Halo = graph.HaloCache
+			cached, err := Apply(m, []graph.StripeRegion{r})
+			require.NoError(t, err)
+			require.Equal(t, graph.HaloCache, cached.Stripes[0].Halo)
+			rec.Stripes, cached.Stripes = nil, nil
+			assert.Equal(t, rec, cached)
+		})
+	}
+}
