@@ -103,6 +103,7 @@ func (b *builder) slice(name string, like, from graph.TensorID, n0 int32, c span
 // rows").
 func (b *builder) region(reg *region) ([]graph.Op, error) {
 	g := b.g
+	reg.MACs = 0 // what the caller gave is not counted again
 	for _, i := range reg.Ops {
 		reg.MACs += OpMACs(g.m, g.s, g.op(i))
 	}

@@ -559,3 +559,20 @@ func TestApplyCachedSameAsRecompute(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyRefilled: a region Apply (or Measure) already filled gives
+// the same MACs and ExtraMACs when applied again (they were added to
+// the MACs given).
+func TestApplyRefilled(t *testing.T) {
+	for _, tc := range cacheCases() {
+		m := tc.build(t)
+		regs := []graph.StripeRegion{tc.region(m)}
+		_, err := Apply(m, regs)
+		require.NoError(t, err)
+		again := append([]graph.StripeRegion(nil), regs...)
+		out, err := Apply(m, again)
+		require.NoError(t, err)
+		assert.Equal(t, regs, again, tc.name)
+		assert.Equal(t, regs[0], out.Stripes[0], tc.name)
+	}
+}
