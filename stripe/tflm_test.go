@@ -243,10 +243,10 @@ func TestApplyBitExactTFLM(t *testing.T) {
 					trials = append(trials, []graph.StripeRegion{low[0].r})
 				}
 			}
-			// Cached halos: every trial in the full proof; make test only
-			// the first region's (the deepest at the largest output), and
-			// -short its one region. Regions of one operator build the
-			// same model either way.
+			// Cached halos: every trial in the full proof; make test and
+			// -short only the first len(allK) trials (the first region's,
+			// the deepest at the largest output, with each k). Regions of
+			// one operator build the same model either way.
 			cacheTrials := len(trials)
 			if !full {
 				cacheTrials = min(cacheTrials, len(allK))
