@@ -148,3 +148,56 @@ func TestBreakMirrorPad(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `operator 0 (MIRROR_PAD): the stripe of output rows [0,2) mirrors 2+0 rows of a slice of 2 rows of tensor 0 "x" (at most 1)`)
 }
+
+// TestBreakCachedHalos breaks the residual chain's rewrite with cached
+// halos (cachedResidualOps) on purpose, shapes kept, and shows that
+// TFLM's outputs then differ from the original's:
+//
+//	3  STRIDED_SLICE a/stripe0 rows [2,4) -> a/stripe1/cache
+//	8  STRIDED_SLICE x rows [3,6) -> x/stripe1/slice (a's fresh rows [4,6))
+//	11 CONCATENATION a/stripe1/cache, a/stripe1/new -> a/stripe1
+func TestBreakCachedHalos(t *testing.T) {
+	tool := tflmrun.Require(t)
+	tc := geometryCases()[2]
+	require.Equal(t, "chain with a residual ADD", tc.name)
+	m := tc.build(t)
+	r := tc.region(m)
+	r.Halo = graph.HaloCache
+	cases := []struct {
+		name   string
+		mutate func(m *graph.Model)
+	}{
+		{"cache one row off", func(m *graph.Model) {
+			// a rows [1,3) of stripe 0's [0,4) instead of [2,4).
+			op := m.Subgraphs[0].Ops[3]
+			setInt32s(m, op.Inputs[1], 0, 1, 0, 0)
+			setInt32s(m, op.Inputs[2], 1, 3, 4, 2)
+		}},
+		{"concatenation in the wrong order", func(m *graph.Model) {
+			op := &m.Subgraphs[0].Ops[11]
+			op.Inputs = []graph.TensorID{op.Inputs[1], op.Inputs[0]}
+		}},
+		{"fresh rows one row off", func(m *graph.Model) {
+			// Stripe 1 computes a [3,5) (from x [2,5), padded below) where
+			// a [4,6) goes.
+			op := m.Subgraphs[0].Ops[8]
+			setInt32s(m, op.Inputs[1], 0, 2, 0, 0)
+			setInt32s(m, op.Inputs[2], 1, 5, 4, 2)
+		}},
+	}
+	want, _ := tflmRun(t, tool, m)
+	good, err := Apply(m, []graph.StripeRegion{r})
+	require.NoError(t, err)
+	require.Equal(t, cachedResidualOps, describe(good))
+	got, _ := tflmRun(t, tool, good)
+	require.Equal(t, want, got, "the unbroken rewrite is exact")
+	for _, bc := range cases {
+		t.Run(bc.name, func(t *testing.T) {
+			bad, err := Apply(m, []graph.StripeRegion{r})
+			require.NoError(t, err)
+			bc.mutate(bad)
+			got, _ := tflmRun(t, tool, bad)
+			assert.NotEqual(t, want, got, "TFLM's outputs should differ")
+		})
+	}
+}

@@ -78,20 +78,45 @@ func (b *builder) newOp(code graph.Opcode, name string, typ graph.ElementType, o
 	b.ops = append(b.ops, graph.Op{Code: code, CodeName: name, Version: v, Inputs: in, Outputs: []graph.TensorID{out}, Intermediates: []graph.TensorID{}, Options: opts})
 }
 
+// slice appends STRIDED_SLICE(from, rows c of like, from holding like's
+// rows from n0 on) into a new tensor named name, with its constants
+// name/begin, /end, /strides (docs/stripes.md, step 1), and returns the
+// new tensor.
+func (b *builder) slice(name string, like, from graph.TensorID, n0 int32, c span) (graph.TensorID, error) {
+	l := b.g.tensor(like)
+	begin := b.constInt32(name+"/begin", []int32{4}, []int32{0, c.a - n0, 0, 0})
+	end := b.constInt32(name+"/end", []int32{4}, []int32{1, c.b - n0, l.Shape[2], l.Shape[3]})
+	strides := b.constInt32(name+"/strides", []int32{4}, []int32{1, 1, 1, 1})
+	sl, err := b.activation(name, like, c.b-c.a)
+	if err != nil {
+		return 0, err
+	}
+	b.newOp(opStridedSlice, "STRIDED_SLICE", l.Type, stridedSliceOptions(), []graph.TensorID{from, begin, end, strides}, sl)
+	return sl, nil
+}
+
 // region builds the operators of every stripe and the concatenation, and
-// fills reg's MACs.
+// fills reg's MACs and ExtraMACs. With cached halos (reg.Cached()) each
+// copy computes only its fresh rows; a CONCATENATION puts the cache taken
+// from the stripe before in front of them, and a STRIDED_SLICE takes the
+// next stripe's cache from the stripe's tensor (docs/stripes.md, "Halo
+// rows").
 func (b *builder) region(reg *region) ([]graph.Op, error) {
 	g := b.g
+	reg.MACs = 0 // what the caller gave is not counted again
 	for _, i := range reg.Ops {
 		reg.MACs += OpMACs(g.m, g.s, g.op(i))
 	}
+	plan, err := reg.stripes()
+	if err != nil {
+		return nil, err
+	}
 	var copies int64
 	var ys []graph.TensorID
-	for j, r := range reg.Rows {
-		need, uses, err := reg.rows(span{r[0], r[1]})
-		if err != nil {
-			return nil, fmt.Errorf("stripe %d (rows [%d,%d)): %v", j, r[0], r[1], err)
-		}
+	// caches: each intermediate's cache for the next stripe, made in
+	// the stripe before.
+	caches := map[graph.TensorID]graph.TensorID{}
+	for j, sr := range plan {
 		have := map[graph.TensorID]graph.TensorID{reg.Input: reg.Input}
 		first := map[graph.TensorID]int32{reg.Input: 0}
 		for _, i := range reg.Ops {
@@ -107,19 +132,12 @@ func (b *builder) region(reg *region) ([]graph.Op, error) {
 				cur := have[t]
 				n0 := first[t]
 				n1 := n0 + b.tensor(cur).Shape[1]
-				u := uses[[2]int{i, a}]
+				u := sr.uses[[2]int{i, a}]
 				ti := g.tensor(t)
 				if u.c != (span{n0, n1}) {
-					name := base + "/slice"
-					begin := b.constInt32(name+"/begin", []int32{4}, []int32{0, u.c.a - n0, 0, 0})
-					end := b.constInt32(name+"/end", []int32{4}, []int32{1, u.c.b - n0, ti.Shape[2], ti.Shape[3]})
-					strides := b.constInt32(name+"/strides", []int32{4}, []int32{1, 1, 1, 1})
-					sl, err := b.activation(name, t, u.c.b-u.c.a)
-					if err != nil {
+					if cur, err = b.slice(base+"/slice", t, cur, n0, u.c); err != nil {
 						return nil, err
 					}
-					b.newOp(opStridedSlice, "STRIDED_SLICE", ti.Type, stridedSliceOptions(), []graph.TensorID{cur, begin, end, strides}, sl)
-					cur = sl
 				}
 				if kindOf(op.Code) == convLike {
 					w := reg.win[i][1]
@@ -147,7 +165,7 @@ func (b *builder) region(reg *region) ([]graph.Op, error) {
 				}
 				c.Inputs[a] = cur
 			}
-			q := need[o]
+			q := sr.fresh[o]
 			switch kindOf(op.Code) {
 			case convLike, pool:
 				w := *op.Window
@@ -161,16 +179,41 @@ func (b *builder) region(reg *region) ([]graph.Op, error) {
 					[]int32{p[0][0], p[0][1], p[1][0], p[1][1], p[2][0], p[2][1], p[3][0], p[3][1]})
 			}
 			name := fmt.Sprintf("%s/stripe%d", g.tensor(o).Name, j)
-			ot, err := b.activation(name, o, q.b-q.a)
+			_, cached := sr.cache[o]
+			copyName := name
+			if cached {
+				copyName = name + "/new"
+			}
+			ot, err := b.activation(copyName, o, q.b-q.a)
 			if err != nil {
 				return nil, err
 			}
 			c.Outputs = []graph.TensorID{ot}
 			b.ops = append(b.ops, c)
 			copies += OpMACs(b.out, b.s, &b.ops[len(b.ops)-1])
-			have[o], first[o] = ot, q.a
+			need := sr.need[o]
+			if cached {
+				// The rows of the stripe before, then the fresh ones.
+				held, err := b.activation(name, o, need.b-need.a)
+				if err != nil {
+					return nil, err
+				}
+				b.newOp(opConcatenation, "CONCATENATION", g.tensor(o).Type, concatenationOptions(1), []graph.TensorID{caches[o], ot}, held)
+				ot = held
+			}
+			have[o], first[o] = ot, need.a
 			if o == reg.Output {
 				ys = append(ys, ot)
+				continue
+			}
+			if j+1 < len(plan) {
+				if next, ok := plan[j+1].cache[o]; ok {
+					if next == need {
+						caches[o] = ot
+					} else if caches[o], err = b.slice(fmt.Sprintf("%s/stripe%d/cache", g.tensor(o).Name, j+1), o, ot, need.a, next); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 	}

@@ -90,7 +90,7 @@ func Candidates(m *graph.Model) []graph.StripeRegion {
 				}
 				ok := true
 				for _, rows := range EvenRows(g.tensor(y).Shape[1], 2) {
-					if _, _, err := reg.rows(span{rows[0], rows[1]}); err != nil {
+					if _, err := reg.rows(span{rows[0], rows[1]}, nil, 0); err != nil {
 						ok = false
 					}
 				}

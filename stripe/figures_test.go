@@ -1,6 +1,7 @@
 package stripe
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -132,5 +133,50 @@ func TestStripeFigures(t *testing.T) {
 		t.Logf("%s: region %d ops (%d..%d), tensor %d -> %d, k=%d: live peak %d -> %d; TFLM arena %d -> %d (%.2f); %+d ops; extra MACs %.1f%%",
 			f, len(b.r.Ops), b.r.Ops[0], b.r.Ops[len(b.r.Ops)-1], b.r.Input, b.r.Output, b.r.K(), livePeak(m), b.peak, before, bestArena,
 			float64(bestArena)/float64(before), len(b.out.Subgraphs[0].Ops)-len(m.Subgraphs[0].Ops), pct)
+	}
+}
+
+// TestCachedHaloFigures prints, for the proof's regions of each corpus
+// model (pickRegions, 4 a model) and k in {2, 3, 4, 7, 10}, ExtraMACs and
+// the operators added with halos recomputed and cached, or why a cache
+// is refused. It builds the rewrites only (no TFLM) and runs only with
+// HELIAC_STRIPE_FIGURES=1 (a report, not a check).
+func TestCachedHaloFigures(t *testing.T) {
+	if os.Getenv("HELIAC_STRIPE_FIGURES") == "" {
+		t.Skip("set HELIAC_STRIPE_FIGURES=1 to print the stripe figures")
+	}
+	dir := corpus.Require(t)
+	pct := func(n, total int64) float64 { return 100 * float64(n) / float64(max(total, 1)) }
+	for _, f := range proofModels {
+		data, err := os.ReadFile(filepath.Join(dir, "corpus", f))
+		require.NoError(t, err)
+		m, err := tflite.Load(data)
+		require.NoError(t, err)
+		total := ModelMACs(m)
+		for _, r := range pickRegions(m, 4) {
+			if len(r.Ops) < 2 {
+				continue // nothing to cache
+			}
+			h := m.Tensor(r.Subgraph, r.Output).Shape[1]
+			for _, k := range []int{2, 3, 4, 7, 10} {
+				if int32(k) > h {
+					continue
+				}
+				r.Rows = EvenRows(h, k)
+				line := fmt.Sprintf("%s: %d ops %d..%d, tensor %d -> %d, k=%d:", f, len(r.Ops), r.Ops[0], r.Ops[len(r.Ops)-1], r.Input, r.Output, k)
+				for _, halo := range []graph.Halo{graph.HaloRecompute, graph.HaloCache} {
+					r.Halo = halo
+					regs := []graph.StripeRegion{r}
+					out, err := Apply(m, regs)
+					if err != nil {
+						line += fmt.Sprintf(" %s refused (%v);", halo, err)
+						continue
+					}
+					line += fmt.Sprintf(" %s extra MACs %d (%.2f%%), %+d ops;", halo, regs[0].ExtraMACs, pct(regs[0].ExtraMACs, total),
+						len(out.Subgraphs[r.Subgraph].Ops)-len(m.Subgraphs[r.Subgraph].Ops))
+				}
+				t.Log(line)
+			}
+		}
 	}
 }

@@ -11,7 +11,10 @@ import (
 // ExtraMACs filled, and for each stripe the rows [start, end) that it
 // holds of each tensor of the region computed at run time (X: the rows
 // its operators read, although the stripe reads them from X whole; the
-// intermediates: the rows its copy of them holds; Y: the stripe's rows).
+// intermediates: the rows its tensor of them holds, which with cached
+// halos are the rows taken from the stripe before and those its copy
+// computes; Y: the stripe's rows). ExtraMACs counts the rows the copies
+// compute: with r.Halo graph.HaloCache it is 0 or negative.
 // It is much cheaper than Apply, for a caller that weighs many regions.
 func Measure(m *graph.Model, r graph.StripeRegion) (graph.StripeRegion, []map[graph.TensorID][2]int32, error) {
 	if m == nil {
@@ -36,19 +39,19 @@ func Measure(m *graph.Model, r graph.StripeRegion) (graph.StripeRegion, []map[gr
 		r.MACs += n
 		perRow[i] = n / int64(g.tensor(op.Outputs[0]).Shape[1])
 	}
+	plan, err := reg.stripes()
+	if err != nil {
+		return r, nil, fmt.Errorf("stripe: region (subgraph %d, %d -> %d): %v", r.Subgraph, r.Input, r.Output, err)
+	}
 	var copies int64
-	needs := make([]map[graph.TensorID][2]int32, len(r.Rows))
-	for j, rows := range r.Rows {
-		need, _, err := reg.rows(span{rows[0], rows[1]})
-		if err != nil {
-			return r, nil, fmt.Errorf("stripe: region (subgraph %d, %d -> %d): stripe %d (rows [%d,%d)): %v", r.Subgraph, r.Input, r.Output, j, rows[0], rows[1], err)
-		}
-		needs[j] = make(map[graph.TensorID][2]int32, len(need))
-		for t, s := range need {
+	needs := make([]map[graph.TensorID][2]int32, len(plan))
+	for j, sr := range plan {
+		needs[j] = make(map[graph.TensorID][2]int32, len(sr.need))
+		for t, s := range sr.need {
 			needs[j][t] = [2]int32{s.a, s.b}
 		}
 		for _, i := range r.Ops {
-			q := need[g.op(i).Outputs[0]]
+			q := sr.fresh[g.op(i).Outputs[0]]
 			copies += perRow[i] * int64(q.b-q.a)
 		}
 	}

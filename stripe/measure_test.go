@@ -29,6 +29,20 @@ func TestMeasure(t *testing.T) {
 		{0: {1, 6}, 1: {2, 6}, 4: {3, 6}, 7: {3, 6}},
 	}, needs)
 
+	// With cached halos each stripe holds the same rows of a, of which
+	// stripe 1 computes [4,6) only; x: the rows its operators read
+	// (a [4,6) reads x [3,7), the ADD x [3,6)).
+	cached := tc.region(m)
+	cached.Halo = graph.HaloCache
+	r, needs, err = Measure(m, cached)
+	require.NoError(t, err)
+	assert.Equal(t, tc.macs, r.MACs)
+	assert.Equal(t, int64(0), r.ExtraMACs)
+	assert.Equal(t, []map[graph.TensorID][2]int32{
+		{0: {0, 5}, 1: {0, 4}, 4: {0, 3}, 7: {0, 3}},
+		{0: {3, 6}, 1: {2, 6}, 4: {3, 6}, 7: {3, 6}},
+	}, needs)
+
 	bad := tc.region(m)
 	bad.Rows = [][2]int32{{0, 2}, {3, 6}}
 	_, _, err = Measure(m, bad)
@@ -36,8 +50,8 @@ func TestMeasure(t *testing.T) {
 }
 
 // TestMeasureMatchesApply: on every geometry case and on candidates of a
-// corpus model with k from 2 to 10, Measure gives Apply's MACs and
-// ExtraMACs, and accepts what Apply accepts.
+// corpus model with k from 2 to 10, halos recomputed and cached, Measure
+// gives Apply's MACs and ExtraMACs, and accepts what Apply accepts.
 func TestMeasureMatchesApply(t *testing.T) {
 	type item struct {
 		m *graph.Model
@@ -65,14 +79,29 @@ func TestMeasureMatchesApply(t *testing.T) {
 			}
 		}
 	}
+	for _, tc := range cacheCases() {
+		m := tc.build(t)
+		items = append(items, item{m, tc.region(m)})
+	}
+	n := len(items)
+	for _, it := range items[:n] {
+		it.r.Halo = graph.HaloCache
+		items = append(items, it)
+	}
+	cached := 0
 	for _, it := range items {
 		regs := []graph.StripeRegion{it.r}
 		_, errApply := Apply(it.m, regs)
 		got, _, errMeasure := Measure(it.m, it.r)
 		require.Equal(t, errApply == nil, errMeasure == nil, "region %+v: Apply %v, Measure %v", it.r, errApply, errMeasure)
 		if errApply == nil {
+			if it.r.Cached() {
+				cached++
+				assert.LessOrEqual(t, got.ExtraMACs, int64(0), "region %+v", it.r)
+			}
 			assert.Equal(t, regs[0].MACs, got.MACs, "region %+v", it.r)
 			assert.Equal(t, regs[0].ExtraMACs, got.ExtraMACs, "region %+v", it.r)
 		}
 	}
+	assert.Positive(t, cached)
 }

@@ -128,6 +128,9 @@ func check(g *subgraph, r graph.StripeRegion) (*region, error) {
 			return nil, fmt.Errorf("%s: %v", g.tensorName(t), err)
 		}
 	}
+	if h := r.HaloKind(); h != graph.HaloRecompute && h != graph.HaloCache {
+		return nil, fmt.Errorf("halo %q is neither %q nor %q", r.Halo, graph.HaloRecompute, graph.HaloCache)
+	}
 	x, y := r.Input, r.Output
 	if x == y {
 		return nil, fmt.Errorf("input and output are the same %s", g.tensorName(x))
@@ -354,62 +357,6 @@ func paddings(g *subgraph, t graph.TensorID) ([4][2]int32, error) {
 		}
 	}
 	return p, nil
-}
-
-// use is what one operand of one operator needs in one stripe: its rows
-// unclipped (U) and clipped to the tensor (C).
-type use struct{ u, c span }
-
-// rows computes, for the stripe computing rows out of the region's
-// output, each tensor's needed rows and each operand's use
-// (docs/stripes.md, "Rows each tensor needs").
-func (reg *region) rows(out span) (map[graph.TensorID]span, map[[2]int]use, error) {
-	g := reg.g
-	need := map[graph.TensorID]span{reg.Output: out}
-	uses := map[[2]int]use{}
-	for n := len(reg.Ops) - 1; n >= 0; n-- {
-		i := reg.Ops[n]
-		op := g.op(i)
-		q, ok := need[op.Outputs[0]]
-		if !ok {
-			return nil, nil, fmt.Errorf("%s: output %s is not read on the way to the region's output", g.opName(i), g.tensorName(op.Outputs[0]))
-		}
-		for a, t := range op.Inputs {
-			if t == graph.NoTensor || g.constant(t) {
-				continue
-			}
-			var u span
-			switch kindOf(op.Code) {
-			case convLike, pool:
-				h := reg.win[i][0]
-				u = span{q.a*h.stride - h.pad, (q.b-1)*h.stride - h.pad + h.extent}
-			case pad:
-				top := reg.pad[i][1][0]
-				u = span{q.a - top, q.b - top}
-			default:
-				u = q
-			}
-			c := span{max(u.a, 0), min(u.b, g.tensor(t).Shape[1])}
-			if c.empty() {
-				return nil, nil, fmt.Errorf("%s: the stripe of output rows [%d,%d) reads no real row of %s (it would need rows [%d,%d) of %d)", g.opName(i), out.a, out.b, g.tensorName(t), u.a, u.b, g.tensor(t).Shape[1])
-			}
-			if off, ok := reg.mirror[i]; ok {
-				// The copy mirrors its slice's own rows: each padding must
-				// stay within slice height - offset, as the original's
-				// does within the input's (docs/stripes.md, MIRROR_PAD).
-				top, bottom := reg.stripePad(i, q)
-				if h := c.b - c.a; top > 0 && h < top+off || bottom > 0 && h < bottom+off {
-					return nil, nil, fmt.Errorf("%s: the stripe of output rows [%d,%d) mirrors %d+%d rows of a slice of %d rows of %s (at most %d)", g.opName(i), out.a, out.b, top, bottom, h, g.tensorName(t), h-off)
-				}
-			}
-			uses[[2]int{i, a}] = use{u, c}
-			if old, ok := need[t]; ok {
-				c = hull(old, c)
-			}
-			need[t] = c
-		}
-	}
-	return need, uses, nil
 }
 
 // stripePad returns the height paddings (top, bottom) of the copy of

@@ -112,30 +112,62 @@ type proofResult struct {
 // TestApplyBitExactTFLM is the proof: stock TFLM (tflm_run, reference
 // kernels, TFLM's own planner) computes byte-identical outputs on the
 // rewritten model and the original, for several regions and stripe
-// counts of every model, seeds 1..3, two invocations each. -short runs
-// the hand-built models and two small corpus models.
+// counts of every model, seeds 1..3, two invocations each, with halos
+// recomputed and cached. -short runs the hand-built models and two small
+// corpus models.
 func TestApplyBitExactTFLM(t *testing.T) {
 	skipUnderRace(t)
 	tool := tflmrun.Require(t)
-	// The hand-built models of TestApplyGeometry, their regions as there.
+	// The hand-built models of TestApplyGeometry, their regions as there,
+	// with halos recomputed and cached (a region of one operator has no
+	// intermediate to cache: the same model), and those of TestApplyCached
+	// with their own rows too.
+	type handCase struct {
+		name   string
+		build  func(t *testing.T) *graph.Model
+		region func(m *graph.Model) graph.StripeRegion
+		own    bool // try the region's own rows, not only EvenRows
+	}
+	var hand []handCase
 	for _, tc := range geometryCases() {
+		hand = append(hand, handCase{tc.name, tc.build, tc.region, false})
+	}
+	for _, tc := range cacheCases() {
+		hand = append(hand, handCase{"cached " + tc.name, tc.build, tc.region, true})
+	}
+	for _, tc := range hand {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tc.build(t)
 			want, _ := tflmRun(t, tool, m)
 			r := tc.region(m)
 			h := m.Tensor(0, r.Output).Shape[1]
+			var rows [][][2]int32
+			if tc.own {
+				rows = append(rows, r.Rows)
+			}
 			for _, k := range []int{2, 3, 4, 7, 10} {
-				if int32(k) > h {
-					continue
+				if int32(k) <= h {
+					rows = append(rows, EvenRows(h, k))
 				}
-				r.Rows = EvenRows(h, k)
-				out, err := Apply(m, []graph.StripeRegion{r})
-				if err != nil {
-					t.Logf("k=%d: %v", k, err)
-					continue
+			}
+			cached := 0
+			for _, rr := range rows {
+				for _, halo := range proofHalos(r) {
+					r.Rows, r.Halo = rr, halo
+					out, err := Apply(m, []graph.StripeRegion{r})
+					if err != nil {
+						t.Logf("rows %v, halo %q: %v", rr, halo, err)
+						continue
+					}
+					if halo == graph.HaloCache {
+						cached++
+					}
+					got, _ := tflmRun(t, tool, out)
+					assert.Equal(t, want, got, "rows %v, halo %q", rr, halo)
 				}
-				got, _ := tflmRun(t, tool, out)
-				assert.Equal(t, want, got, "k=%d", k)
+			}
+			if tc.own {
+				assert.Positive(t, cached, "no rows of the region could be striped with cached halos")
 			}
 		})
 	}
@@ -211,26 +243,41 @@ func TestApplyBitExactTFLM(t *testing.T) {
 					trials = append(trials, []graph.StripeRegion{low[0].r})
 				}
 			}
+			// Cached halos: every trial in the full proof; make test and
+			// -short only the first len(allK) trials (the first region's,
+			// the deepest at the largest output, with each k). Regions of
+			// one operator build the same model either way.
+			cacheTrials := len(trials)
+			if !full {
+				cacheTrials = min(cacheTrials, len(allK))
+			}
 			applied := 0
-			for _, regs := range trials {
-				out, err := Apply(m, regs)
-				desc := ""
-				for _, r := range regs {
-					desc += fmt.Sprintf("[%d ops %d..%d, tensor %d -> %d, k=%d]", len(r.Ops), r.Ops[0], r.Ops[len(r.Ops)-1], r.Input, r.Output, len(r.Rows))
+			for n, regs := range trials {
+				halos := []graph.Halo{""}
+				if n < cacheTrials {
+					halos = proofHalos(regs...)
 				}
-				if err != nil {
-					t.Logf("%s: %v", desc, err)
-					continue
+				for _, halo := range halos {
+					regs := withHalo(regs, halo)
+					out, err := Apply(m, regs)
+					desc := ""
+					for _, r := range regs {
+						desc += fmt.Sprintf("[%d ops %d..%d, tensor %d -> %d, k=%d, %s]", len(r.Ops), r.Ops[0], r.Ops[len(r.Ops)-1], r.Input, r.Output, len(r.Rows), r.HaloKind())
+					}
+					if err != nil {
+						t.Logf("%s: %v", desc, err)
+						continue
+					}
+					applied++
+					got, arenaNew := tflmRun(t, tool, out)
+					assert.Equal(t, want, got, "%s: outputs differ", desc)
+					var extra int64
+					for _, r := range regs {
+						extra += r.ExtraMACs
+					}
+					results = append(results, proofResult{model: name, region: desc, arena: [2]int64{arena, arenaNew},
+						ops: len(out.Subgraphs[0].Ops) - len(m.Subgraphs[0].Ops), extra: extra, all: ModelMACs(m)})
 				}
-				applied++
-				got, arenaNew := tflmRun(t, tool, out)
-				assert.Equal(t, want, got, "%s: outputs differ", desc)
-				var extra int64
-				for _, r := range regs {
-					extra += r.ExtraMACs
-				}
-				results = append(results, proofResult{model: name, region: desc, arena: [2]int64{arena, arenaNew},
-					ops: len(out.Subgraphs[0].Ops) - len(m.Subgraphs[0].Ops), extra: extra, all: ModelMACs(m)})
 			}
 			assert.Positive(t, applied, "no region of the model could be striped")
 		})
@@ -243,6 +290,27 @@ func TestApplyBitExactTFLM(t *testing.T) {
 		}
 		t.Logf("%s: %s: arena %d -> %d, %+d ops, extra MACs %.1f%%", r.model, r.region, r.arena[0], r.arena[1], r.ops, pct)
 	}
+}
+
+// proofHalos are the halos the proof tries on regions: recomputed, and
+// cached when some region has an intermediate tensor (more than one
+// operator; with one, both build the same model).
+func proofHalos(regs ...graph.StripeRegion) []graph.Halo {
+	for _, r := range regs {
+		if len(r.Ops) > 1 {
+			return []graph.Halo{"", graph.HaloCache}
+		}
+	}
+	return []graph.Halo{""}
+}
+
+// withHalo returns a copy of regs with Halo h.
+func withHalo(regs []graph.StripeRegion, h graph.Halo) []graph.StripeRegion {
+	out := append([]graph.StripeRegion(nil), regs...)
+	for i := range out {
+		out[i].Halo = h
+	}
+	return out
 }
 
 // disjointPair returns two regions of m's candidates (the first and the
