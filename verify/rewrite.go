@@ -306,6 +306,9 @@ func compareOps(r *report, got *graph.Model, s graph.SubgraphIndex, i graph.OpIn
 		if w.Code == opConcatenation && g.Options == nil {
 			r.add(RewriteMismatch, "%s has no ConcatenationOptions; TFLM would concatenate along axis 0", name)
 		}
+		if g.Version != w.Version {
+			r.add(RewriteMismatch, "%s: version %d, the rebuild's %d (docs/stripes.md: 2 over INT8, else 1)", name, g.Version, w.Version)
+		}
 	default:
 		if g.Version != w.Version {
 			r.add(RewriteMismatch, "%s: version %d, the original operator's %d", name, g.Version, w.Version)

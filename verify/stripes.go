@@ -700,12 +700,27 @@ func (b *rebuilder) stripeOps(rg *region) []graph.Op {
 			rec.path, rec.macs, rec.extra, macs, copyMACs-macs)
 		return nil
 	}
-	ops = append(ops, graph.Op{Code: opConcatenation, CodeName: "CONCATENATION", Version: 1, Inputs: stripes,
-		Outputs: []graph.TensorID{rec.output}, Options: &graph.Options{Table: "ConcatenationOptions", Fields: []graph.OptionField{
+	return append(ops, concatOp(stripes, rec.output, orig.Tensors[rec.output].Type))
+}
+
+// newOpVersion is the version of an operator the rewrite adds
+// (STRIDED_SLICE, PAD, CONCATENATION) over a tensor of type t: 2 for
+// INT8, else 1 (docs/stripes.md, "Tensors, buffers, names, versions").
+func newOpVersion(t graph.ElementType) int32 {
+	if t == graph.Int8 {
+		return 2
+	}
+	return 1
+}
+
+// concatOp is a CONCATENATION of ins along the rows (axis 1, no fused
+// activation) into out, a tensor of type t.
+func concatOp(ins []graph.TensorID, out graph.TensorID, t graph.ElementType) graph.Op {
+	return graph.Op{Code: opConcatenation, CodeName: "CONCATENATION", Version: newOpVersion(t), Inputs: ins,
+		Outputs: []graph.TensorID{out}, Options: &graph.Options{Table: "ConcatenationOptions", Fields: []graph.OptionField{
 			{Name: "axis", Type: "int", Kind: graph.OptionInt, Present: true, Int: 1},
 			{Name: "fused_activation_function", Type: "ActivationFunctionType", Kind: graph.OptionInt, Present: true},
-		}}})
-	return ops
+		}}}
 }
 
 // opMACs is the multiply-accumulates of a CONV_2D or DEPTHWISE_CONV_2D
@@ -783,7 +798,7 @@ func (b *rebuilder) slice(sg *graph.Subgraph, j int, in, t graph.TensorID, lo, h
 	for _, f := range []string{"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask", "offset"} {
 		fields = append(fields, graph.OptionField{Name: f, Type: "int", Kind: graph.OptionInt})
 	}
-	*ops = append(*ops, graph.Op{Code: opStridedSlice, CodeName: "STRIDED_SLICE", Version: 1,
+	*ops = append(*ops, graph.Op{Code: opStridedSlice, CodeName: "STRIDED_SLICE", Version: newOpVersion(src.Type),
 		Inputs: []graph.TensorID{t, begin, end, strides}, Outputs: []graph.TensorID{out},
 		Options: &graph.Options{Table: "StridedSliceOptions", Fields: fields}})
 	return out
@@ -804,7 +819,7 @@ func (b *rebuilder) pad(sg *graph.Subgraph, j int, in, t graph.TensorID, p [8]in
 	like := sg.Tensors[in]
 	like.Shape = shape
 	out := b.newTensor(sg, base, &like, int64(shape[1]))
-	*ops = append(*ops, graph.Op{Code: opPad, CodeName: "PAD", Version: 1, Inputs: []graph.TensorID{t, pt},
+	*ops = append(*ops, graph.Op{Code: opPad, CodeName: "PAD", Version: newOpVersion(like.Type), Inputs: []graph.TensorID{t, pt},
 		Outputs: []graph.TensorID{out}, Options: &graph.Options{Table: "PadOptions"}})
 	return out
 }

@@ -128,6 +128,9 @@ func TestRebuildConvChain(t *testing.T) {
 		assert.Equal(t, w.y, shape(ops[5].Outputs[0]))
 		assert.Equal(t, "y/stripe"+string(rune('0'+j)), sg.Tensors[ops[5].Outputs[0]].Name)
 	}
+	for _, i := range []int{0, 1, 3, 6, 7, 9, 12} {
+		assert.Equal(t, int32(2), sg.Ops[i].Version, "op %d (%s) over INT8 tensors: version 2", i, sg.Ops[i].CodeName)
+	}
 	cat := sg.Ops[12]
 	assert.Equal(t, ids(sg.Ops[5].Outputs[0], sg.Ops[11].Outputs[0]), cat.Inputs)
 	assert.Equal(t, ids(7), cat.Outputs)
@@ -274,6 +277,9 @@ func TestRewriteMutations(t *testing.T) {
 		"a stripe one row taller": {func(m *graph.Model) {
 			m.Subgraphs[0].Tensors[sg.Ops[5].Outputs[0]].Shape = []int32{1, 3, 4, 4}
 		}, "y/stripe0) is"},
+		"a new operator at version 1 over INT8": {func(m *graph.Model) {
+			m.Subgraphs[0].Ops[0].Version = 1 // stripe 0's STRIDED_SLICE of x (INT8): version 2
+		}, "op 0:0 (STRIDED_SLICE): version 1, the rebuild's 2"},
 		"an operator left out": {func(m *graph.Model) {
 			m.Subgraphs[0].Ops = slices.Delete(m.Subgraphs[0].Ops, 3, 4)
 		}, "13 operators, the rebuild 14"},
