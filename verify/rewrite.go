@@ -199,7 +199,7 @@ func compareRecords(r *report, want, got []graph.StripeRegion) {
 	for i := range want {
 		w, g := &want[i], &got[i]
 		if w.Subgraph != g.Subgraph || w.Input != g.Input || w.Output != g.Output || !slices.Equal(w.Ops, g.Ops) ||
-			!slices.Equal(w.Rows, g.Rows) || w.MACs != g.MACs || w.ExtraMACs != g.ExtraMACs {
+			!slices.Equal(w.Rows, g.Rows) || w.HaloKind() != g.HaloKind() || w.MACs != g.MACs || w.ExtraMACs != g.ExtraMACs {
 			r.add(RewriteMismatch, "stripes[%d]: the rewritten model records %+v, plan.json %+v", i, *g, *w)
 		}
 	}

@@ -301,13 +301,18 @@ func TestRewriteMutations(t *testing.T) {
 }
 
 // FuzzStripeRecord feeds arbitrary records over convChain to the
-// rebuild, which must never panic: it either reports BadStripes or builds
-// a model whose every operator's tensors exist and have rows.
+// rebuild, halos recomputed or cached, which must never panic: it either
+// reports BadStripes or builds a model whose every operator's tensors
+// exist and have rows.
 func FuzzStripeRecord(f *testing.F) {
-	f.Add(int64(0), int64(7), uint8(0b111), int64(2), int64(0), int64(2), int64(4), int64(5184), int64(576))
-	f.Add(int64(3), int64(6), uint8(0b010), int64(3), int64(0), int64(1), int64(4), int64(0), int64(0))
-	f.Fuzz(func(t *testing.T, in, out int64, ops uint8, k, r0, r1, r2, macs, extra int64) {
+	f.Add(int64(0), int64(7), uint8(0b111), int64(2), int64(0), int64(2), int64(4), int64(5184), int64(576), false)
+	f.Add(int64(3), int64(6), uint8(0b010), int64(3), int64(0), int64(1), int64(4), int64(0), int64(0), false)
+	f.Add(int64(0), int64(7), uint8(0b111), int64(2), int64(0), int64(2), int64(4), int64(5184), int64(0), true)
+	f.Fuzz(func(t *testing.T, in, out int64, ops uint8, k, r0, r1, r2, macs, extra int64, cache bool) {
 		rec := stripeRec{path: "stripes[0]", input: graph.TensorID(in), output: graph.TensorID(out), k: k, macs: macs, extra: extra}
+		if cache {
+			rec.halo = graph.HaloCache
+		}
 		for i := range 4 {
 			if ops&(1<<i) != 0 {
 				rec.ops = append(rec.ops, graph.OpIndex(i))
