@@ -19,6 +19,7 @@ import (
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/kernels"
+	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/stripe"
 	"github.com/heliac/heliac/tflite"
 	"github.com/heliac/heliac/verify"
@@ -30,11 +31,19 @@ type stripedCase struct {
 	orig, m *graph.Model
 	js      []byte
 	files   emit.Files
+	p       *plan.Plan // the rewrite's plan
 }
 
 // stripeCorpusModel rewrites the largest candidate region of a corpus
 // model into k even stripes and plans the rewrite.
 func stripeCorpusModel(t *testing.T, file string, k int) *stripedCase {
+	t.Helper()
+	return stripeCorpusModelHalo(t, file, k, graph.HaloRecompute)
+}
+
+// stripeCorpusModelHalo is stripeCorpusModel with the region's halo rows
+// recomputed or cached.
+func stripeCorpusModelHalo(t *testing.T, file string, k int, halo graph.Halo) *stripedCase {
 	t.Helper()
 	dir := corpus.Require(t)
 	data, err := os.ReadFile(filepath.Join(dir, "corpus", file))
@@ -53,6 +62,7 @@ func stripeCorpusModel(t *testing.T, file string, k int) *stripedCase {
 	}
 	require.NotEmpty(t, best.Ops, "%s has a region of %d rows or more", file, 2*k)
 	best.Rows = stripe.EvenRows(orig.Tensor(best.Subgraph, best.Output).Shape[1], k)
+	best.Halo = halo
 	m, err := stripe.Apply(orig, []graph.StripeRegion{best})
 	require.NoError(t, err)
 	lib, err := kernels.Lookup(kernels.TFLMReference)
@@ -66,7 +76,7 @@ func stripeCorpusModel(t *testing.T, file string, k int) *stripedCase {
 	require.NoError(t, err)
 	files, err := emit.C(m, s.p, emit.COptions{Prefix: "striped", Meta: meta})
 	require.NoError(t, err)
-	return &stripedCase{orig: orig, m: m, js: js, files: files}
+	return &stripedCase{orig: orig, m: m, js: js, files: files, p: s.p}
 }
 
 // cloneForMutation copies a model deeply enough to change its

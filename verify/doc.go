@@ -119,10 +119,13 @@
 // A plan made for a model rewritten stripe by stripe records the rewrite
 // (stripes); Plan, PlanAndC and C are then given the original model, and
 // first rebuild the rewritten one from it and the record with this
-// package's own code (stripes.go, following docs/stripes.md): a record
-// that is not a valid region of the original, whose rows do not cover the
-// output once and in order, whose k is not 2 to 10 or whose MACs differ
-// from the rebuild's is BadStripes. Rewrite and RewriteFile compare the
+// package's own code (stripes.go, following docs/stripes.md; a region
+// whose halo is "cache", stripecache.go): a record that is not a valid
+// region of the original, whose rows do not cover the output once and in
+// order, whose k is not 2 to 10, whose cached halos cannot be built (a
+// stripe that would compute no row of a tensor) or whose MACs differ
+// from the rebuild's is BadStripes; a halo other than "recompute" or
+// "cache" is Malformed. Rewrite and RewriteFile compare the
 // model heliac emits (in memory, or read back from the .tflite it wrote)
 // with the rebuild, operator by operator and tensor by tensor
 // (RewriteMismatch).

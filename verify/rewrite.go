@@ -199,7 +199,7 @@ func compareRecords(r *report, want, got []graph.StripeRegion) {
 	for i := range want {
 		w, g := &want[i], &got[i]
 		if w.Subgraph != g.Subgraph || w.Input != g.Input || w.Output != g.Output || !slices.Equal(w.Ops, g.Ops) ||
-			!slices.Equal(w.Rows, g.Rows) || w.MACs != g.MACs || w.ExtraMACs != g.ExtraMACs {
+			!slices.Equal(w.Rows, g.Rows) || w.HaloKind() != g.HaloKind() || w.MACs != g.MACs || w.ExtraMACs != g.ExtraMACs {
 			r.add(RewriteMismatch, "stripes[%d]: the rewritten model records %+v, plan.json %+v", i, *g, *w)
 		}
 	}
@@ -305,6 +305,9 @@ func compareOps(r *report, got *graph.Model, s graph.SubgraphIndex, i graph.OpIn
 		}
 		if w.Code == opConcatenation && g.Options == nil {
 			r.add(RewriteMismatch, "%s has no ConcatenationOptions; TFLM would concatenate along axis 0", name)
+		}
+		if g.Version != w.Version {
+			r.add(RewriteMismatch, "%s: version %d, the rebuild's %d (docs/stripes.md: 2 over INT8, else 1)", name, g.Version, w.Version)
 		}
 	default:
 		if g.Version != w.Version {

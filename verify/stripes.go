@@ -52,6 +52,7 @@ type stripeRec struct {
 	ops           []graph.OpIndex
 	k             int64
 	rows          [][2]int64
+	halo          graph.Halo // HaloRecompute or HaloCache (absent: HaloRecompute)
 	macs, extra   int64
 }
 
@@ -69,6 +70,7 @@ func decodeStripe(o *object) stripeRec {
 		return ref.Tensor
 	}
 	s.input, s.output = id("input"), id("output")
+	s.halo = decodeHalo(o)
 	for i, v := range o.list("operators") {
 		text, isStr := v.(string)
 		ref, ok := parseID(text)
@@ -99,6 +101,24 @@ func decodeStripe(o *object) stripeRec {
 		s.rows = append(s.rows, r)
 	}
 	return s
+}
+
+// decodeHalo reads a stripes entry's halo: "recompute" or "cache";
+// absent (plans written before the key existed) means recompute
+// (docs/plan-format.md). Any other value is Malformed.
+func decodeHalo(o *object) graph.Halo {
+	text := o.optStr("halo")
+	if text == nil {
+		return graph.HaloRecompute
+	}
+	switch h := graph.Halo(*text); h {
+	case graph.HaloRecompute, graph.HaloCache:
+		return h
+	}
+	o.r.add(Malformed, "%s: %q is not a halo; want %q or %q (or no key, meaning %q)", o.at("halo"), *text,
+		graph.HaloRecompute, graph.HaloCache, graph.HaloRecompute)
+	*o.ok = false
+	return graph.HaloRecompute
 }
 
 // rebuildModel returns the model the plan was made for: m itself when
@@ -205,7 +225,7 @@ func (b *rebuilder) build(recs []stripeRec) *graph.Model {
 		}
 		replace[s][rec.ops[len(rec.ops)-1]] = ops
 		out.Stripes = append(out.Stripes, graph.StripeRegion{Subgraph: s, Input: rec.input, Output: rec.output,
-			Ops: opInts(rec.ops), Rows: rows32(rec.rows), MACs: rec.macs, ExtraMACs: rec.extra})
+			Ops: opInts(rec.ops), Rows: rows32(rec.rows), Halo: haloOf(rec), MACs: rec.macs, ExtraMACs: rec.extra})
 	}
 	if len(b.r) > 0 {
 		return nil
@@ -238,6 +258,15 @@ func zeroRows(sg *graph.Subgraph, outs []graph.TensorID, y graph.TensorID) {
 		t.Shape = []int32{t.Shape[0], 0, t.Shape[2], t.Shape[3]}
 		t.Size = 0
 	}
+}
+
+// haloOf is the record's halo: HaloCache, or HaloRecompute (also for a
+// record that gives none).
+func haloOf(rec *stripeRec) graph.Halo {
+	if rec.halo == graph.HaloCache {
+		return graph.HaloCache
+	}
+	return graph.HaloRecompute
 }
 
 func opInts(ops []graph.OpIndex) []int {
@@ -593,100 +622,37 @@ type operand struct {
 // stripeOps builds the operators of every stripe of a region and the
 // CONCATENATION, appending their new tensors and buffers to the output
 // model; nil after reporting when a stripe reads no row of a tensor or the
-// MACs differ.
+// MACs differ. A region whose halo is cached is built by cachedOps.
 func (b *rebuilder) stripeOps(rg *region) []graph.Op {
+	if rg.rec.halo == graph.HaloCache {
+		return b.cachedOps(rg)
+	}
 	rec := rg.rec
 	s := rec.subgraph
 	sg := &b.out.Subgraphs[s]
 	orig := rg.sg
 	var ops []graph.Op
 	var stripes []graph.TensorID
-	var macs, copyMACs int64
-	for _, oi := range rec.ops {
-		macs += opMACs(orig, &orig.Ops[oi], int64(orig.Tensors[orig.Ops[oi].Outputs[0]].Shape[1]))
-	}
+	var copyMACs int64
 	for j, rows := range rec.rows {
 		need := map[graph.TensorID]rowRange{rec.output: {rows[0], rows[1]}}
 		reads := map[graph.OpIndex][]operand{}
 		for i := len(rec.ops) - 1; i >= 0; i-- {
 			oi := rec.ops[i]
-			op := &orig.Ops[oi]
-			p := need[op.Outputs[0]]
-			rd := make([]operand, len(op.Inputs))
-			for n, in := range op.Inputs {
-				if in == graph.NoTensor || b.constant(s, in) {
-					continue
-				}
-				u := rg.geoms[oi].inRows(p)
-				c := rowRange{max(u.lo, 0), min(u.hi, int64(orig.Tensors[in].Shape[1]))}
-				if c.hi <= c.lo {
-					b.r.add(BadStripes, "%s: stripe %d (rows [%d,%d) of %s) reads no row of %s through %s; no stripe may lie wholly in padding",
-						rec.path, j, rows[0], rows[1], b.tname(s, rec.output), b.tname(s, in), b.oname(s, oi))
-					return nil
-				}
-				if g := rg.geoms[oi]; g.mirror {
-					// The stripe's MIRROR_PAD mirrors its slice's own rows:
-					// each of its height paddings within slice - offset.
-					hin := int64(orig.Tensors[in].Shape[1])
-					top, bottom := max(0, min(p.hi, g.padTop)-p.lo), max(0, p.hi-max(p.lo, g.padTop+hin))
-					if h := c.hi - c.lo; top > 0 && h < top+g.mirrorOff || bottom > 0 && h < bottom+g.mirrorOff {
-						b.r.add(BadStripes, "%s: stripe %d (rows [%d,%d) of %s) mirrors %d+%d rows of %d rows of %s through %s; at most %d",
-							rec.path, j, rows[0], rows[1], b.tname(s, rec.output), top, bottom, h, b.tname(s, in), b.oname(s, oi), h-g.mirrorOff)
-						return nil
-					}
-				}
-				rd[n] = operand{u, c}
-				if h, ok := need[in]; ok {
-					need[in] = h.hull(c)
-				} else {
-					need[in] = c
-				}
+			rd, ok := b.operandRows(rg, j, oi, need[orig.Ops[oi].Outputs[0]], need)
+			if !ok {
+				return nil
 			}
 			reads[oi] = rd
 		}
 		have := map[graph.TensorID]graph.TensorID{rec.input: rec.input}
 		need[rec.input] = rowRange{0, int64(orig.Tensors[rec.input].Shape[1])}
 		for _, oi := range rec.ops {
-			op := &orig.Ops[oi]
-			g := rg.geoms[oi]
-			cp := *op
-			cp.Inputs = slices.Clone(op.Inputs)
-			for n, in := range op.Inputs {
-				if in == graph.NoTensor || b.constant(s, in) {
-					continue
-				}
-				t, hv, rd := have[in], need[in], reads[oi][n]
-				if rd.c != hv {
-					t = b.slice(sg, j, in, t, rd.c.lo-hv.lo, rd.c.hi-hv.lo, &ops)
-				}
-				if g.convLike {
-					top, bottom := rd.c.lo-rd.u.lo, rd.u.hi-rd.c.hi
-					if top != 0 || bottom != 0 || g.left != 0 || g.right != 0 {
-						t = b.pad(sg, j, in, t, [8]int64{0, 0, top, bottom, g.left, g.right, 0, 0}, &ops)
-					}
-				}
-				cp.Inputs[n] = t
-			}
-			o := op.Outputs[0]
+			o := orig.Ops[oi].Outputs[0]
 			p := need[o]
-			if g.window {
-				cp.Window = new(graph.Window)
-				*cp.Window = *op.Window
-				cp.Window.Padding = graph.PaddingValid
-				cp.Options = withPadding(op.Options, graph.PaddingValid)
-			}
-			if g.isPad {
-				in := &orig.Tensors[g.padIn]
-				full, _ := b.paddings(s, g.padPaddings)
-				t := full[2]
-				full[2] = max(0, min(p.hi, t)-p.lo)
-				full[3] = max(0, p.hi-max(p.lo, t+int64(in.Shape[1])))
-				cp.Inputs[1] = b.constTensor(sg, orig.Tensors[o].Name+"/stripe"+strconv.Itoa(j)+"/paddings", graph.Int32, []int32{4, 2}, full)
-			}
-			name := orig.Tensors[o].Name + "/stripe" + strconv.Itoa(j)
-			nt := b.newTensor(sg, name, &orig.Tensors[o], p.hi-p.lo)
+			cp := b.copyOp(rg, j, oi, p, have, need, reads[oi], &ops)
+			nt := b.newTensor(sg, stripeName(&orig.Tensors[o], j), &orig.Tensors[o], p.hi-p.lo)
 			cp.Outputs = []graph.TensorID{nt}
-			cp.Intermediates = slices.Clone(op.Intermediates)
 			have[o] = nt
 			ops = append(ops, cp)
 			copyMACs += opMACs(sg, &cp, p.hi-p.lo)
@@ -695,17 +661,146 @@ func (b *rebuilder) stripeOps(rg *region) []graph.Op {
 			}
 		}
 	}
+	if !b.checkMACs(rg, copyMACs) {
+		return nil
+	}
+	return append(ops, concatOp(stripes, rec.output, orig.Tensors[rec.output].Type))
+}
+
+// stripeName is the name of stripe j's tensor of t: "<t>/stripe<j>".
+func stripeName(t *graph.Tensor, j int) string { return t.Name + "/stripe" + strconv.Itoa(j) }
+
+// operandRows returns what operator oi reads of each of its inputs
+// computed at run time (zero for the others) to compute rows p of its
+// output in stripe j, and widens need, each tensor's rows in the stripe,
+// to cover them (the hull over a tensor's consumers); false after
+// reporting a stripe that reads no row of an input (wholly in padding) or
+// whose MIRROR_PAD copy would mirror more rows than its slice holds.
+func (b *rebuilder) operandRows(rg *region, j int, oi graph.OpIndex, p rowRange, need map[graph.TensorID]rowRange) ([]operand, bool) {
+	rec := rg.rec
+	s := rec.subgraph
+	orig := rg.sg
+	rows := rec.rows[j]
+	op := &orig.Ops[oi]
+	rd := make([]operand, len(op.Inputs))
+	for n, in := range op.Inputs {
+		if in == graph.NoTensor || b.constant(s, in) {
+			continue
+		}
+		u := rg.geoms[oi].inRows(p)
+		c := rowRange{max(u.lo, 0), min(u.hi, int64(orig.Tensors[in].Shape[1]))}
+		if c.hi <= c.lo {
+			b.r.add(BadStripes, "%s: stripe %d (rows [%d,%d) of %s) reads no row of %s through %s; no stripe may lie wholly in padding",
+				rec.path, j, rows[0], rows[1], b.tname(s, rec.output), b.tname(s, in), b.oname(s, oi))
+			return nil, false
+		}
+		if g := rg.geoms[oi]; g.mirror {
+			// The stripe's MIRROR_PAD mirrors its slice's own rows:
+			// each of its height paddings within slice - offset.
+			hin := int64(orig.Tensors[in].Shape[1])
+			top, bottom := max(0, min(p.hi, g.padTop)-p.lo), max(0, p.hi-max(p.lo, g.padTop+hin))
+			if h := c.hi - c.lo; top > 0 && h < top+g.mirrorOff || bottom > 0 && h < bottom+g.mirrorOff {
+				b.r.add(BadStripes, "%s: stripe %d (rows [%d,%d) of %s) mirrors %d+%d rows of %d rows of %s through %s; at most %d",
+					rec.path, j, rows[0], rows[1], b.tname(s, rec.output), top, bottom, h, b.tname(s, in), b.oname(s, oi), h-g.mirrorOff)
+				return nil, false
+			}
+		}
+		rd[n] = operand{u, c}
+		if h, ok := need[in]; ok {
+			need[in] = h.hull(c)
+		} else {
+			need[in] = c
+		}
+	}
+	return rd, true
+}
+
+// copyOp returns stripe j's copy of operator oi, computing rows p of its
+// output, with its output left to the caller, after appending to ops the
+// STRIDED_SLICE and PAD its operands need and to the model their tensors
+// (and, for a PAD of the original, its new paddings): have is the
+// stripe's tensor of each tensor so far, need the rows it holds, rd what
+// the copy reads of each input (operandRows).
+func (b *rebuilder) copyOp(rg *region, j int, oi graph.OpIndex, p rowRange, have map[graph.TensorID]graph.TensorID,
+	need map[graph.TensorID]rowRange, rd []operand, ops *[]graph.Op) graph.Op {
+	s := rg.rec.subgraph
+	sg := &b.out.Subgraphs[s]
+	orig := rg.sg
+	op := &orig.Ops[oi]
+	g := rg.geoms[oi]
+	cp := *op
+	cp.Inputs = slices.Clone(op.Inputs)
+	for n, in := range op.Inputs {
+		if in == graph.NoTensor || b.constant(s, in) {
+			continue
+		}
+		t, hv, r := have[in], need[in], rd[n]
+		if r.c != hv {
+			t = b.slice(sg, j, in, t, r.c.lo-hv.lo, r.c.hi-hv.lo, ops)
+		}
+		if g.convLike {
+			top, bottom := r.c.lo-r.u.lo, r.u.hi-r.c.hi
+			if top != 0 || bottom != 0 || g.left != 0 || g.right != 0 {
+				t = b.pad(sg, j, in, t, [8]int64{0, 0, top, bottom, g.left, g.right, 0, 0}, ops)
+			}
+		}
+		cp.Inputs[n] = t
+	}
+	if g.window {
+		cp.Window = new(graph.Window)
+		*cp.Window = *op.Window
+		cp.Window.Padding = graph.PaddingValid
+		cp.Options = withPadding(op.Options, graph.PaddingValid)
+	}
+	if g.isPad {
+		in := &orig.Tensors[g.padIn]
+		full, _ := b.paddings(s, g.padPaddings)
+		t := full[2]
+		full[2] = max(0, min(p.hi, t)-p.lo)
+		full[3] = max(0, p.hi-max(p.lo, t+int64(in.Shape[1])))
+		cp.Inputs[1] = b.constTensor(sg, stripeName(&orig.Tensors[op.Outputs[0]], j)+"/paddings", graph.Int32, []int32{4, 2}, full)
+	}
+	cp.Outputs = nil
+	cp.Intermediates = slices.Clone(op.Intermediates)
+	return cp
+}
+
+// checkMACs checks the record's macs (the region's operators in the
+// original) and extra_macs (copyMACs, what the stripe copies compute,
+// less macs), reporting a mismatch.
+func (b *rebuilder) checkMACs(rg *region, copyMACs int64) bool {
+	rec := rg.rec
+	orig := rg.sg
+	var macs int64
+	for _, oi := range rec.ops {
+		macs += opMACs(orig, &orig.Ops[oi], int64(orig.Tensors[orig.Ops[oi].Outputs[0]].Shape[1]))
+	}
 	if macs != rec.macs || copyMACs-macs != rec.extra {
 		b.r.add(BadStripes, "%s: macs %d and extra_macs %d, but the region computes %d multiply-accumulates and its stripes %d more",
 			rec.path, rec.macs, rec.extra, macs, copyMACs-macs)
-		return nil
+		return false
 	}
-	ops = append(ops, graph.Op{Code: opConcatenation, CodeName: "CONCATENATION", Version: 1, Inputs: stripes,
-		Outputs: []graph.TensorID{rec.output}, Options: &graph.Options{Table: "ConcatenationOptions", Fields: []graph.OptionField{
+	return true
+}
+
+// newOpVersion is the version of an operator the rewrite adds
+// (STRIDED_SLICE, PAD, CONCATENATION) over a tensor of type t: 2 for
+// INT8, else 1 (docs/stripes.md, "Tensors, buffers, names, versions").
+func newOpVersion(t graph.ElementType) int32 {
+	if t == graph.Int8 {
+		return 2
+	}
+	return 1
+}
+
+// concatOp is a CONCATENATION of ins along the rows (axis 1, no fused
+// activation) into out, a tensor of type t.
+func concatOp(ins []graph.TensorID, out graph.TensorID, t graph.ElementType) graph.Op {
+	return graph.Op{Code: opConcatenation, CodeName: "CONCATENATION", Version: newOpVersion(t), Inputs: ins,
+		Outputs: []graph.TensorID{out}, Options: &graph.Options{Table: "ConcatenationOptions", Fields: []graph.OptionField{
 			{Name: "axis", Type: "int", Kind: graph.OptionInt, Present: true, Int: 1},
 			{Name: "fused_activation_function", Type: "ActivationFunctionType", Kind: graph.OptionInt, Present: true},
-		}}})
-	return ops
+		}}}
 }
 
 // opMACs is the multiply-accumulates of a CONV_2D or DEPTHWISE_CONV_2D
@@ -772,18 +867,24 @@ func (b *rebuilder) constTensor(sg *graph.Subgraph, name string, typ graph.Eleme
 // slice appends a STRIDED_SLICE of rows [lo, hi) of t, the stripe's
 // tensor of in, and returns its output.
 func (b *rebuilder) slice(sg *graph.Subgraph, j int, in, t graph.TensorID, lo, hi int64, ops *[]graph.Op) graph.TensorID {
-	src := &sg.Tensors[in]
-	base := src.Name + "/stripe" + strconv.Itoa(j) + "/slice"
-	w, c := int64(src.Shape[2]), int64(src.Shape[3])
+	return b.sliceRows(sg, sg.Tensors[in].Name+"/stripe"+strconv.Itoa(j)+"/slice", sg.Tensors[in], t, lo, hi, ops)
+}
+
+// sliceRows appends a STRIDED_SLICE of rows [lo, hi) of t, a tensor
+// standing for like (its type, quantization, width and channels), into a
+// new tensor named base, its constants base/begin, base/end and
+// base/strides, and returns the new tensor.
+func (b *rebuilder) sliceRows(sg *graph.Subgraph, base string, like graph.Tensor, t graph.TensorID, lo, hi int64, ops *[]graph.Op) graph.TensorID {
+	w, c := int64(like.Shape[2]), int64(like.Shape[3])
 	begin := b.constTensor(sg, base+"/begin", graph.Int32, []int32{4}, []int64{0, lo, 0, 0})
 	end := b.constTensor(sg, base+"/end", graph.Int32, []int32{4}, []int64{1, hi, w, c})
 	strides := b.constTensor(sg, base+"/strides", graph.Int32, []int32{4}, []int64{1, 1, 1, 1})
-	out := b.newTensor(sg, base, &sg.Tensors[in], hi-lo)
+	out := b.newTensor(sg, base, &like, hi-lo)
 	var fields []graph.OptionField
 	for _, f := range []string{"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask", "offset"} {
 		fields = append(fields, graph.OptionField{Name: f, Type: "int", Kind: graph.OptionInt})
 	}
-	*ops = append(*ops, graph.Op{Code: opStridedSlice, CodeName: "STRIDED_SLICE", Version: 1,
+	*ops = append(*ops, graph.Op{Code: opStridedSlice, CodeName: "STRIDED_SLICE", Version: newOpVersion(like.Type),
 		Inputs: []graph.TensorID{t, begin, end, strides}, Outputs: []graph.TensorID{out},
 		Options: &graph.Options{Table: "StridedSliceOptions", Fields: fields}})
 	return out
@@ -804,7 +905,7 @@ func (b *rebuilder) pad(sg *graph.Subgraph, j int, in, t graph.TensorID, p [8]in
 	like := sg.Tensors[in]
 	like.Shape = shape
 	out := b.newTensor(sg, base, &like, int64(shape[1]))
-	*ops = append(*ops, graph.Op{Code: opPad, CodeName: "PAD", Version: 1, Inputs: []graph.TensorID{t, pt},
+	*ops = append(*ops, graph.Op{Code: opPad, CodeName: "PAD", Version: newOpVersion(like.Type), Inputs: []graph.TensorID{t, pt},
 		Outputs: []graph.TensorID{out}, Options: &graph.Options{Table: "PadOptions"}})
 	return out
 }

@@ -128,6 +128,9 @@ func TestRebuildConvChain(t *testing.T) {
 		assert.Equal(t, w.y, shape(ops[5].Outputs[0]))
 		assert.Equal(t, "y/stripe"+string(rune('0'+j)), sg.Tensors[ops[5].Outputs[0]].Name)
 	}
+	for _, i := range []int{0, 1, 3, 6, 7, 9, 12} {
+		assert.Equal(t, int32(2), sg.Ops[i].Version, "op %d (%s) over INT8 tensors: version 2", i, sg.Ops[i].CodeName)
+	}
 	cat := sg.Ops[12]
 	assert.Equal(t, ids(sg.Ops[5].Outputs[0], sg.Ops[11].Outputs[0]), cat.Inputs)
 	assert.Equal(t, ids(7), cat.Outputs)
@@ -274,6 +277,9 @@ func TestRewriteMutations(t *testing.T) {
 		"a stripe one row taller": {func(m *graph.Model) {
 			m.Subgraphs[0].Tensors[sg.Ops[5].Outputs[0]].Shape = []int32{1, 3, 4, 4}
 		}, "y/stripe0) is"},
+		"a new operator at version 1 over INT8": {func(m *graph.Model) {
+			m.Subgraphs[0].Ops[0].Version = 1 // stripe 0's STRIDED_SLICE of x (INT8): version 2
+		}, "op 0:0 (STRIDED_SLICE): version 1, the rebuild's 2"},
 		"an operator left out": {func(m *graph.Model) {
 			m.Subgraphs[0].Ops = slices.Delete(m.Subgraphs[0].Ops, 3, 4)
 		}, "13 operators, the rebuild 14"},
@@ -295,13 +301,18 @@ func TestRewriteMutations(t *testing.T) {
 }
 
 // FuzzStripeRecord feeds arbitrary records over convChain to the
-// rebuild, which must never panic: it either reports BadStripes or builds
-// a model whose every operator's tensors exist and have rows.
+// rebuild, halos recomputed or cached, which must never panic: it either
+// reports BadStripes or builds a model whose every operator's tensors
+// exist and have rows.
 func FuzzStripeRecord(f *testing.F) {
-	f.Add(int64(0), int64(7), uint8(0b111), int64(2), int64(0), int64(2), int64(4), int64(5184), int64(576))
-	f.Add(int64(3), int64(6), uint8(0b010), int64(3), int64(0), int64(1), int64(4), int64(0), int64(0))
-	f.Fuzz(func(t *testing.T, in, out int64, ops uint8, k, r0, r1, r2, macs, extra int64) {
+	f.Add(int64(0), int64(7), uint8(0b111), int64(2), int64(0), int64(2), int64(4), int64(5184), int64(576), false)
+	f.Add(int64(3), int64(6), uint8(0b010), int64(3), int64(0), int64(1), int64(4), int64(0), int64(0), false)
+	f.Add(int64(0), int64(7), uint8(0b111), int64(2), int64(0), int64(2), int64(4), int64(5184), int64(0), true)
+	f.Fuzz(func(t *testing.T, in, out int64, ops uint8, k, r0, r1, r2, macs, extra int64, cache bool) {
 		rec := stripeRec{path: "stripes[0]", input: graph.TensorID(in), output: graph.TensorID(out), k: k, macs: macs, extra: extra}
+		if cache {
+			rec.halo = graph.HaloCache
+		}
 		for i := range 4 {
 			if ops&(1<<i) != 0 {
 				rec.ops = append(rec.ops, graph.OpIndex(i))
