@@ -31,7 +31,6 @@ type stripedCase struct {
 	orig, m *graph.Model
 	js      []byte
 	files   emit.Files
-	data    []byte     // the original's file
 	p       *plan.Plan // the rewrite's plan
 }
 
@@ -77,7 +76,7 @@ func stripeCorpusModelHalo(t *testing.T, file string, k int, halo graph.Halo) *s
 	require.NoError(t, err)
 	files, err := emit.C(m, s.p, emit.COptions{Prefix: "striped", Meta: meta})
 	require.NoError(t, err)
-	return &stripedCase{orig: orig, m: m, js: js, files: files, data: data, p: s.p}
+	return &stripedCase{orig: orig, m: m, js: js, files: files, p: s.p}
 }
 
 // cloneForMutation copies a model deeply enough to change its
