@@ -236,27 +236,61 @@ const (
 	evalWork = 5000
 )
 
-// coarseK are the stripe counts a region is first tried with; the
-// neighbours of the best are tried next.
+// coarseK are the stripe counts a region's peak is estimated with when
+// the candidate regions are ranked (estimatePeak).
 var coarseK = []int{2, 4, 7, 10}
 
+// halos are the halo kinds the choice tries: cached first (no MACs
+// computed twice), then recomputed (fewer operators for TFLM's tail).
+var halos = []graph.Halo{graph.HaloCache, graph.HaloRecompute}
+
+// perRegion is how many rewrites of one region bestStripes evaluates
+// (those of the lowest estimates).
+const perRegion = 4
+
+// stripeCounts are the stripe counts bestStripes estimates: every one up
+// to 10, sparser above.
+var stripeCounts = []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 100}
+
 // bestStripes returns the best of the rewrites that add region r, with
-// even rows, to the regions chosen so far: r is tried with the stripe
-// counts coarseK that the cap allows, then with the best one's
-// neighbours. eval returns nil for a rewrite it cannot evaluate and a
-// candidate without a model for one over the cap.
-func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegion, eval func([]graph.StripeRegion) *candidate) *candidate {
+// even rows, to the regions chosen so far: every stripe count of
+// stripeCounts (up to maxStripes and r's output height) with both halos
+// is estimated (estimate; recomputed halos only within the extra MACs
+// budget) and the perRegion of the lowest estimates are evaluated,
+// skipping, once a rewrite does not fit TFLM's whole arena, the larger
+// stripe counts of its halo (more stripes, more of TFLM's tail). eval
+// returns nil for a rewrite it cannot evaluate.
+func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegion, budget int64, eval func([]graph.StripeRegion) *candidate) *candidate {
 	h := outputHeight(m, r)
-	tried := map[int]bool{}
+	type trial struct {
+		r   graph.StripeRegion
+		est int64
+	}
+	var trials []trial
+	for _, k := range stripeCounts {
+		if k > maxStripes || int32(k) > h {
+			break
+		}
+		for _, halo := range halos {
+			t := r
+			t.Rows, t.Halo = stripe.EvenRows(h, k), halo
+			if e, _, ok := estimate(m, t, budget); ok {
+				trials = append(trials, trial{t, e})
+			}
+		}
+	}
+	slices.SortStableFunc(trials, func(a, b trial) int { return cmpInt(a.est, b.est) })
 	var best *candidate
-	bestK, overK := 0, maxStripes+1
-	try := func(k int) {
-		if k < 2 || k > maxStripes || int32(k) > h || tried[k] || k >= overK {
+	var bestR graph.StripeRegion
+	unfit := map[graph.Halo]int{} // the fewest stripes that did not fit
+	evaluated := map[string]bool{}
+	try := func(t graph.StripeRegion) {
+		key := fmt.Sprint(t.K(), t.Halo)
+		if u := unfit[t.Halo]; evaluated[key] || u != 0 && t.K() >= u {
 			return
 		}
-		tried[k] = true
-		r.Rows = stripe.EvenRows(h, k)
-		regs := append(originalRegions(chosen), originalRegions([]graph.StripeRegion{r})...)
+		evaluated[key] = true
+		regs := append(originalRegions(chosen), originalRegions([]graph.StripeRegion{t})...)
 		slices.SortStableFunc(regs, func(a, b graph.StripeRegion) int {
 			if a.Subgraph != b.Subgraph {
 				return int(a.Subgraph) - int(b.Subgraph)
@@ -265,20 +299,46 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 		})
 		c := eval(regs)
 		switch {
-		case c == nil:
-		case c.m == nil: // over the cap; more stripes only add MACs
-			overK = k
+		case c == nil || c.m == nil:
 		case !c.fits:
+			unfit[t.Halo] = t.K()
 		case best == nil || better(c, best):
-			best, bestK = c, k
+			best, bestR = c, t
 		}
 	}
-	for _, k := range coarseK {
-		try(k)
+	// The lowest estimates of each halo in turn: the estimates rank
+	// stripe counts well, the halos less so.
+	var byHalo [][]graph.StripeRegion
+	for _, halo := range halos {
+		var l []graph.StripeRegion
+		for _, t := range trials {
+			if t.r.Halo == halo {
+				l = append(l, t.r)
+			}
+		}
+		byHalo = append(byHalo, l)
 	}
+	for n := 0; len(evaluated) < perRegion; n++ {
+		more := false
+		for _, l := range byHalo {
+			if n < len(l) && len(evaluated) < perRegion {
+				try(l[n])
+				more = true
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	// The best one's neighbours, with its halo: estimates are coarse.
 	if best != nil {
-		try(bestK - 1)
-		try(bestK + 1)
+		for _, k := range []int{bestR.K() - 1, bestR.K() + 1} {
+			for _, t := range trials {
+				if t.r.K() == k && t.r.Halo == bestR.Halo {
+					try(t.r)
+				}
+			}
+		}
 	}
 	return best
 }
@@ -295,10 +355,10 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 //
 // It adds regions greedily: each round takes the candidates
 // (stripe.Candidates of the model as given) whose intermediate tensors
-// are live at the current plan's peak, tries the first maxTried that two
-// stripes keep within the cap (the least left whole first: wholeBytes)
-// with the stripe counts bestStripes picks, even rows, together with the
-// regions already chosen, and keeps the best if it lowers the cheap
+// are live at the current plan's peak, tries the maxTried of the lowest
+// estimated peak (estimatePeak: stripe.Measure's rows, both halos, within
+// the cap) with the stripe counts and halos bestStripes picks, even rows,
+// together with the regions already chosen, and keeps the best if it lowers the cheap
 // evaluation (quickScore); at most maxEvals rewrites are evaluated. Then
 // unevenRows moves a row at the end stripes, of the last choice and of
 // the rewrite of the smallest whole arena seen. These are compared, the
@@ -409,42 +469,47 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 			}
 			try = append(try, r)
 		}
-		// The least left whole first (input and output); of those, the
-		// region of fewer operators, whose halos cost fewer MACs.
-		slices.SortStableFunc(try, func(a, b graph.StripeRegion) int {
-			if wa, wb := wholeBytes(m, a), wholeBytes(m, b); wa != wb {
-				return cmpInt(wa, wb)
-			}
-			return len(a.Ops) - len(b.Ops)
-		})
-		if tracePatches != nil {
-			for _, r := range try {
-				tracePatches("candidate %d -> %d ops %v: %d bytes whole", r.Input, r.Output, r.Ops, wholeBytes(m, r))
-			}
+		// The lowest estimated peak first (estimatePeak, over the stripe
+		// counts and halos within the cap); of those, the region of fewer
+		// operators, whose stripes cost TFLM's tail less.
+		var used int64 // the extra MACs of the regions chosen so far
+		for _, r := range cur.regions {
+			used += r.ExtraMACs
 		}
-		// The first maxTried that two stripes keep within the cap.
+		est := map[int]int64{}
 		var within []graph.StripeRegion
 		for _, r := range try {
-			if len(within) == maxTried {
-				break
-			}
 			if outputHeight(m, r) < 2 {
 				continue
 			}
-			for _, h := range []graph.Halo{graph.HaloCache, graph.HaloRecompute} {
-				two := r
-				two.Rows, two.Halo = stripe.EvenRows(outputHeight(m, r), 2), h
-				if rm, _, over := apply(append(originalRegions(cur.regions), two)); rm != nil && !over {
-					r.Halo = h
-					within = append(within, r)
-					break
-				}
+			if e, ok := estimatePeak(m, r, budget-used); ok {
+				est[len(within)] = e
+				within = append(within, r)
 			}
 		}
-		try = within
+		order := make([]int, len(within))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			if est[a] != est[b] {
+				return cmpInt(est[a], est[b])
+			}
+			return len(within[a].Ops) - len(within[b].Ops)
+		})
+		try = nil
+		for _, i := range order {
+			if tracePatches != nil {
+				r := within[i]
+				tracePatches("candidate %d -> %d ops %v: estimated peak %d", r.Input, r.Output, r.Ops, est[i])
+			}
+			if len(try) < maxTried {
+				try = append(try, within[i])
+			}
+		}
 		var best *candidate
 		for _, t := range try {
-			if c := bestStripes(m, cur.regions, t, eval); c != nil && (best == nil || better(c, best)) {
+			if c := bestStripes(m, cur.regions, t, budget-used, eval); c != nil && (best == nil || better(c, best)) {
 				best = c
 			}
 		}
@@ -691,4 +756,73 @@ func (s *planned) withPatches(ctx context.Context) (*planned, *Patches, error) {
 		r.tflm = &t
 	}
 	return r, info, nil
+}
+
+// estimatePeak is the lowest estimate (estimate) of a rewrite of region
+// r over the stripe counts coarseK and maxStripes and both halos
+// (recomputed only within extra MACs budget); false when none is a valid
+// region.
+func estimatePeak(m *graph.Model, r graph.StripeRegion, budget int64) (int64, bool) {
+	h := outputHeight(m, r)
+	best, ok := int64(0), false
+	for _, k := range append(slices.Clone(coarseK), maxStripes) {
+		if k > maxStripes || int32(k) > h {
+			continue
+		}
+		for _, halo := range halos {
+			t := r
+			t.Rows, t.Halo = stripe.EvenRows(h, k), halo
+			if e, _, valid := estimate(m, t, budget); valid && (!ok || e < best) {
+				best, ok = e, true
+			}
+		}
+	}
+	return best, ok
+}
+
+// estimate is a cheap estimate of the peak of the rewrite of region r
+// (with its rows and halo): what stays whole (input and output), plus
+// the largest working set of one operator of one stripe (the rows its
+// operands and output hold, stripe.Measure), plus, with cached halos, the
+// caches alive from the stripe before. It returns the region as Measure
+// fills it, and false when r is not a valid region or, with recomputed
+// halos, its extra MACs exceed budget.
+func estimate(m *graph.Model, r graph.StripeRegion, budget int64) (int64, graph.StripeRegion, bool) {
+	sg := &m.Subgraphs[r.Subgraph]
+	rowBytes := func(t graph.TensorID) int64 {
+		ts := &sg.Tensors[t]
+		if len(ts.Shape) != 4 || ts.Shape[1] == 0 {
+			return 0
+		}
+		return ts.Size / int64(ts.Shape[1])
+	}
+	got, needs, err := stripe.Measure(m, r)
+	if err != nil || !r.Cached() && got.ExtraMACs > budget {
+		return 0, got, false
+	}
+	var work int64
+	for j, need := range needs {
+		var caches int64
+		if r.Cached() && j > 0 {
+			for id, rows := range need {
+				if id == r.Input || id == r.Output {
+					continue
+				}
+				if prev, ok := needs[j-1][id]; ok && prev[1] > rows[0] {
+					caches += int64(prev[1]-rows[0]) * rowBytes(id)
+				}
+			}
+		}
+		for _, i := range r.Ops {
+			op := &sg.Ops[i]
+			var held int64
+			for _, id := range append(slices.Clone(op.Inputs), op.Outputs...) {
+				if rows, ok := need[id]; ok && id >= 0 {
+					held += int64(rows[1]-rows[0]) * rowBytes(id)
+				}
+			}
+			work = max(work, caches+held)
+		}
+	}
+	return wholeBytes(m, r) + work, got, true
 }

@@ -1,7 +1,14 @@
 package driver
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/corpus"
+	"github.com/heliac/heliac/stripe"
+	"github.com/heliac/heliac/tflite"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,4 +47,40 @@ func TestPatchesObjective(t *testing.T) {
 	same := &candidate{head: 150, score: 500}
 	assert.Same(t, large, smallestArena([]*candidate{small, large, tie}))
 	assert.Same(t, same, smallestArena([]*candidate{large, same}), "same whole arena: the smaller head")
+}
+
+// TestEstimate: the cheap estimate of a rewrite's peak on magic_wand's
+// DEPTHWISE_CONV_2D (4x3, SAME, stride 1: TFLM pads 1 row above, 2 below)
+// and 3x3 VALID MAX_POOL_2D, from tensor 1 (128x3x1 FLOAT32, 12 B a row,
+// 1536 B) through tensor 4 (128x3x8, 96 B a row) to tensor 14 (42x1x8,
+// 32 B a row, 1344 B), in two stripes of 21 rows: worked out by hand,
+// stripe 0 reads rows 0-65 of the input (65 x 12 B) into rows 0-63 of
+// tensor 4 (63 x 96 B), stripe 1 rows 62-128 (66 x 12 B) into rows
+// 63-126: the largest working set is 792 + 6048 B, on top of 1536 + 1344
+// B whole. The pools' windows do not overlap, so cached halos hold no
+// cache: the same estimate. A MAC budget below the recomputed stripes'
+// extra MACs refuses recomputed halos only.
+func TestEstimate(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(corpus.Require(t), "corpus", "tflite-micro", "magic_wand.tflite"))
+	require.NoError(t, err)
+	m, err := tflite.Load(data)
+	require.NoError(t, err)
+	r := graph.StripeRegion{Subgraph: 0, Input: 1, Output: 14, Ops: []int{0, 1}, Rows: stripe.EvenRows(42, 2)}
+	const want = 1536 + 1344 + 792 + 6048
+	for _, halo := range halos {
+		r.Halo = halo
+		got, measured, ok := estimate(m, r, 0)
+		require.True(t, ok, halo)
+		assert.EqualValues(t, want, got, halo)
+		assert.Equal(t, halo, measured.Halo)
+	}
+	r.Halo = graph.HaloRecompute
+	_, _, ok := estimate(m, r, -1<<40)
+	assert.False(t, ok, "recomputed halos over the MAC budget")
+	r.Halo = graph.HaloCache
+	_, _, ok = estimate(m, r, -1<<40)
+	assert.True(t, ok, "cached halos compute nothing twice: no budget applies")
+	r.Rows = [][2]int32{{0, 42}}
+	_, _, ok = estimate(m, r, 0)
+	assert.False(t, ok, "one stripe is not a region")
 }
