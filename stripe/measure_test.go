@@ -73,7 +73,7 @@ func TestMeasureMatchesApply(t *testing.T) {
 		}
 		for _, r := range c {
 			h := m.Tensor(r.Subgraph, r.Output).Shape[1]
-			for k := 2; k <= MaxStripes && int32(k) <= h; k++ {
+			for k := 2; k <= maxConcatInputs && int32(k) <= h; k++ {
 				r.Rows = EvenRows(h, k)
 				items = append(items, item{m, r})
 			}
