@@ -95,12 +95,13 @@ func (b *builder) slice(name string, like, from graph.TensorID, n0 int32, c span
 	return sl, nil
 }
 
-// region builds the operators of every stripe and the concatenation, and
-// fills reg's MACs and ExtraMACs. With cached halos (reg.Cached()) each
-// copy computes only its fresh rows; a CONCATENATION puts the cache taken
-// from the stripe before in front of them, and a STRIDED_SLICE takes the
-// next stripe's cache from the stripe's tensor (docs/stripes.md, "Halo
-// rows").
+// region builds the operators of every stripe and the concatenation (with
+// more than 10 stripes, each group's concatenation after its last stripe,
+// then that of the groups), and fills reg's MACs and ExtraMACs. With
+// cached halos (reg.Cached()) each copy computes only its fresh rows; a
+// CONCATENATION puts the cache taken from the stripe before in front of
+// them, and a STRIDED_SLICE takes the next stripe's cache from the
+// stripe's tensor (docs/stripes.md, "Halo rows").
 func (b *builder) region(reg *region) ([]graph.Op, error) {
 	g := b.g
 	reg.MACs = 0 // what the caller gave is not counted again
@@ -116,6 +117,12 @@ func (b *builder) region(reg *region) ([]graph.Op, error) {
 	// caches: each intermediate's cache for the next stripe, made in
 	// the stripe before.
 	caches := map[graph.TensorID]graph.TensorID{}
+	yt := g.tensor(reg.Output)
+	// With more than 10 stripes, each group's CONCATENATION follows its
+	// last stripe's operators, and the last CONCATENATION joins the
+	// groups (docs/stripes.md, "More than 10 stripes: groups").
+	grp := groups(len(plan))
+	var joined []graph.TensorID // the group tensors made so far
 	for j, sr := range plan {
 		have := map[graph.TensorID]graph.TensorID{reg.Input: reg.Input}
 		first := map[graph.TensorID]int32{reg.Input: 0}
@@ -216,8 +223,19 @@ func (b *builder) region(reg *region) ([]graph.Op, error) {
 				}
 			}
 		}
+		if n := len(joined); n < len(grp) && j == grp[n][1]-1 {
+			j0, j1 := grp[n][0], grp[n][1]
+			gt, err := b.activation(fmt.Sprintf("%s/group%d", yt.Name, n), reg.Output, reg.Rows[j1-1][1]-reg.Rows[j0][0])
+			if err != nil {
+				return nil, err
+			}
+			b.newOp(opConcatenation, "CONCATENATION", yt.Type, concatenationOptions(1), append([]graph.TensorID(nil), ys[j0:j1]...), gt)
+			joined = append(joined, gt)
+		}
 	}
-	yt := g.tensor(reg.Output)
+	if grp != nil {
+		ys = joined
+	}
 	b.newOp(opConcatenation, "CONCATENATION", yt.Type, concatenationOptions(1), ys, reg.Output)
 	reg.ExtraMACs = copies - reg.MACs
 	return b.ops, nil

@@ -81,7 +81,7 @@ func lowPeakTrials(m *graph.Model) []stripeTrial {
 			continue
 		}
 		h := m.Tensor(0, r.Output).Shape[1]
-		for k := 2; k <= MaxStripes && int32(k) <= h; k++ {
+		for k := 2; k <= maxConcatInputs && int32(k) <= h; k++ {
 			r.Rows = EvenRows(h, k)
 			regs := []graph.StripeRegion{r}
 			out, err := Apply(m, regs)

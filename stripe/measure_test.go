@@ -73,15 +73,30 @@ func TestMeasureMatchesApply(t *testing.T) {
 		}
 		for _, r := range c {
 			h := m.Tensor(r.Subgraph, r.Output).Shape[1]
-			for k := 2; k <= MaxStripes && int32(k) <= h; k++ {
+			for k := 2; k <= maxConcatInputs && int32(k) <= h; k++ {
 				r.Rows = EvenRows(h, k)
 				items = append(items, item{m, r})
+			}
+			// More than 10 stripes, joined in groups.
+			for _, k := range []int{16, 37, MaxStripes} {
+				if int32(k) <= h {
+					r.Rows = EvenRows(h, k)
+					items = append(items, item{m, r})
+				}
 			}
 		}
 	}
 	for _, tc := range cacheCases() {
 		m := tc.build(t)
 		items = append(items, item{m, tc.region(m)})
+	}
+	for _, tc := range groupModels() {
+		m := tc.build(t)
+		r := tc.region
+		for _, k := range []int{11, 13, 20} {
+			r.Rows = EvenRows(m.Tensor(0, r.Output).Shape[1], k)
+			items = append(items, item{m, r})
+		}
 	}
 	n := len(items)
 	for _, it := range items[:n] {

@@ -19,10 +19,16 @@ import (
 	"github.com/heliac/heliac/graph"
 )
 
-// MaxStripes is the most stripes a region may have: TFLM's CONCATENATION
-// takes at most kMaxInputNum = 10 inputs
-// (tensorflow/lite/micro/kernels/concatenation.cc @90b983c).
-const MaxStripes = 10
+// maxConcatInputs is TFLM's kMaxInputNum, the most inputs its
+// CONCATENATION takes (tensorflow/lite/micro/kernels/concatenation.cc
+// @90b983c).
+const maxConcatInputs = 10
+
+// MaxStripes is the most stripes a region may have. More than
+// maxConcatInputs (10) stripes are joined in groups of at most 10, and
+// the groups by one last CONCATENATION of at most 10 inputs
+// (docs/stripes.md, "More than 10 stripes: groups").
+const MaxStripes = maxConcatInputs * maxConcatInputs
 
 // sliceable are the element types that TFLM's STRIDED_SLICE, PAD and
 // CONCATENATION all take (strided_slice.cc, pad.cc, concatenation.cc
@@ -371,7 +377,13 @@ func (reg *region) stripePad(i int, q span) (int32, int32) {
 func (reg *region) checkRows() error {
 	k := len(reg.Rows)
 	if k < 2 || k > MaxStripes {
-		return fmt.Errorf("%d stripes, not between 2 and %d", k, MaxStripes)
+		err := fmt.Errorf("%d stripes, not between 2 and %d", k, MaxStripes)
+		if k > MaxStripes {
+			// g = ceil(k/10) groups would pass more inputs to the last
+			// CONCATENATION than TFLM takes.
+			err = fmt.Errorf("%v: TFLM's CONCATENATION takes at most %d inputs, so the stripes are joined in at most %d groups of at most %d", err, maxConcatInputs, maxConcatInputs, maxConcatInputs)
+		}
+		return err
 	}
 	h := reg.g.tensor(reg.Output).Shape[1]
 	next := int32(0)
@@ -511,4 +523,23 @@ func EvenRows(h int32, k int) [][2]int32 {
 		start += n
 	}
 	return rows
+}
+
+// groups returns the groups of consecutive stripes a region of k stripes
+// joins before its output (docs/stripes.md, "More than 10 stripes:
+// groups"): for k above maxConcatInputs, g = ceil(k/10) groups whose
+// sizes split k as EvenRows splits rows (the first k mod g one stripe
+// larger), each as the stripes [j0, j1) it joins; nil for k of at most
+// 10, whose stripes one CONCATENATION joins.
+func groups(k int) [][2]int {
+	if k <= maxConcatInputs {
+		return nil
+	}
+	g := (k + maxConcatInputs - 1) / maxConcatInputs
+	split := EvenRows(int32(k), g)
+	out := make([][2]int, len(split))
+	for n, s := range split {
+		out[n] = [2]int{int(s[0]), int(s[1])}
+	}
+	return out
 }

@@ -358,3 +358,127 @@ func skipUnderRace(t *testing.T) {
 		t.Skip("a corpus sweep: `make test` runs it without -race (SWEEPS in the Makefile)")
 	}
 }
+
+// groupModels are hand-built models with room for more than 10 stripes:
+// a residual chain, x (60 rows) -> CONV_2D 3x3 SAME -> a -> DEPTHWISE
+// 3x3 SAME -> b, y = b + a; and a stride-2 pair, x (80 rows) -> CONV_2D
+// 3x3 SAME -> a -> CONV_2D 3x3 SAME stride 2 -> y (40 rows).
+func groupModels() []struct {
+	name   string
+	build  func(t *testing.T) *graph.Model
+	region graph.StripeRegion
+} {
+	return []struct {
+		name   string
+		build  func(t *testing.T) *graph.Model
+		region graph.StripeRegion
+	}{
+		{"residual chain", func(t *testing.T) *graph.Model {
+			b := newMB()
+			x := b.act("x", []int32{1, 60, 3, 2}, -3)
+			a := b.conv("a", x, []int32{1, 60, 3, 2}, 3, 3, same(graph.PaddingSame, 1, 1), false)
+			bb := b.conv("b", a, []int32{1, 60, 3, 2}, 3, 3, same(graph.PaddingSame, 1, 1), true)
+			y := b.act("y", []int32{1, 60, 3, 2}, 1)
+			b.op(opAdd, nil, []graph.TensorID{bb, a}, y)
+			return b.model(t, []graph.TensorID{x}, []graph.TensorID{y})
+		}, graph.StripeRegion{Input: 0, Output: 7, Ops: []int{0, 1, 2}}},
+		{"stride-2 pair", func(t *testing.T) *graph.Model {
+			b := newMB()
+			x := b.act("x", []int32{1, 80, 4, 2}, -3)
+			a := b.conv("a", x, []int32{1, 80, 4, 2}, 3, 3, same(graph.PaddingSame, 1, 1), false)
+			y := b.conv("y", a, []int32{1, 40, 2, 3}, 3, 3, same(graph.PaddingSame, 2, 2), false)
+			return b.model(t, []graph.TensorID{x}, []graph.TensorID{y})
+		}, graph.StripeRegion{Input: 0, Output: 4, Ops: []int{0, 1}}},
+	}
+}
+
+// groupConcats counts the CONCATENATIONs of subgraph 0 that write a
+// group tensor ("<Y>/group<n>").
+func groupConcats(m *graph.Model) int {
+	n := 0
+	for _, op := range m.Subgraphs[0].Ops {
+		if op.Code == opConcatenation && strings.Contains(m.Subgraphs[0].Tensors[op.Outputs[0]].Name, "/group") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestApplyGroupsBitExactTFLM: stock TFLM computes byte-identical outputs
+// on models whose regions run in more than 10 stripes, joined in groups
+// (docs/stripes.md, "More than 10 stripes: groups"), as on the originals,
+// seeds 1..3, two invocations each: the hand-built groupModels with k in
+// {11, 13, 20}, and the largest region of two small corpus models (INT8
+// person_detect, FLOAT32 pretrainedResnet) with k in {12, 16}, halos
+// recomputed and cached. A few seconds: it runs under the race detector
+// too; -short runs the hand-built models.
+func TestApplyGroupsBitExactTFLM(t *testing.T) {
+	tool := tflmrun.Require(t)
+	type trial struct {
+		k    int
+		halo graph.Halo
+	}
+	// run stripes region r of m with each trial's k and halo, the rows
+	// as EvenRows splits them; with cached halos, a last stripe of
+	// lastCached rows when lastCached > 0 (and the others even).
+	run := func(t *testing.T, m *graph.Model, r graph.StripeRegion, trials []trial, lastCached int32) {
+		want, _ := tflmRun(t, tool, m)
+		h := m.Tensor(r.Subgraph, r.Output).Shape[1]
+		for _, tr := range trials {
+			r.Rows, r.Halo = EvenRows(h, tr.k), tr.halo
+			if tr.halo == graph.HaloCache && lastCached > 0 {
+				r.Rows = append(EvenRows(h-lastCached, tr.k-1), [2]int32{h - lastCached, h})
+			}
+			regs := []graph.StripeRegion{r}
+			out, err := Apply(m, regs)
+			require.NoError(t, err, "k=%d, halo %q", tr.k, tr.halo)
+			require.Equal(t, (tr.k+9)/10, groupConcats(out), "k=%d: group concatenations", tr.k)
+			got, _ := tflmRun(t, tool, out)
+			assert.Equal(t, want, got, "k=%d, halo %q: outputs differ", tr.k, tr.halo)
+			t.Logf("k=%d, halo %q, rows %v: %d operators (%d before), extra MACs %d of %d", tr.k, r.HaloKind(), r.Rows, len(out.Subgraphs[0].Ops), len(m.Subgraphs[0].Ops), regs[0].ExtraMACs, regs[0].MACs)
+		}
+	}
+	both := func(ks ...int) []trial {
+		var out []trial
+		for _, k := range ks {
+			out = append(out, trial{k, graph.HaloRecompute}, trial{k, graph.HaloCache})
+		}
+		return out
+	}
+	for _, tc := range groupModels() {
+		t.Run(tc.name, func(t *testing.T) {
+			run(t, tc.build(t), tc.region, both(11, 13, 20), 0)
+		})
+	}
+	d := corpus.SharedDir()
+	for _, tc := range []struct {
+		model      string
+		lastCached int32
+	}{
+		{"tflite-micro/person_detect.tflite", 0},
+		// Its first block (three 3x3 convolutions to a residual ADD)
+		// with even stripes of 2 rows: stripe k-2 already holds the last
+		// rows of the first convolution's output, so cached halos are
+		// refused for the last stripe; with a last stripe of 4 rows they
+		// are not.
+		{"mlperf-tiny/pretrainedResnet.tflite", 4},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			if d == "" {
+				t.Skip("../shared absent: no corpus")
+			}
+			if testing.Short() {
+				t.Skip("-short: the hand-built models only")
+			}
+			data, err := os.ReadFile(filepath.Join(d, "corpus", tc.model))
+			require.NoError(t, err)
+			m, err := tflite.Load(data)
+			require.NoError(t, err)
+			regs := pickRegions(m, 1)
+			require.NotEmpty(t, regs)
+			r := regs[0]
+			t.Logf("region: operators %v, tensor %d -> %d", r.Ops, r.Input, r.Output)
+			run(t, m, r, both(12, 16), tc.lastCached)
+		})
+	}
+}
