@@ -431,3 +431,28 @@ func TestRewriteGroupsMutations(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputWrittenByLastOnly: a region whose first operator also
+// writes Y (RELU and RELU6 both x -> y) is refused: each stripe would
+// have two tensors of Y, and the concatenation (with 6 stripes, 12
+// inputs; with 12, groups of 12 and 12) would join more than the k
+// stripes (docs/stripes.md: Y is written by the last operator).
+func TestOutputWrittenByLastOnly(t *testing.T) {
+	for _, k := range []int{2, 6, 12} {
+		m := reluModel(12)
+		sg := &m.Subgraphs[0]
+		sg.Ops = append(sg.Ops, graph.Op{Code: 21, CodeName: "RELU6", Version: 1, Inputs: ids(0), Outputs: ids(1)})
+		rows := make([][2]int64, k)
+		for j := range rows {
+			rows[j] = [2]int64{int64(j * 12 / k), int64((j + 1) * 12 / k)}
+		}
+		rec := reluRecord(rows, graph.HaloRecompute)
+		rec.ops = []graph.OpIndex{0, 1}
+		got, bad := rebuildModel(m, &planDoc{stripes: []stripeRec{rec}})
+		assert.Nil(t, got, "k %d", k)
+		require.Len(t, bad, 1, "k %d", k)
+		assert.Equal(t, BadStripes, bad[0].Kind)
+		assert.Equal(t, "stripes[0]: op 0:0 (RELU) writes 0:1 (y), the output, but only the region's last operator (op 0:1 (RELU6)) may",
+			bad[0].Msg)
+	}
+}

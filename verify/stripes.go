@@ -395,6 +395,12 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 		}
 		o := op.Outputs[0]
 		if o == rec.output {
+			if last := rec.ops[len(rec.ops)-1]; oi != last {
+				// Each copy of it would be a stripe of Y: the final
+				// concatenation would join more than the k stripes.
+				return bad("%s writes %s, the output, but only the region's last operator (%s) may", b.oname(s, oi),
+					b.tname(s, o), b.oname(s, last))
+			}
 			writesY = true
 		} else {
 			ot := &sg.Tensors[o]
@@ -622,8 +628,8 @@ type operand struct {
 }
 
 // stripeOps builds the operators of every stripe of a region and the
-// CONCATENATION (with more than 10 stripes, those of the groups and of
-// the groups: stripegroups.go), appending their new tensors and buffers to the output
+// CONCATENATION into Y (with more than 10 stripes, each group's and then
+// the groups': stripegroups.go), appending their new tensors and buffers to the output
 // model; nil after reporting when a stripe reads no row of a tensor or the
 // MACs differ. A region whose halo is cached is built by cachedOps.
 func (b *rebuilder) stripeOps(rg *region) []graph.Op {
