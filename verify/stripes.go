@@ -395,12 +395,6 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 		}
 		o := op.Outputs[0]
 		if o == rec.output {
-			if last := rec.ops[len(rec.ops)-1]; oi != last {
-				// Each copy of it would be a stripe of Y: the final
-				// concatenation would join more than the k stripes.
-				return bad("%s writes %s, the output, but only the region's last operator (%s) may", b.oname(s, oi),
-					b.tname(s, o), b.oname(s, last))
-			}
 			writesY = true
 		} else {
 			ot := &sg.Tensors[o]
@@ -442,6 +436,12 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 			if !nhwc(&sg.Tensors[in]) {
 				return bad("%s reads %s of shape %v; every tensor of a region is rank 4 with batch 1", b.oname(s, oi), b.tname(s, in), sg.Tensors[in].Shape)
 			}
+		}
+		if last := rec.ops[len(rec.ops)-1]; o == rec.output && oi != last {
+			// Each copy of it would be a stripe of Y: the final
+			// concatenation would join more than the k stripes.
+			return bad("%s writes %s, the output, but only the region's last operator (%s) may", b.oname(s, oi),
+				b.tname(s, o), b.oname(s, last))
 		}
 		g, why := b.geometry(s, op)
 		if g == nil {
