@@ -61,6 +61,15 @@ func TestApplyErrors(t *testing.T) {
 		b.op(graph.MaxPool2D, &graph.Window{Padding: graph.PaddingSame, StrideH: 2, StrideW: 2, FilterH: 3, FilterW: 3, DilationH: 1, DilationW: 1}, []graph.TensorID{x}, mp) // op 6
 		return b.model(t, []graph.TensorID{x, z, u}, []graph.TensorID{s, v, w, ur, mp})
 	}
+	// twice: x -> RELU -> y, x -> RELU6 -> y (both write y).
+	twice := func(t *testing.T) *graph.Model {
+		b := newMB()
+		x := b.act("x", []int32{1, 6, 4, 2}, -3)
+		y := b.act("y", []int32{1, 6, 4, 2}, -3)
+		b.op(relu, nil, []graph.TensorID{x}, y)
+		b.op(21, nil, []graph.TensorID{x}, y)
+		return b.model(t, []graph.TensorID{x}, []graph.TensorID{y})
+	}
 	two := [][2]int32{{0, 3}, {3, 6}}
 	cases := []struct {
 		name    string
@@ -100,6 +109,8 @@ func TestApplyErrors(t *testing.T) {
 			`output tensor 4 "b" is not written by an operator of the region`},
 		{"output not written last", chain, []graph.StripeRegion{{Input: 0, Output: 1, Ops: []int{0, 1}, Rows: two}},
 			`output tensor 1 "a" is written by operator 0 (CONV_2D), not by the region's last operator 1`},
+		{"output written twice", twice, []graph.StripeRegion{{Input: 0, Output: 1, Ops: []int{0, 1}, Rows: two}},
+			`output tensor 1 "y" is also written by operator 0 (RELU) of the region; only the region's last operator may write it`},
 		{"input written in the region", chain, []graph.StripeRegion{{Input: 1, Output: 4, Ops: []int{0, 1}, Rows: two}},
 			`input tensor 1 "a" is written by operator 0 (CONV_2D) of the region`},
 		{"operators not ascending", chain, []graph.StripeRegion{{Input: 0, Output: 4, Ops: []int{1, 0}, Rows: two}},

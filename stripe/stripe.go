@@ -152,6 +152,12 @@ func check(g *subgraph, r graph.StripeRegion) (*region, error) {
 	} else if last := r.Ops[len(r.Ops)-1]; p != last {
 		return nil, fmt.Errorf("output %s is written by %s, not by the region's last operator %d", g.tensorName(y), g.opName(p), last)
 	}
+	for _, w := range g.writers[y] {
+		if reg.in[w] && w != r.Ops[len(r.Ops)-1] {
+			// Its stripes would be joined into Y twice.
+			return nil, fmt.Errorf("output %s is also written by %s of the region; only the region's last operator may write it", g.tensorName(y), g.opName(w))
+		}
+	}
 	for _, w := range g.writers[x] {
 		if w > r.Ops[0] && w < r.Ops[len(r.Ops)-1] && !reg.in[w] {
 			// The stripes run where the region's last operator ran:

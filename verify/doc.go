@@ -120,9 +120,10 @@
 // (stripes); Plan, PlanAndC and C are then given the original model, and
 // first rebuild the rewritten one from it and the record with this
 // package's own code (stripes.go, following docs/stripes.md; a region
-// whose halo is "cache", stripecache.go): a record that is not a valid
-// region of the original, whose rows do not cover the output once and in
-// order, whose k is not 2 to 10, whose cached halos cannot be built (a
+// whose halo is "cache", stripecache.go; more than 10 stripes joined in
+// groups, stripegroups.go): a record that is not a valid region of the
+// original, whose rows do not cover the output once and in order, whose
+// k is not 2 to 100, whose cached halos cannot be built (a
 // stripe that would compute no row of a tensor) or whose MACs differ
 // from the rebuild's is BadStripes; a halo other than "recompute" or
 // "cache" is Malformed. Rewrite and RewriteFile compare the

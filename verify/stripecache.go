@@ -95,7 +95,8 @@ func (b *rebuilder) cachedRows(rg *region) []cachedStripe {
 }
 
 // cachedOps builds the operators of every stripe of a region with cached
-// halos and the CONCATENATION of the stripes into Y, appending their new
+// halos and the CONCATENATION of the stripes into Y (with more than 10
+// stripes, of the groups: stripegroups.go), appending their new
 // tensors and buffers to the output model; nil after reporting a region
 // that cannot be built so or MACs that differ from the record.
 func (b *rebuilder) cachedOps(rg *region) []graph.Op {
@@ -109,7 +110,7 @@ func (b *rebuilder) cachedOps(rg *region) []graph.Op {
 	orig := rg.sg
 	k := len(st)
 	var ops []graph.Op
-	var stripes []graph.TensorID
+	join := b.newJoiner(rg, sg)
 	var copyMACs int64
 	// cache holds, for each operator of the region, the tensor of the
 	// rows of its output that the next stripe takes: made in stripe j,
@@ -137,7 +138,7 @@ func (b *rebuilder) cachedOps(rg *region) []graph.Op {
 				ops = append(ops, cp)
 				have[o] = nt
 				if o == rec.output {
-					stripes = append(stripes, nt)
+					join.add(nt)
 				}
 			}
 			copyMACs += opMACs(sg, &cp, p.hi-p.lo)
@@ -153,9 +154,10 @@ func (b *rebuilder) cachedOps(rg *region) []graph.Op {
 				cache[oi] = b.sliceRows(sg, stripeName(&ot, j+1)+"/cache", ot, have[o], c.lo-nd.lo, c.hi-nd.lo, &ops)
 			}
 		}
+		join.endStripe(j, &ops)
 	}
 	if !b.checkMACs(rg, copyMACs) {
 		return nil
 	}
-	return append(ops, concatOp(stripes, rec.output, orig.Tensors[rec.output].Type))
+	return append(ops, join.final())
 }

@@ -19,9 +19,10 @@ import (
 // model with that rebuild, operator by operator. Nothing here is shared
 // with package stripe.
 
-// maxStripes is TFLM's kMaxInputNum, the most inputs its CONCATENATION
-// takes (tensorflow/lite/micro/kernels/concatenation.cc @90b983c).
-const maxStripes = 10
+// maxStripes is the most stripes a region may have (docs/stripes.md,
+// "What may be striped"). More than maxConcatInputs are joined in groups
+// (stripegroups.go).
+const maxStripes = 100
 
 // Builtin operator codes the rebuild uses or recognises
 // (tensorflow/lite/schema/schema.fbs, BuiltinOperator).
@@ -346,7 +347,8 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 		return bad("k is %d, but rows lists %d stripes", rec.k, k)
 	}
 	if k < 2 || k > maxStripes {
-		return bad("k is %d; a region has 2 to %d stripes (TFLM's CONCATENATION takes at most %d inputs)", k, maxStripes, maxStripes)
+		return bad("k is %d; a region has 2 to %d stripes (more than %d are joined in groups of at most %d: TFLM's CONCATENATION "+
+			"takes at most %d inputs)", k, maxStripes, maxConcatInputs, maxConcatInputs, maxConcatInputs)
 	}
 	h := int64(Y.Shape[1])
 	next := int64(0)
@@ -434,6 +436,12 @@ func (b *rebuilder) checkRegion(rec *stripeRec) *region {
 			if !nhwc(&sg.Tensors[in]) {
 				return bad("%s reads %s of shape %v; every tensor of a region is rank 4 with batch 1", b.oname(s, oi), b.tname(s, in), sg.Tensors[in].Shape)
 			}
+		}
+		if last := rec.ops[len(rec.ops)-1]; o == rec.output && oi != last {
+			// Each copy of it would be a stripe of Y: the final
+			// concatenation would join more than the k stripes.
+			return bad("%s writes %s, the output, but only the region's last operator (%s) may", b.oname(s, oi),
+				b.tname(s, o), b.oname(s, last))
 		}
 		g, why := b.geometry(s, op)
 		if g == nil {
@@ -620,7 +628,8 @@ type operand struct {
 }
 
 // stripeOps builds the operators of every stripe of a region and the
-// CONCATENATION, appending their new tensors and buffers to the output
+// CONCATENATION into Y (with more than 10 stripes, each group's and then
+// the groups': stripegroups.go), appending their new tensors and buffers to the output
 // model; nil after reporting when a stripe reads no row of a tensor or the
 // MACs differ. A region whose halo is cached is built by cachedOps.
 func (b *rebuilder) stripeOps(rg *region) []graph.Op {
@@ -632,7 +641,7 @@ func (b *rebuilder) stripeOps(rg *region) []graph.Op {
 	sg := &b.out.Subgraphs[s]
 	orig := rg.sg
 	var ops []graph.Op
-	var stripes []graph.TensorID
+	join := b.newJoiner(rg, sg)
 	var copyMACs int64
 	for j, rows := range rec.rows {
 		need := map[graph.TensorID]rowRange{rec.output: {rows[0], rows[1]}}
@@ -657,14 +666,15 @@ func (b *rebuilder) stripeOps(rg *region) []graph.Op {
 			ops = append(ops, cp)
 			copyMACs += opMACs(sg, &cp, p.hi-p.lo)
 			if o == rec.output {
-				stripes = append(stripes, nt)
+				join.add(nt)
 			}
 		}
+		join.endStripe(j, &ops)
 	}
 	if !b.checkMACs(rg, copyMACs) {
 		return nil
 	}
-	return append(ops, concatOp(stripes, rec.output, orig.Tensors[rec.output].Type))
+	return append(ops, join.final())
 }
 
 // stripeName is the name of stripe j's tensor of t: "<t>/stripe<j>".

@@ -159,7 +159,7 @@ func TestStripeRecordViolations(t *testing.T) {
 		"rows leave a gap":  {func(_ *graph.Model, r *stripeRec) { r.rows = [][2]int64{{0, 1}, {2, 4}} }, "rows[1] is [2,4)"},
 		"rows short of Y":   {func(_ *graph.Model, r *stripeRec) { r.rows = [][2]int64{{0, 1}, {1, 3}} }, "end at row 3"},
 		"one stripe":        {func(_ *graph.Model, r *stripeRec) { r.rows, r.k = [][2]int64{{0, 4}}, 1 }, "k is 1"},
-		"eleven stripes":    {func(_ *graph.Model, r *stripeRec) { r.rows, r.k = make([][2]int64, 11), 11 }, "k is 11"},
+		"101 stripes":       {func(_ *graph.Model, r *stripeRec) { r.rows, r.k = make([][2]int64, 101), 101 }, "k is 101; a region has 2 to 100"},
 		"k differs":         {func(_ *graph.Model, r *stripeRec) { r.k = 3 }, "rows lists 2"},
 		"wrong macs":        {func(_ *graph.Model, r *stripeRec) { r.macs++ }, "macs 5185"},
 		"wrong extra macs":  {func(_ *graph.Model, r *stripeRec) { r.extra = 0 }, "extra_macs 0"},

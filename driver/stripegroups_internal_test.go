@@ -1,0 +1,125 @@
+package driver
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/corpus"
+	"github.com/heliac/heliac/stripe"
+	"github.com/heliac/heliac/tflite"
+	"github.com/heliac/heliac/verify"
+)
+
+// requireGroupsApply skips a test until stripe.Apply builds regions of
+// more than 10 stripes (docs/stripes.md, "More than 10 stripes:
+// groups"): person_detect's first one-operator candidate of 12 rows or
+// more, in 12 stripes, must be applied.
+func requireGroupsApply(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(corpus.Require(t), "corpus", "tflite-micro/person_detect.tflite"))
+	require.NoError(t, err)
+	orig, err := tflite.Load(data)
+	require.NoError(t, err)
+	for _, c := range stripe.Candidates(orig) {
+		h := orig.Tensor(c.Subgraph, c.Output).Shape[1]
+		if len(c.Ops) != 1 || h < 12 {
+			continue
+		}
+		c.Rows = stripe.EvenRows(h, 12)
+		if _, err := stripe.Apply(orig, []graph.StripeRegion{c}); err != nil {
+			t.Skipf("stripe.Apply does not build more than 10 stripes yet: %v", err)
+		}
+		return
+	}
+	t.Fatal("person_detect has no one-operator candidate of 12 rows")
+}
+
+// TestStripeRebuildMatchesApplyGroups is TestStripeRebuildMatchesApply
+// and TestStripeRebuildMatchesApplyCached with more than 10 stripes,
+// joined in groups: on three models, for every candidate region (the
+// first 40 of a model) whose output has at least k rows, in k = 12 and
+// 16 stripes (two groups), halos recomputed and cached, the verifier's
+// rebuild is exactly what stripe.Apply writes; where Apply refuses the
+// region, the verifier refuses the record too, before it counts MACs.
+func TestStripeRebuildMatchesApplyGroups(t *testing.T) {
+	requireGroupsApply(t)
+	rebuildMatchesApplyGroups(t, []string{"tflite-micro/person_detect.tflite", "ambiq/cnn_s_quantized.tflite", "tflite-micro/magic_wand.tflite"})
+}
+
+// TestStripeRebuildMatchesApplyGroupsCorpus is
+// TestStripeRebuildMatchesApplyGroups over every corpus model: a sweep.
+func TestStripeRebuildMatchesApplyGroupsCorpus(t *testing.T) {
+	skipUnderRace(t)
+	if testing.Short() {
+		t.Skip("-short: TestStripeRebuildMatchesApplyGroups's three models")
+	}
+	requireGroupsApply(t)
+	var files []string
+	for _, e := range corpus.Manifest(t) {
+		files = append(files, e.File)
+	}
+	rebuildMatchesApplyGroups(t, files)
+}
+
+func rebuildMatchesApplyGroups(t *testing.T, files []string) {
+	base := stripeCorpusModel(t, "tflite-micro/person_detect.tflite", 2)
+	dir := corpus.Require(t)
+	built := map[graph.Halo]int{}
+	refused := 0
+	for _, file := range files {
+		data, err := os.ReadFile(filepath.Join(dir, "corpus", file))
+		require.NoError(t, err)
+		orig, err := tflite.Load(data)
+		if err != nil {
+			continue // models the loader refuses have their own tests
+		}
+		cands := stripe.Candidates(orig)
+		if len(cands) > 40 {
+			cands = cands[:40]
+		}
+		for _, c := range cands {
+			h := orig.Tensor(c.Subgraph, c.Output).Shape[1]
+			for _, halo := range []graph.Halo{graph.HaloRecompute, graph.HaloCache} {
+				for _, k := range []int{12, 16} {
+					r := c
+					if r.Rows = stripe.EvenRows(h, k); r.Rows == nil {
+						continue
+					}
+					r.Halo = halo
+					m, err := stripe.Apply(orig, []graph.StripeRegion{r})
+					if err != nil {
+						refused++
+						js := stripesJSON(t, base.js, &graph.Model{Stripes: []graph.StripeRegion{r}})
+						v := verify.Rewrite(orig, orig, js)
+						if assert.NotEmpty(t, v, "%s: %d -> %d, %s k %d: Apply refuses (%v), the verifier builds it", file, r.Input, r.Output,
+							halo, k, err) {
+							assert.Equal(t, verify.BadStripes, v[0].Kind)
+							assert.NotContains(t, v[0].Msg, "extra_macs", "%s: %d -> %d, %s k %d: Apply refuses (%v)", file, r.Input,
+								r.Output, halo, k, err)
+						}
+						continue
+					}
+					built[halo]++
+					groups := 0
+					for _, tt := range m.Subgraphs[r.Subgraph].Tensors {
+						if tt.Name == orig.Tensor(r.Subgraph, r.Output).Name+"/group1" {
+							groups++
+						}
+					}
+					assert.Equal(t, 1, groups, "%s: %d -> %d, %s k %d: two groups", file, r.Input, r.Output, halo, k)
+					js := stripesJSON(t, base.js, m)
+					assert.Empty(t, verify.Rewrite(orig, m, js), "%s: %d -> %d, %s k %d", file, r.Input, r.Output, halo, k)
+				}
+			}
+		}
+	}
+	t.Logf("rewrites of 12 and 16 stripes rebuilt: %d recomputing, %d caching; %d refused by both", built[graph.HaloRecompute],
+		built[graph.HaloCache], refused)
+	assert.NotZero(t, built[graph.HaloRecompute])
+	assert.NotZero(t, built[graph.HaloCache])
+}
