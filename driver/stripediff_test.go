@@ -362,7 +362,8 @@ func TestStripeRebuildPadWithoutOptions(t *testing.T) {
 // by stripe.Apply and by the verifier's rebuild (given the record):
 // seed 92, an operator of the region reads the value a tensor had before
 // a later operator of the region writes it again (stripe.Apply read the
-// region's input instead, or crashed, seed 1419); seed 780, an
+// region's input instead, or crashed, seed 1419; here that tensor is the
+// output, which only the region's last operator may write); seed 780, an
 // intermediate also written by an operator outside the region (the
 // rewrite left it of height 0, which TFLM refuses as dynamic); seed
 // 13774, the input written again between the region's operators (the
@@ -374,7 +375,7 @@ func TestStripeRegionsOfTensorsWrittenTwice(t *testing.T) {
 		apply, verify string
 	}{
 		{92, graph.StripeRegion{Subgraph: 0, Input: 0, Output: 10, Ops: []int{13, 26}, Rows: [][2]int32{{0, 1}, {1, 5}, {5, 6}}},
-			`operator 13 (MINIMUM): input tensor 10 "t10" is read before operator 26 (RELU)`, "op 0:13 (MINIMUM) reads 0:10 (t10) before op 0:26 (RELU) writes it"},
+			`output tensor 10 "t10" is also written by operator 13 (MINIMUM) of the region`, "op 0:13 (MINIMUM) reads 0:10 (t10) before op 0:26 (RELU) writes it"},
 		{780, graph.StripeRegion{Subgraph: 2, Input: 0, Output: 2, Ops: []int{1, 2}, Rows: [][2]int32{{0, 2}, {2, 4}, {4, 5}, {5, 6}, {6, 7}}},
 			`operator 1 (MAXIMUM): output tensor 1 "t1" is also written outside the region, by operator 0 (MINIMUM)`, "op 2:0 (MINIMUM) outside the region writes too"},
 		{13774, graph.StripeRegion{Subgraph: 0, Input: 2, Output: 19, Ops: []int{2, 6, 7, 8, 9}, Rows: [][2]int32{{0, 1}, {1, 2}}},
