@@ -109,11 +109,27 @@ type candidate struct {
 	fits    bool  // score is within the limit: no more than without stripes
 }
 
-// better says whether a is a better rewrite than b: a smaller head (the
-// scratch arena the objective minimises), or the same head and a smaller
-// whole arena. Whether each fits the whole arena's limit is the caller's.
+// better says whether a is a better rewrite than b: a smaller cost, or
+// the same cost and a smaller head. Whether each fits the whole arena's
+// limit is the caller's.
 func better(a, b *candidate) bool {
-	return a.head < b.head || a.head == b.head && a.score < b.score
+	return lessCost(a.head, a.score, b.head, b.score)
+}
+
+// cost is what the choice minimises: heliac's arena (the head) plus
+// TFLM's whole arena with it (head and persistent tail). Both users count:
+// one who runs heliac's plan, whose arena is the head, and one who gives
+// TFLM its tensor_arena. A byte saved in the head counts twice, a byte
+// of TFLM's tail once, so a stripe is worth it when it saves in the head
+// at least half what its operators add to TFLM's tail
+// (mobilenet_v2_quantized: 28 stripes have a head 57952 B smaller than 14,
+// but a whole arena 100208 B larger; 14 are chosen).
+func cost(head, score int64) int64 { return head + score }
+
+// lessCost orders rewrites by cost, then by head.
+func lessCost(ha, sa, hb, sb int64) bool {
+	ca, cb := cost(ha, sa), cost(hb, sb)
+	return ca < cb || ca == cb && ha < hb
 }
 
 // arenaOf is TFLM's whole arena for m with a head of head bytes on the
@@ -244,6 +260,10 @@ var coarseK = []int{2, 4, 7, 10}
 // computed twice), then recomputed (fewer operators for TFLM's tail).
 var halos = []graph.Halo{graph.HaloCache, graph.HaloRecompute}
 
+// climbSteps is how far bestStripes moves from its first stripe count to
+// better neighbours.
+const climbSteps = 3
+
 // memoryOrderOps is the most operators a rewrite may have for every
 // evaluation of it to plan the memory order too.
 const memoryOrderOps = 200
@@ -258,10 +278,10 @@ var stripeCounts = []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20, 24, 28, 32,
 // estimated (estimate: the head; TFLM's tail sized at the fewest and most
 // stripes and interpolated; recomputed halos only within the extra MACs
 // budget); of those whose estimated whole arena may fit the limit, the one
-// of the lowest estimated head is planned, and where it does not fit,
+// of the lowest estimated cost is planned, and where it does not fit,
 // the largest stripe count below it that fits is searched for by
-// bisection (more stripes: a lower head, a larger tail); then its
-// neighbours. eval returns nil for a rewrite it cannot evaluate and a
+// bisection (more stripes: a lower head, a larger tail); then it moves
+// to a better neighbour while there is one (climbSteps). eval returns nil for a rewrite it cannot evaluate and a
 // candidate without a model for one over the MAC cap.
 func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegion, budget, limit int64,
 	tail func([]graph.StripeRegion, int64) (int64, bool), eval func([]graph.StripeRegion) *candidate) *candidate {
@@ -296,7 +316,16 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 				}
 			}
 		}
-		byHalo = append(byHalo, mine)
+		// More stripes for no lower estimated head only add to TFLM's
+		// tail (with even rows the largest stripe, which the estimate
+		// follows, shrinks in steps): the fewest of each head are kept.
+		front := mine[:0]
+		for _, t := range mine {
+			if len(front) == 0 || t.head < front[len(front)-1].head {
+				front = append(front, t)
+			}
+		}
+		byHalo = append(byHalo, front)
 	}
 	// A rewrite whose estimated head, less a quarter, and estimated tail
 	// are over the limit is not planned: the estimate runs up to a third
@@ -304,10 +333,10 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 	// planned).
 	const margin = 0.75
 	var best *candidate
-	evaluated := map[int]*candidate{} // by k and halo
+	evaluated := map[int]*candidate{} // by key
+	key := func(r graph.StripeRegion) int { return len(halos)*r.K() + slices.Index(halos, r.Halo) }
 	try := func(t trial) *candidate {
-		key := 2*t.r.K() + slices.Index(halos, t.r.Halo)
-		if c, ok := evaluated[key]; ok {
+		if c, ok := evaluated[key(t.r)]; ok {
 			return c
 		}
 		if tracePatches != nil {
@@ -317,7 +346,7 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 		if c != nil && c.m == nil {
 			c = nil
 		}
-		evaluated[key] = c
+		evaluated[key(t.r)] = c
 		if c != nil && c.fits && (best == nil || better(c, best)) {
 			best = c
 		}
@@ -334,12 +363,18 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 		if len(l) == 0 {
 			continue
 		}
-		// The lowest estimated head; more stripes lower the head and add
-		// to TFLM's tail, so where that one is over the limit the largest
-		// stripe count below it within the limit is searched for.
+		// The lowest estimated cost (cost); more stripes lower the head
+		// and add to TFLM's tail, so where that one is over the limit the
+		// largest stripe count below it within the limit is searched for
+		// by bisection.
 		low := 0
+		if tracePatches != nil {
+			for _, t := range l {
+				tracePatches("  estimate k %d %s: head %d tail %d cost %d", t.r.K(), t.r.Halo, t.head, t.tail, cost(t.head, t.head+t.tail))
+			}
+		}
 		for i, t := range l {
-			if t.head < l[low].head {
+			if cost(t.head, t.head+t.tail) < cost(l[low].head, l[low].head+l[low].tail) {
 				low = i
 			}
 		}
@@ -359,12 +394,22 @@ func bestStripes(m *graph.Model, chosen []graph.StripeRegion, r graph.StripeRegi
 			}
 			at = lo
 		}
-		// Its neighbours: estimates are coarse.
-		if at > 0 {
-			try(l[at-1])
-		}
-		if at+1 < len(l) && at+1 != low {
-			try(l[at+1])
+		// Then to a better neighbour while there is one: the estimates
+		// are coarse.
+		for range climbSteps {
+			next := at
+			for _, i := range []int{at - 1, at + 1} {
+				if i < 0 || i >= len(l) {
+					continue
+				}
+				if c := try(l[i]); fits(c) && better(c, evaluated[key(l[next].r)]) {
+					next = i
+				}
+			}
+			if next == at {
+				break
+			}
+			at = next
 		}
 	}
 	return best
@@ -609,7 +654,7 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 		bestC               *candidate
 	)
 	keep := func(c *candidate, ps *planned, hd, sc int64) {
-		if sc <= limit && (bestS == nil || hd < bestHead || hd == bestHead && sc < bestArena) {
+		if sc <= limit && (bestS == nil || lessCost(hd, sc, bestHead, bestArena)) {
 			bestS, bestHead, bestArena, bestC = ps, hd, sc, c
 		}
 	}

@@ -31,19 +31,34 @@ func TestParsePatchMACs(t *testing.T) {
 	}
 }
 
-// TestPatchesObjective: a rewrite is better for a smaller head, whatever
-// its whole arena; of equal heads, for the smaller whole arena; the
-// rewrite of the smallest whole arena breaks ties by the head.
+// TestPatchesObjective: a rewrite is better for a smaller cost, its head
+// plus its whole arena; of equal costs, for the smaller head. A head 100
+// B smaller is worth a whole arena up to 100 B larger (its tail up to 200
+// B larger: the head is in the whole arena too); the rewrite of the smallest whole arena breaks ties by
+// the head.
 func TestPatchesObjective(t *testing.T) {
-	small := &candidate{head: 100, score: 900}
-	large := &candidate{head: 200, score: 500}
-	assert.True(t, better(small, large), "the smaller head, though its whole arena is larger")
-	assert.False(t, better(large, small))
-	tie := &candidate{head: 100, score: 800}
-	assert.True(t, better(tie, small), "same head: the smaller whole arena")
-	assert.False(t, better(small, small), "not better than itself")
+	for _, tt := range []struct {
+		name string
+		a, b candidate
+		want bool
+	}{
+		{"smaller head, whole arena larger by less", candidate{head: 100, score: 900}, candidate{head: 200, score: 850}, true},
+		{"smaller head, whole arena larger by more", candidate{head: 100, score: 900}, candidate{head: 200, score: 750}, false},
+		{"same cost: the smaller head", candidate{head: 100, score: 900}, candidate{head: 200, score: 800}, true},
+		{"same cost, larger head", candidate{head: 200, score: 800}, candidate{head: 100, score: 900}, false},
+		{"same head: the smaller whole arena", candidate{head: 100, score: 800}, candidate{head: 100, score: 900}, true},
+		{"not better than itself", candidate{head: 100, score: 900}, candidate{head: 100, score: 900}, false},
+		// mobilenet_v2_quantized, cortex-m: 28 cached stripes against 14.
+		{"MobileNetV2: 14 stripes over 28", candidate{head: 403600, score: 709968}, candidate{head: 345648, score: 810176}, true},
+	} {
+		a, b := tt.a, tt.b
+		assert.Equal(t, tt.want, better(&a, &b), tt.name)
+	}
 
 	assert.Nil(t, smallestArena(nil))
+	small := &candidate{head: 100, score: 900}
+	large := &candidate{head: 200, score: 500}
+	tie := &candidate{head: 100, score: 800}
 	same := &candidate{head: 150, score: 500}
 	assert.Same(t, large, smallestArena([]*candidate{small, large, tie}))
 	assert.Same(t, same, smallestArena([]*candidate{large, same}), "same whole arena: the smaller head")
