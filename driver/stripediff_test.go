@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +49,8 @@ type stripeTally struct {
 	rewrites   int // rewrites whose rebuild and TFLM outputs were compared
 	regions    int // regions in them
 	int8       int // of rewrites, those with an INT8 region
+	cached     int // of rewrites, those with a region of cached halos
+	grouped    int // of rewrites, those with a region of more than 10 stripes
 	refused    map[string]int
 	pipeline   int // models compiled with --patches auto --emit-tflite and compared
 	striped    int // of which auto striped some region
@@ -61,9 +64,9 @@ func (st *stripeTally) text() string {
 		rs = append(rs, fmt.Sprintf("\n    %4d %s", n, r))
 	}
 	sort.Strings(rs)
-	return fmt.Sprintf("stripes: %d models with %d candidate regions; %d rewrites (%d regions, %d with INT8) rebuilt by the verifier and run in TFLM; "+
+	return fmt.Sprintf("stripes: %d models with %d candidate regions; %d rewrites (%d regions, %d with INT8, %d with cached halos, %d with more than 10 stripes) rebuilt by the verifier and run in TFLM; "+
 		"%d models through --patches auto --emit-tflite (%d striped); %d rewrites stripe.Apply refused:%s",
-		st.models, st.candidates, st.rewrites, st.regions, st.int8, st.pipeline, st.striped, refused, strings.Join(rs, ""))
+		st.models, st.candidates, st.rewrites, st.regions, st.int8, st.cached, st.grouped, st.pipeline, st.striped, refused, strings.Join(rs, ""))
 }
 
 // randomRows splits h rows into k stripes at random cuts (uneven).
@@ -122,7 +125,7 @@ func sharesOps(a, b graph.StripeRegion) bool {
 func describeRegions(rs []graph.StripeRegion) string {
 	var b strings.Builder
 	for _, r := range rs {
-		fmt.Fprintf(&b, " [subgraph %d, input %d, output %d, operators %v, rows %v]", r.Subgraph, r.Input, r.Output, r.Ops, r.Rows)
+		fmt.Fprintf(&b, " [subgraph %d, input %d, output %d, operators %v, rows %v, halo %s]", r.Subgraph, r.Input, r.Output, r.Ops, r.Rows, r.HaloKind())
 	}
 	return b.String()
 }
@@ -169,7 +172,8 @@ var refusalNumbers = regexp.MustCompile(`\b\d+\b`)
 // stripeDifferential checks the stripe rewrite on the model m of seed
 // (data, written at orig; js its plan.json, compiled without patches):
 // for up to stripeTries random choices of candidate regions (one, now and
-// then two) and random rows (k 2 to 10, uneven cuts), stripe.Apply's
+// then two), random rows (k 2 to 10, now and then up to 100 in groups;
+// uneven cuts) and random halos (recomputed or cached), stripe.Apply's
 // model must be the verifier's rebuild from m and the plan's stripes
 // record (verify.Rewrite), and stock TFLM must give it byte-identical
 // outputs over stripeRunSeeds, stripeInvokes invocations each. One model
@@ -200,6 +204,8 @@ func stripeDifferential(t *testing.T, tool string, seed int64, m *graph.Model, d
 		s.rewrites += st.rewrites
 		s.regions += st.regions
 		s.int8 += st.int8
+		s.cached += st.cached
+		s.grouped += st.grouped
 		s.pipeline += st.pipeline
 		s.striped += st.striped
 		for r, n := range st.refused {
@@ -218,7 +224,15 @@ func stripeDifferential(t *testing.T, tool string, seed int64, m *graph.Model, d
 				break
 			}
 			h := m.Tensor(r.Subgraph, r.Output).Shape[1]
-			k := 2 + rng.Intn(int(min(10, h))-1)
+			most := min(10, h)
+			if rng.Intn(4) == 0 {
+				// More than 10 stripes: joined in groups.
+				most = min(stripe.MaxStripes, h)
+			}
+			k := 2 + rng.Intn(int(most)-1)
+			if rng.Intn(2) == 0 {
+				r.Halo = graph.HaloCache
+			}
 			if rng.Intn(4) == 0 {
 				r.Rows = stripe.EvenRows(h, k)
 			} else {
@@ -252,6 +266,12 @@ func stripeDifferential(t *testing.T, tool string, seed int64, m *graph.Model, d
 				st.int8++
 				break
 			}
+		}
+		if slices.ContainsFunc(regions, func(r graph.StripeRegion) bool { return r.Cached() }) {
+			st.cached++
+		}
+		if slices.ContainsFunc(regions, func(r graph.StripeRegion) bool { return r.K() > 10 }) {
+			st.grouped++
 		}
 	}
 	if seed%stripePipelineEvery != 0 {
