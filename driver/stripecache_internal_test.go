@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,34 +16,6 @@ import (
 	"github.com/heliac/heliac/verify"
 )
 
-// requireCachedApply skips a test until stripe.Apply builds cached halos:
-// on some candidate region of person_detect in 2 stripes, its rewrite
-// with Halo cache must differ from the one with recompute (an Apply that
-// does not know cached halos builds recompute for both, or refuses).
-func requireCachedApply(t *testing.T) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(corpus.Require(t), "corpus", "tflite-micro/person_detect.tflite"))
-	require.NoError(t, err)
-	orig, err := tflite.Load(data)
-	require.NoError(t, err)
-	for _, c := range stripe.Candidates(orig) {
-		if len(c.Ops) < 2 {
-			continue
-		}
-		c.Rows = stripe.EvenRows(orig.Tensor(c.Subgraph, c.Output).Shape[1], 2)
-		re, err := stripe.Apply(orig, []graph.StripeRegion{c})
-		if err != nil {
-			continue
-		}
-		c.Halo = graph.HaloCache
-		ca, err := stripe.Apply(orig, []graph.StripeRegion{c})
-		if err == nil && (len(ca.Subgraphs[0].Ops) != len(re.Subgraphs[0].Ops) || len(ca.Subgraphs[0].Tensors) != len(re.Subgraphs[0].Tensors)) {
-			return
-		}
-	}
-	t.Skip("stripe.Apply does not build cached halos yet: its rewrites with Halo cache are the recompute ones")
-}
-
 // TestStripeRebuildMatchesApplyCached is TestStripeRebuildMatchesApply
 // with halos cached: on three models, for every candidate region of more
 // than one operator (the first 40 of a model), in 2 stripes and in as
@@ -51,7 +24,6 @@ func requireCachedApply(t *testing.T) {
 // (a stripe that would compute no new row, ...), the verifier refuses the
 // record too, before it counts MACs.
 func TestStripeRebuildMatchesApplyCached(t *testing.T) {
-	requireCachedApply(t)
 	rebuildMatchesApplyCached(t, []string{"tflite-micro/person_detect.tflite", "ambiq/cnn_s_quantized.tflite", "tflite-micro/magic_wand.tflite"})
 }
 
@@ -62,7 +34,6 @@ func TestStripeRebuildMatchesApplyCachedCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: TestStripeRebuildMatchesApplyCached's three models")
 	}
-	requireCachedApply(t)
 	var files []string
 	for _, e := range corpus.Manifest(t) {
 		files = append(files, e.File)
@@ -96,23 +67,12 @@ func rebuildMatchesApplyCached(t *testing.T, files []string) {
 					continue
 				}
 				r.Halo = graph.HaloCache
-				m, err := stripe.Apply(orig, []graph.StripeRegion{r})
-				if err != nil {
-					// The verifier must refuse the same record, whatever
-					// MACs it gives.
+				if m := rebuildOrRefuse(t, orig, base.js, file, r); m != nil {
+					built++
+					require.True(t, m.Stripes[0].Cached())
+				} else {
 					refused++
-					js := stripesJSON(t, base.js, &graph.Model{Stripes: []graph.StripeRegion{r}})
-					v := verify.Rewrite(orig, orig, js)
-					if assert.NotEmpty(t, v, "%s: %d -> %d, k %d: Apply refuses (%v), the verifier builds it", file, r.Input, r.Output, k, err) {
-						assert.Equal(t, verify.BadStripes, v[0].Kind)
-						assert.NotContains(t, v[0].Msg, "extra_macs", "%s: %d -> %d, k %d: Apply refuses (%v)", file, r.Input, r.Output, k, err)
-					}
-					continue
 				}
-				built++
-				require.True(t, m.Stripes[0].Cached())
-				js := stripesJSON(t, base.js, m)
-				assert.Empty(t, verify.Rewrite(orig, m, js), "%s: %d -> %d, k %d", file, r.Input, r.Output, k)
 			}
 		}
 	}
@@ -127,7 +87,6 @@ func rebuildMatchesApplyCached(t *testing.T, files []string) {
 // --emit-tflite writes (operators in the schedule's order, unused
 // intermediates of height 0) against it too.
 func TestStripeCachedRewriteVerified(t *testing.T) {
-	requireCachedApply(t)
 	for _, tt := range []struct {
 		file string
 		k    int
@@ -146,4 +105,24 @@ func TestStripeCachedRewriteVerified(t *testing.T) {
 			assert.Empty(t, verify.RewriteFile(c.orig, emitted, c.js))
 		})
 	}
+}
+
+// rebuildOrRefuse applies region r to orig and checks that the verifier's
+// rebuild from the record (in plan.json js) is exactly stripe.Apply's
+// rewrite, which it returns; where Apply refuses the region, the verifier
+// must refuse the record too, before it counts MACs (nil).
+func rebuildOrRefuse(t *testing.T, orig *graph.Model, js []byte, file string, r graph.StripeRegion) *graph.Model {
+	t.Helper()
+	what := fmt.Sprintf("%s: %d -> %d, %s k %d", file, r.Input, r.Output, r.HaloKind(), r.K())
+	m, err := stripe.Apply(orig, []graph.StripeRegion{r})
+	if err != nil {
+		v := verify.Rewrite(orig, orig, stripesJSON(t, js, &graph.Model{Stripes: []graph.StripeRegion{r}}))
+		if assert.NotEmpty(t, v, "%s: Apply refuses (%v), the verifier builds it", what, err) {
+			assert.Equal(t, verify.BadStripes, v[0].Kind)
+			assert.NotContains(t, v[0].Msg, "extra_macs", "%s: Apply refuses (%v)", what, err)
+		}
+		return nil
+	}
+	assert.Empty(t, verify.Rewrite(orig, m, stripesJSON(t, js, m)), what)
+	return m
 }
