@@ -2,7 +2,6 @@ package driver
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/graph"
-	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/stripe"
 	"github.com/heliac/heliac/tflite"
 	"github.com/heliac/heliac/verify"
@@ -34,48 +32,31 @@ func TestStripeRebuildMatchesApplyCachedCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: TestStripeRebuildMatchesApplyCached's three models")
 	}
-	var files []string
-	for _, e := range corpus.Manifest(t) {
-		files = append(files, e.File)
-	}
-	rebuildMatchesApplyCached(t, files)
+	rebuildMatchesApplyCached(t, corpusFiles(t))
 }
 
 func rebuildMatchesApplyCached(t *testing.T, files []string) {
 	base := stripeCorpusModel(t, "tflite-micro/person_detect.tflite", 2)
-	dir := corpus.Require(t)
 	built, refused := 0, 0
-	for _, file := range files {
-		data, err := os.ReadFile(filepath.Join(dir, "corpus", file))
-		require.NoError(t, err)
-		orig, err := tflite.Load(data)
-		if err != nil {
-			continue // models the loader refuses have their own tests
+	eachCorpusCandidate(t, files, func(file string, orig *graph.Model, c graph.StripeRegion) {
+		if len(c.Ops) < 2 {
+			return // one operator: no tensor to cache
 		}
-		cands := stripe.Candidates(orig)
-		if len(cands) > 40 {
-			cands = cands[:40]
-		}
-		for _, c := range cands {
-			if len(c.Ops) < 2 {
-				continue // one operator: no tensor to cache
+		h := orig.Tensor(c.Subgraph, c.Output).Shape[1]
+		for _, k := range []int{2, min(10, int(h))} {
+			r := c
+			if r.Rows = stripe.EvenRows(h, k); r.Rows == nil {
+				continue
 			}
-			h := orig.Tensor(c.Subgraph, c.Output).Shape[1]
-			for _, k := range []int{2, min(10, int(h))} {
-				r := c
-				if r.Rows = stripe.EvenRows(h, k); r.Rows == nil {
-					continue
-				}
-				r.Halo = graph.HaloCache
-				if m := rebuildOrRefuse(t, orig, base.js, file, r); m != nil {
-					built++
-					require.True(t, m.Stripes[0].Cached())
-				} else {
-					refused++
-				}
+			r.Halo = graph.HaloCache
+			if m := rebuildOrRefuse(t, orig, base.js, file, r); m != nil {
+				built++
+				require.True(t, m.Stripes[0].Cached())
+			} else {
+				refused++
 			}
 		}
-	}
+	})
 	t.Logf("%d rewrites with cached halos rebuilt, %d refused by both", built, refused)
 	assert.NotZero(t, built)
 }

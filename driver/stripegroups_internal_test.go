@@ -1,17 +1,12 @@
 package driver
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/graph"
-	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/stripe"
-	"github.com/heliac/heliac/tflite"
 )
 
 // TestStripeRebuildMatchesApplyGroups is TestStripeRebuildMatchesApply
@@ -32,55 +27,38 @@ func TestStripeRebuildMatchesApplyGroupsCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: TestStripeRebuildMatchesApplyGroups's three models")
 	}
-	var files []string
-	for _, e := range corpus.Manifest(t) {
-		files = append(files, e.File)
-	}
-	rebuildMatchesApplyGroups(t, files)
+	rebuildMatchesApplyGroups(t, corpusFiles(t))
 }
 
 func rebuildMatchesApplyGroups(t *testing.T, files []string) {
 	base := stripeCorpusModel(t, "tflite-micro/person_detect.tflite", 2)
-	dir := corpus.Require(t)
 	built := map[graph.Halo]int{}
 	refused := 0
-	for _, file := range files {
-		data, err := os.ReadFile(filepath.Join(dir, "corpus", file))
-		require.NoError(t, err)
-		orig, err := tflite.Load(data)
-		if err != nil {
-			continue // models the loader refuses have their own tests
-		}
-		cands := stripe.Candidates(orig)
-		if len(cands) > 40 {
-			cands = cands[:40]
-		}
-		for _, c := range cands {
-			h := orig.Tensor(c.Subgraph, c.Output).Shape[1]
-			for _, halo := range []graph.Halo{graph.HaloRecompute, graph.HaloCache} {
-				for _, k := range []int{12, 16} {
-					r := c
-					if r.Rows = stripe.EvenRows(h, k); r.Rows == nil {
-						continue
-					}
-					r.Halo = halo
-					m := rebuildOrRefuse(t, orig, base.js, file, r)
-					if m == nil {
-						refused++
-						continue
-					}
-					built[halo]++
-					groups := 0
-					for _, tt := range m.Subgraphs[r.Subgraph].Tensors {
-						if tt.Name == orig.Tensor(r.Subgraph, r.Output).Name+"/group1" {
-							groups++
-						}
-					}
-					assert.Equal(t, 1, groups, "%s: %d -> %d, %s k %d: two groups", file, r.Input, r.Output, halo, k)
+	eachCorpusCandidate(t, files, func(file string, orig *graph.Model, c graph.StripeRegion) {
+		h := orig.Tensor(c.Subgraph, c.Output).Shape[1]
+		for _, halo := range []graph.Halo{graph.HaloRecompute, graph.HaloCache} {
+			for _, k := range []int{12, 16} {
+				r := c
+				if r.Rows = stripe.EvenRows(h, k); r.Rows == nil {
+					continue
 				}
+				r.Halo = halo
+				m := rebuildOrRefuse(t, orig, base.js, file, r)
+				if m == nil {
+					refused++
+					continue
+				}
+				built[halo]++
+				groups := 0
+				for _, tt := range m.Subgraphs[r.Subgraph].Tensors {
+					if tt.Name == orig.Tensor(r.Subgraph, r.Output).Name+"/group1" {
+						groups++
+					}
+				}
+				assert.Equal(t, 1, groups, "%s: %d -> %d, %s k %d: two groups", file, r.Input, r.Output, halo, k)
 			}
 		}
-	}
+	})
 	t.Logf("rewrites of 12 and 16 stripes rebuilt: %d recomputing, %d caching; %d refused by both", built[graph.HaloRecompute],
 		built[graph.HaloCache], refused)
 	assert.NotZero(t, built[graph.HaloRecompute])

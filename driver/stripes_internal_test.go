@@ -305,11 +305,7 @@ func TestStripeRebuildMatchesApplyCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: TestStripeRebuildMatchesApply's three models")
 	}
-	var files []string
-	for _, e := range corpus.Manifest(t) {
-		files = append(files, e.File)
-	}
-	rebuildMatchesApply(t, files)
+	rebuildMatchesApply(t, corpusFiles(t))
 }
 
 // skipUnderRace skips a corpus sweep under the race detector; make test
@@ -321,10 +317,20 @@ func skipUnderRace(t *testing.T) {
 	}
 }
 
-func rebuildMatchesApply(t *testing.T, files []string) {
-	base := stripeCorpusModel(t, "tflite-micro/person_detect.tflite", 2)
+// corpusFiles lists every corpus model.
+func corpusFiles(t *testing.T) []string {
+	var files []string
+	for _, e := range corpus.Manifest(t) {
+		files = append(files, e.File)
+	}
+	return files
+}
+
+// eachCorpusCandidate calls fn with the first 40 candidate regions of
+// each of the corpus models files the loader takes (the largest regions
+// of each output first; enough to cover a model's shapes).
+func eachCorpusCandidate(t *testing.T, files []string, fn func(file string, orig *graph.Model, c graph.StripeRegion)) {
 	dir := corpus.Require(t)
-	regions := 0
 	for _, file := range files {
 		data, err := os.ReadFile(filepath.Join(dir, "corpus", file))
 		require.NoError(t, err)
@@ -334,25 +340,33 @@ func rebuildMatchesApply(t *testing.T, files []string) {
 		}
 		cands := stripe.Candidates(orig)
 		if len(cands) > 40 {
-			cands = cands[:40] // the largest regions of each output first; enough to cover a model's shapes
+			cands = cands[:40]
 		}
 		for _, c := range cands {
-			h := orig.Tensor(c.Subgraph, c.Output).Shape[1]
-			for _, k := range []int{2, min(10, int(h))} {
-				r := c
-				if r.Rows = stripe.EvenRows(h, k); r.Rows == nil {
-					continue
-				}
-				m, err := stripe.Apply(orig, []graph.StripeRegion{r})
-				if err != nil {
-					continue // e.g. a stripe wholly in padding: Apply refuses it
-				}
-				regions++
-				js := stripesJSON(t, base.js, m)
-				assert.Empty(t, verify.Rewrite(orig, m, js), "%s: %d -> %d, k %d", file, r.Input, r.Output, k)
-			}
+			fn(file, orig, c)
 		}
 	}
+}
+
+func rebuildMatchesApply(t *testing.T, files []string) {
+	base := stripeCorpusModel(t, "tflite-micro/person_detect.tflite", 2)
+	regions := 0
+	eachCorpusCandidate(t, files, func(file string, orig *graph.Model, c graph.StripeRegion) {
+		h := orig.Tensor(c.Subgraph, c.Output).Shape[1]
+		for _, k := range []int{2, min(10, int(h))} {
+			r := c
+			if r.Rows = stripe.EvenRows(h, k); r.Rows == nil {
+				continue
+			}
+			m, err := stripe.Apply(orig, []graph.StripeRegion{r})
+			if err != nil {
+				continue // e.g. a stripe wholly in padding: Apply refuses it
+			}
+			regions++
+			js := stripesJSON(t, base.js, m)
+			assert.Empty(t, verify.Rewrite(orig, m, js), "%s: %d -> %d, k %d", file, r.Input, r.Output, k)
+		}
+	})
 	t.Logf("%d rewrites rebuilt", regions)
 	assert.NotZero(t, regions)
 }
