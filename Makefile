@@ -20,13 +20,13 @@ build: ## build bin/heliac
 .PHONY: test
 # The test targets end with a note of the tests skipped for want of
 # ../shared (or $$HELIAC_SHARED), whether or not the tests passed.
-# SWEEPS are the corpus sweeps of the driver, of the Cortex-M55 example and of stripe
-# (SWEEP_PKGS): heliac once per model, then external tools (tflm_run, QEMU,
+# SWEEPS are the corpus sweeps of the driver, of the Cortex-M55 example, of stripe
+# and of emit (SWEEP_PKGS): heliac once per model, then external tools (tflm_run, QEMU,
 # compilers, Python). They skip under the race detector, which slows them
 # tenfold and finds nothing there, and run in a second step without it
 # (driver's TestSweepsListed keeps the list whole).
-SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestDifferentialRuntime|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaExact|TestTFLMPlansVerify)$$
-SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/
+SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNCorpus|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaExact|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber)$$
+SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/
 
 test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
 	@status=0; $(GO) test -race -count=1 -timeout 30m $(PKGS) || status=$$?; \

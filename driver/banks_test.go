@@ -49,6 +49,7 @@ func compileOrFull(t *testing.T, data []byte, cfg driver.Config, what string) (*
 // every built-in platform. Each either fits, and its plan verifies, or
 // does not, and the planner says so with a *plan.CapacityError.
 func TestCompileBuiltinPlatforms(t *testing.T) {
+	skipUnderRace(t)
 	files := testModels(t)
 	if corpus.SharedDir() != "" {
 		for _, e := range corpus.Manifest(t) {

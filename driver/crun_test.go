@@ -121,6 +121,7 @@ func needGCC(t *testing.T) string {
 // module in every mode and runs it: every input of every operator must
 // hold the bytes its producer wrote.
 func TestDispatcherRunsEveryModel(t *testing.T) {
+	skipUnderRace(t)
 	gcc := dispatchCompiler{needGCC(t), "-std=c11"}
 	for _, cm := range crunModels(t) {
 		t.Run(cm.name, func(t *testing.T) {

@@ -128,6 +128,7 @@ type interopRow struct {
 // TFLM places kernel scratch around heliac's tensors (the kernel-scratch
 // issue closes that gap), which the report lists.
 func TestTFLMRunsHeliacPlans(t *testing.T) {
+	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	if testing.Short() {
 		t.Skip("runs TFLM on every corpus model; skipped with -short")
@@ -187,6 +188,7 @@ func TestTFLMRunsHeliacPlans(t *testing.T) {
 // model whose kernels ask for no scratch (the others are logged:
 // keyword_scrambled needs 800 bytes instead of 672).
 func TestTFLMHeadWithTFLMPlanner(t *testing.T) {
+	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	if testing.Short() {
 		t.Skip("runs TFLM on every corpus model; skipped with -short")
@@ -217,6 +219,7 @@ func TestTFLMHeadWithTFLMPlanner(t *testing.T) {
 // exactly its own head and its own outputs, on every corpus model it
 // runs: keeping it is never worse than TFLM's own plan.
 func TestTFLMRunsTFLMPlacement(t *testing.T) {
+	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	if testing.Short() {
 		t.Skip("runs TFLM on every corpus model; skipped with -short")
@@ -245,6 +248,7 @@ func TestTFLMRunsTFLMPlacement(t *testing.T) {
 // TestTFLMRewriteChangesNothing: the model rewritten without a plan
 // (decoded and encoded again) gives TFLM's own outputs and head.
 func TestTFLMRewriteChangesNothing(t *testing.T) {
+	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	if testing.Short() {
 		t.Skip("runs TFLM on every corpus model; skipped with -short")
@@ -344,6 +348,7 @@ func clobber(m *graph.Model, p *plan.Plan) (*plan.Plan, string, bool) {
 // kernel survives it is reported, not asserted: that is what in-place
 // execution relies on.
 func TestTFLMSeesAClobber(t *testing.T) {
+	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	if testing.Short() {
 		t.Skip("runs TFLM on every corpus model; skipped with -short")

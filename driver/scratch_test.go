@@ -101,6 +101,7 @@ func TestKernelScratchPlanned(t *testing.T) {
 // are rigid shapes whose bound need not be reachable, and an arena above
 // it must still be smaller than under TFLM's rules.
 func TestKernelScratchAtBound(t *testing.T) {
+	skipUnderRace(t)
 	var withScratch, below, above int
 	for _, m := range tflmModels(t) {
 		t.Run(m.File, func(t *testing.T) {
@@ -151,6 +152,7 @@ func soleScratch(t *testing.T, p *plan.Plan) *plan.Arena {
 // exactly the kernel scratch plan.json lists. The sizes themselves are
 // checked against CMSIS-NN's functions in kernels (TestCMSISNNScratch).
 func TestCMSISNNCorpus(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("compiles every TFLM-run corpus model three times; skipped with -short")
 	}
@@ -243,6 +245,7 @@ func TestControlFlowScratch(t *testing.T) {
 // verifies with its scratch arena shared, the buffer the largest of them,
 // and the shared module binds each model.
 func TestCompileSetCorpus(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("compiles the whole corpus as one set; skipped with -short")
 	}

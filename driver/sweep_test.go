@@ -29,8 +29,9 @@ func skipUnderRace(t *testing.T) {
 }
 
 // sweepDirs are the packages whose sweeps the Makefile's second step
-// runs: the driver's, the Cortex-M55 example's and stripe's (its TFLM proof).
-var sweepDirs = []string{".", filepath.Join("..", "examples", "cortex-m55", "test"), filepath.Join("..", "stripe")}
+// runs: the driver's, the Cortex-M55 example's, stripe's (its TFLM proof)
+// and emit's (the corpus through the C compilers).
+var sweepDirs = []string{".", filepath.Join("..", "examples", "cortex-m55", "test"), filepath.Join("..", "stripe"), filepath.Join("..", "emit")}
 
 // TestSweepsListed checks that the Makefile's SWEEPS names exactly the
 // tests of sweepDirs that skip under -race: those that call skipUnderRace

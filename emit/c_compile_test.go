@@ -279,6 +279,7 @@ func TestCCompilesTestdata(t *testing.T) {
 // exceed bigC goes through the matrix with its constants as binary files
 // (incbin), and its plain C through one compiler unless HELIAC_C_ALL=1.
 func TestCCompilesCorpus(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("compiling the corpus takes a while; skipped with -short")
 	}
@@ -469,5 +470,17 @@ func TestCCompilesEmbed(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// skipUnderRace skips a corpus sweep under the race detector: heliac once
+// per model, then the C compilers. The detector slows it and finds nothing
+// the package's other tests under -race do not; `make test` runs it again
+// without -race (SWEEPS in the Makefile; driver's TestSweepsListed keeps
+// that list complete).
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("a corpus sweep: `make test` runs it without -race (SWEEPS in the Makefile)")
 	}
 }
