@@ -523,3 +523,45 @@ func bites(t *testing.T, tool string, lib *kernels.Library, m tflmModel, out *dr
 	t.Logf("%s: %v moved %s: outputs differ %t, trace differs %t", m.File, a.Key, where, outputs, trace)
 	return outputs || trace
 }
+
+// TestTFLMOverwriteInputs: with --overwrite-inputs the first convolution
+// of the visual wake words models writes its output over the model input
+// (and the 1x1 convolution after the depthwise one over its input), and
+// fc_qat's first QUANTIZE over its input: heliac's head is smaller than
+// without, and stock TFLM, which fills the inputs before every
+// invocation, computes byte-identical outputs with that plan.
+func TestTFLMOverwriteInputs(t *testing.T) {
+	tool := tflmrun.Require(t)
+	if testing.Short() {
+		t.Skip("runs TFLM on corpus models; skipped with -short")
+	}
+	want := map[string]bool{"mlperf-tiny/vww_96_int8.tflite": true, "ambiq/vww_96_int8_aligned.tflite": true, "litert/fc_qat.bin": true}
+	dir, plainDir := t.TempDir(), t.TempDir()
+	found := 0
+	for _, m := range tflmModels(t) {
+		if !want[m.File] {
+			continue
+		}
+		found++
+		t.Run(m.File, func(t *testing.T) {
+			cfg := defaultConfig(t)
+			plain, _ := emitTFLite(t, m, plainDir, cfg)
+			cfg.Liveness.OverwriteInputs = true
+			over, path := emitTFLite(t, m, dir, cfg)
+			input := graph.TensorRef{Tensor: over.Model.Subgraphs[0].Inputs[0]}
+			overwritten := false
+			for _, a := range over.Plan.Allocs {
+				overwritten = overwritten || a.InPlace != nil && a.InPlace.Input == input
+			}
+			assert.True(t, overwritten, "an operator writes its output over the model input")
+			assert.Less(t, over.TFLite.Offline.ArenaSize, plain.TFLite.Offline.ArenaSize, "heliac's head with the input written over")
+			for _, seed := range interopSeeds {
+				orig := m.run(t, tool, m.Path, seed, false)
+				mine := m.run(t, tool, path, seed, false)
+				assert.Equal(t, orig.Outputs(), mine.Outputs(), "seed %d: outputs with the model input written over", seed)
+				assert.Equal(t, over.TFLite.Offline.ArenaSize, mine.Int("planner_max_bytes"), "TFLM's head is heliac's arena")
+			}
+		})
+	}
+	assert.Equal(t, len(want), found, "the models are in the corpus TFLM runs")
+}

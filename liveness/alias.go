@@ -265,8 +265,8 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 	}
 	// Then a local search over which operators write in place, from each
 	// of the three best policies' choices: stop one that writes; let one
-	// that does not, and perhaps stop one of the three before it that
-	// does (moving a chain's break earlier); keep a change that lowers the
+	// that does not, and perhaps stop one of the three before or after it
+	// that does (moving a chain's break); keep a change that lowers the
 	// cost.
 	slices.SortStableFunc(results, func(x, y result) int { return cmp.Compare(x.cost, y.cost) })
 	evals := len(results)
@@ -320,13 +320,22 @@ func (a *analyzer) inPlace(lib *kernels.Library, overwrite bool, align int64) {
 				if only[k] || len(placements[run.Op]) == 0 {
 					continue
 				}
-				var before []int // runs before k that write, nearest first
-				for j := k - 1; j >= 0 && len(before) < 3; j-- {
+				// Runs near k that write, nearest first: three before
+				// it, then three after it (moving a chain's break later:
+				// an early write that makes its chain drift past the
+				// peak may pay once the chain breaks after it).
+				var near []int
+				for j := k - 1; j >= 0 && len(near) < 3; j-- {
 					if only[j] {
-						before = append(before, j)
+						near = append(near, j)
 					}
 				}
-				for _, drop := range append([]int{-1}, before...) {
+				for j, n := k+1, len(near)+3; j < len(a.lt.Schedule.Runs) && len(near) < n; j++ {
+					if only[j] {
+						near = append(near, j)
+					}
+				}
+				for _, drop := range append([]int{-1}, near...) {
 					if evals >= budget {
 						break
 					}
