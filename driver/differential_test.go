@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,7 @@ type diffTally struct {
 	models    int
 	failed    []int64
 	inPlace   int // tensors written in place over an input
+	overInput int // of those, written over a model input (--overwrite-inputs)
 	views     int // view outputs sharing their input's buffer
 	blocks    int // of views, slice outputs over their input's block (kernels.Block)
 	slots     int // concatenation inputs in their slots of its output (kernels.Slot)
@@ -183,13 +185,13 @@ func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
 	f := tally.features
 	sort.Slice(tally.failed, func(i, j int) bool { return tally.failed[i] < tally.failed[j] })
 	t.Logf("differential test: %d models from seed %d, %d failed %v\n"+
-		"  heliac: %d tensors written in place, %d views sharing their input's buffer (%d slices' blocks, %d concatenation inputs in their slots: exact-overlap copies), %d operators moved by the memory order (%d models reordered)\n"+
+		"  heliac: %d tensors written in place (%d over a model input: --overwrite-inputs on one model in three), %d views sharing their input's buffer (%d slices' blocks, %d concatenation inputs in their slots: exact-overlap copies), %d operators moved by the memory order (%d models reordered)\n"+
 		"  models: %d operators, %d writing their own input, %d second writers, %d views (%d read after their input is written again), "+
 		"%d convolutions/pools, %d pads, %d broadcasts, %d VAR_HANDLEs (%d without a container; %d shared names with and without one), "+
 		"%d is_variable tensors, %d CALL_ONCE, %d IF, %d WHILE, %d INT8 operators, "+
 		"%d slices (%d of contiguous blocks), %d concatenations of their results, %d row-local CNN segments (%d INT8)",
 		tally.models, first, len(tally.failed), tally.failed,
-		tally.inPlace, tally.views, tally.blocks, tally.slots, tally.moved, tally.reordered,
+		tally.inPlace, tally.overInput, tally.views, tally.blocks, tally.slots, tally.moved, tally.reordered,
 		f.Ops, f.SelfWrites, f.SecondWriters, f.Views, f.StaleViews, f.Windows, f.Pads, f.Broadcasts,
 		f.VarHandles, f.NoContainer, f.SharedNames, f.VarTensors, f.CallOnce, f.Ifs, f.Whiles, f.Int8,
 		f.Slices, f.BlockSlices, f.Concats, f.CNNSegments, f.CNNInt8)
@@ -263,6 +265,9 @@ func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally 
 	cfg.ModelName = fmt.Sprintf("diff_%d", seed)
 	cfg.Version = "test"
 	cfg.EmitTFLite = true
+	// One model in three with --overwrite-inputs: tflm_run fills the
+	// inputs before every invocation, as such a plan requires.
+	cfg.Liveness.OverwriteInputs = seed%3 == 0
 	out, err := driver.Compile(context.Background(), data, cfg)
 	if err != nil {
 		dir := tally.keepModels(t, seed, data, nil)
@@ -273,6 +278,9 @@ func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally 
 		switch {
 		case lt.InPlace != nil:
 			tally.inPlace++
+			if lt.InPlace.Input.Subgraph == 0 && slices.Contains(m.Subgraphs[0].Inputs, lt.InPlace.Input.Tensor) {
+				tally.overInput++
+			}
 		case lt.AliasOf != nil:
 			tally.views++
 		}
