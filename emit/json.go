@@ -48,6 +48,7 @@ type jsonPlan struct {
 	Model           jsonModel    `json:"model"`
 	Alignment       int64        `json:"alignment"`
 	Kernels         string       `json:"kernels,omitempty"`
+	KernelsPath     string       `json:"kernels_path,omitempty"`
 	OverwriteInputs bool         `json:"overwrite_inputs,omitempty"`
 	Planner         string       `json:"planner"`
 	Platform        jsonPlatform `json:"platform"`
@@ -411,6 +412,7 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 		Model:           jsonModel{Name: escapeName(meta.ModelName), SHA256: meta.ModelSHA256, Subgraphs: meta.Subgraphs, Steps: p.Schedule.Steps},
 		Alignment:       p.Alignment,
 		Kernels:         p.Kernels,
+		KernelsPath:     p.KernelsPath,
 		OverwriteInputs: p.OverwriteInputs,
 		Planner:         p.Planner,
 		PlanHash:        p.Hash(),

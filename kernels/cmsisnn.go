@@ -41,18 +41,35 @@ var cmsisNNOps = []graph.Opcode{
 // opBatchMatmul is BATCH_MATMUL (schema.fbs, BuiltinOperator).
 const opBatchMatmul graph.Opcode = 126
 
-// cmsisNN is built, once and after the package's init functions filled
-// tflmReference, from the reference library: the operators CMSIS-NN
-// kernels replace lose their in-place contracts (those were proven on the
-// reference kernels' loops, not on CMSIS-NN's) and get CMSIS-NN's scratch
-// rules; the others keep the reference kernels' contracts and rules.
-var cmsisNN = sync.OnceValue(func() *Library {
-	l := &Library{Name: CMSISNN, contracts: maps.Clone(tflmReference.contracts), copies: tflmReference.copies, scratch: maps.Clone(tflmReference.scratch),
-		customScratch: tflmReference.customScratch}
+// cmsisLibs are CMSIS-NN on each code path (cmsisOn), built once each,
+// after the package's init functions filled tflmReference.
+var cmsisLibs = [...]func() *Library{
+	sync.OnceValue(func() *Library { return newCMSISNN(NoDSP) }),
+	sync.OnceValue(func() *Library { return newCMSISNN(DSP) }),
+	sync.OnceValue(func() *Library { return newCMSISNN(MVE) }),
+}
+
+// cmsisOn returns CMSIS-NN on code path isa.
+func cmsisOn(isa ISA) *Library {
+	if int(isa) >= len(cmsisLibs) {
+		isa = NoDSP
+	}
+	return cmsisLibs[isa]()
+}
+
+// newCMSISNN builds CMSIS-NN on one code path from the reference library:
+// the operators CMSIS-NN kernels replace get CMSIS-NN's contracts
+// (cmsisContracts: where a replaced kernel runs reference code, that
+// code's contract) and scratch rules; the others keep the reference
+// kernels' contracts and rules.
+func newCMSISNN(isa ISA) *Library {
+	l := &Library{Name: CMSISNN, isa: isa, onPath: true, contracts: maps.Clone(tflmReference.contracts), copies: tflmReference.copies,
+		scratch: maps.Clone(tflmReference.scratch), customScratch: tflmReference.customScratch}
 	for _, op := range cmsisNNOps {
 		delete(l.contracts, op)
 		delete(l.scratch, op)
 	}
+	cmsisContracts(l)
 	l.scratch[graph.Conv2D] = cmsisConv
 	l.scratch[graph.DepthwiseConv2D] = cmsisDepthwise
 	l.scratch[opFullyConnected] = cmsisFullyConnected
@@ -62,7 +79,7 @@ var cmsisNN = sync.OnceValue(func() *Library {
 	l.scratch[opBatchMatmul] = cmsisBatchMatmul
 	l.scratch[opLSTM] = cmsisLSTM
 	return l
-})
+}
 
 // dims is CMSIS-NN's cmsis_nn_dims: n, h, w, c.
 type dims struct{ n, h, w, c int64 }

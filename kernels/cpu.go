@@ -35,14 +35,20 @@ func (i ISA) String() string {
 	return fmt.Sprintf("ISA(%d)", int(i))
 }
 
-// cpus are the Cortex-M CPUs --cpu knows, as GCC's -mcpu names them, with
-// their extension (TFLM's cortex_m_generic_makefile.inc 38-105 builds
-// them so).
+// GenericCPU names a CPU of neither extension: CMSIS-NN's portable C
+// code, as it runs on any host (TFLM's x86-64 build of its CMSIS-NN
+// kernels) and on Cortex-M0/M0+/M3/M23.
+const GenericCPU = "generic"
+
+// cpus are the CPUs --cpu knows, as GCC's -mcpu names them, with their
+// extension (TFLM's cortex_m_generic_makefile.inc 38-105 builds them so),
+// and GenericCPU.
 var cpus = []struct {
 	name string
 	isa  ISA
 }{
-	{"cortex-m0", NoDSP}, {"cortex-m0plus", NoDSP}, {"cortex-m3", NoDSP},
+	{GenericCPU, NoDSP},
+	{"cortex-m0", NoDSP}, {"cortex-m0plus", NoDSP}, {"cortex-m3", NoDSP}, {"cortex-m23", NoDSP},
 	{"cortex-m4", DSP}, {"cortex-m7", DSP}, {"cortex-m33", DSP}, {"cortex-m35p", DSP},
 	{"cortex-m55", MVE}, {"cortex-m85", MVE},
 }

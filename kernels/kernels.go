@@ -112,10 +112,25 @@ func (c Contract) String() string {
 	return fmt.Sprintf("%s output %d over input %d (%s)", c.Name, c.Output, c.Input, c.Overlap)
 }
 
-// Library is a kernel library's contracts and scratch rules.
+// Library is what a plan may assume of the kernels that run a model: one
+// kernel library built for one code path (TFLM's reference kernels, or
+// TFLM's CMSIS-NN kernels compiled for a CPU's extensions), or a set of
+// them (Any; CMSIS-NN before a CPU is chosen) of which the firmware may
+// link any one. A set's contracts are those every member's contracts
+// allow, with the windows they all allow; its scratch covers what each
+// member asks for (Scratch).
 type Library struct {
-	Name      string
-	contracts map[graph.Opcode][]Contract
+	Name string
+	// isa is the code path a library's contracts and scratch were read
+	// for, when onPath: CMSIS-NN chooses its kernels by the CPU's
+	// extensions; a set on a path holds its members on that path.
+	isa    ISA
+	onPath bool
+	// members are the libraries a set stands for; nil for one library.
+	members []*Library
+	// contracts are the in-place contracts with the rule that places
+	// each input (InPlace).
+	contracts map[graph.Opcode][]rule
 	// copies are the exact-overlap copy contracts (Copies, ExactOverlap),
 	// kept apart from contracts: the input does not die at the operator
 	// and is not written over.
@@ -131,29 +146,88 @@ type Library struct {
 	overrides []ScratchOverride
 }
 
+// rule is an in-place contract with the function that says, for one
+// operator, where its input may lie.
+type rule struct {
+	Contract
+	place placeFunc
+}
+
+// placeFunc returns the window [lo, hi] of the input's first byte
+// relative to the output's, and whether the contract applies to the
+// operator at all.
+type placeFunc func(c placeCtx) (lo, hi int64, ok bool)
+
+// placeCtx is what a placement rule reads: the operator, its subgraph,
+// the input and output the contract names, and the code path.
+type placeCtx struct {
+	m       *graph.Model
+	sg      *graph.Subgraph
+	op      *graph.Op
+	in, out *graph.Tensor
+	isa     ISA
+}
+
+// placeBy returns the placement rule of the reference kernels' contracts
+// of an overlap: Exact needs one layout; End, Start and Sweep are
+// padPlacement, quantizePlacement and windowPlacement in TFLM's
+// reference order (element by element).
+func placeBy(o Overlap) placeFunc {
+	switch o {
+	case Exact:
+		return func(c placeCtx) (int64, int64, bool) { return 0, 0, sameLayout(c.in, c.out) }
+	case End:
+		return func(c placeCtx) (int64, int64, bool) { return padPlacement(c.m, c.sg, c.op, c.in, c.out) }
+	case Start:
+		return func(c placeCtx) (int64, int64, bool) { return quantizePlacement(c.in, c.out) }
+	case Sweep:
+		return func(c placeCtx) (int64, int64, bool) {
+			return windowPlacement(c.m, c.sg, c.op, c.in, c.out, elementOrder)
+		}
+	}
+	return func(placeCtx) (int64, int64, bool) { return 0, 0, false }
+}
+
+// add registers a contract placed by its overlap's reference rule.
+func (l *Library) add(c Contract) { l.addRule(c, placeBy(c.Overlap)) }
+
+// addRule registers a contract with its placement rule.
+func (l *Library) addRule(c Contract, place placeFunc) {
+	l.contracts[c.Op] = append(l.contracts[c.Op], rule{Contract: c, place: place})
+}
+
 // TFLMReference is the name of TensorFlow Lite Micro's reference kernels.
 const TFLMReference = "tflm-reference"
 
 // Names lists the libraries Lookup knows.
-func Names() []string { return []string{TFLMReference, CMSISNN} }
+func Names() []string { return []string{Any, TFLMReference, CMSISNN} }
 
-// Lookup returns the library with the given name.
+// Lookup returns the library with the given name: tflm-reference;
+// cmsis-nn, the set of CMSIS-NN's code paths until On narrows it to one;
+// any, the set of every library on every code path.
 func Lookup(name string) (*Library, error) {
 	switch name {
 	case TFLMReference:
 		return tflmReference, nil
 	case CMSISNN:
-		return cmsisNN(), nil
+		return cmsisSet(), nil
+	case Any:
+		return anySet(), nil
 	}
 	return nil, fmt.Errorf("kernels: unknown kernel library %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
 // Contracts returns every contract of the library, by operator code and
-// then input position.
+// then input position; a set's are those every member has.
 func (l *Library) Contracts() []Contract {
+	if len(l.members) > 0 {
+		return commonContracts(l.members)
+	}
 	var out []Contract
-	for _, cs := range l.contracts {
-		out = append(out, cs...)
+	for _, rs := range l.contracts {
+		for _, r := range rs {
+			out = append(out, r.Contract)
+		}
 	}
 	slices.SortStableFunc(out, func(a, b Contract) int {
 		if a.Op != b.Op {
@@ -171,16 +245,22 @@ func (l *Library) ExactOnly() *Library {
 	if l == nil {
 		return nil
 	}
-	out := &Library{Name: l.Name, contracts: map[graph.Opcode][]Contract{}, copies: l.copies, scratch: l.scratch, customScratch: l.customScratch,
-		builtinScratch: l.builtinScratch, overrides: l.overrides}
-	for code, cs := range l.contracts {
-		for _, c := range cs {
-			if c.Overlap == Exact {
-				out.contracts[code] = append(out.contracts[code], c)
+	out := *l
+	out.contracts = map[graph.Opcode][]rule{}
+	for code, rs := range l.contracts {
+		for _, r := range rs {
+			if r.Overlap == Exact {
+				out.contracts[code] = append(out.contracts[code], r)
 			}
 		}
 	}
-	return out
+	if len(l.members) > 0 {
+		out.members = make([]*Library, len(l.members))
+		for i, m := range l.members {
+			out.members[i] = m.ExactOnly()
+		}
+	}
+	return &out
 }
 
 // Placement is a contract that applies to one operator, with where the
@@ -201,42 +281,34 @@ func (p Placement) Allows(d int64) bool { return p.Lo <= d && d <= p.Hi }
 // of subgraph s of m, each with where the input may lie: for an Exact
 // contract, the input and output exist and have the same shape and element
 // size, and the input lies exactly over the output; for End, Start and
-// Sweep, see padPlacement, quantizePlacement and windowPlacement. Whether the input dies at the
-// operator, and whether either is a subgraph's input or output, is for
-// the caller to decide.
+// Sweep, see padPlacement, quantizePlacement and windowPlacement. A set's
+// are the contracts every member applies, each with the window all of
+// them allow. Whether the input dies at the operator, and whether either
+// is a subgraph's input or output, is for the caller to decide.
 func (l *Library) InPlace(m *graph.Model, s graph.SubgraphIndex, op *graph.Op) []Placement {
 	if l == nil || m == nil || s < 0 || int(s) >= len(m.Subgraphs) || op == nil {
 		return nil
 	}
+	if len(l.members) > 0 {
+		lists := make([][]Placement, len(l.members))
+		for i, mem := range l.members {
+			lists[i] = mem.InPlace(m, s, op)
+		}
+		return intersect(lists)
+	}
 	sg := &m.Subgraphs[s]
 	var out []Placement
-	for _, c := range l.contracts[op.Code] {
-		if c.Input >= len(op.Inputs) || c.Output >= len(op.Outputs) {
+	for _, r := range l.contracts[op.Code] {
+		if r.Input >= len(op.Inputs) || r.Output >= len(op.Outputs) {
 			continue
 		}
-		in, o := op.Inputs[c.Input], op.Outputs[c.Output]
+		in, o := op.Inputs[r.Input], op.Outputs[r.Output]
 		if in == graph.NoTensor || o == graph.NoTensor || in < 0 || o < 0 ||
 			int(in) >= len(sg.Tensors) || int(o) >= len(sg.Tensors) || in == o {
 			continue
 		}
-		ti, to := &sg.Tensors[in], &sg.Tensors[o]
-		switch c.Overlap {
-		case Exact:
-			if sameLayout(ti, to) {
-				out = append(out, Placement{Contract: c})
-			}
-		case End:
-			if lo, hi, ok := padPlacement(m, sg, op, ti, to); ok {
-				out = append(out, Placement{Contract: c, Lo: lo, Hi: hi})
-			}
-		case Start:
-			if lo, hi, ok := quantizePlacement(ti, to); ok {
-				out = append(out, Placement{Contract: c, Lo: lo, Hi: hi})
-			}
-		case Sweep:
-			if lo, hi, ok := windowPlacement(m, sg, op, ti, to); ok {
-				out = append(out, Placement{Contract: c, Lo: lo, Hi: hi})
-			}
+		if lo, hi, ok := r.place(placeCtx{m: m, sg: sg, op: op, in: &sg.Tensors[in], out: &sg.Tensors[o], isa: l.isa}); ok && lo <= hi {
+			out = append(out, Placement{Contract: r.Contract, Lo: lo, Hi: hi})
 		}
 	}
 	return out

@@ -29,7 +29,7 @@ func TestLookup(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, kernels.CMSISNN, lib.Name)
 	_, err = kernels.Lookup("arc-mli")
-	assert.EqualError(t, err, `kernels: unknown kernel library "arc-mli" (known: tflm-reference, cmsis-nn)`)
+	assert.EqualError(t, err, `kernels: unknown kernel library "arc-mli" (known: any, tflm-reference, cmsis-nn)`)
 }
 
 // TestContractsCiteTheirSource: every contract names the pinned TFLM

@@ -37,7 +37,9 @@ var CortexM = Target{PointerSize: 4}
 // for under the library, in bytes, in the order its kernel requests them
 // (before any rounding), and whether the library knows what the operator
 // asks for: false for an operator it has no rule for (a custom operator
-// it does not know), whose requests the plan cannot include.
+// it does not know), whose requests the plan cannot include. A library
+// on a code path (On) reads its own path, not t.ISA; a set's requests
+// are setScratch's.
 //
 // For tflm-reference every rule was read from the kernel's Prepare at
 // TFLM's pinned commit (see scratchRules); an operator with no rule there
@@ -56,6 +58,12 @@ func (l *Library) Scratch(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t
 	}
 	if rule, ok := l.builtinScratch[op.CodeName]; ok && op.CodeName != "" {
 		return rule(scratchCtx{m, sg, op, t}), true
+	}
+	if len(l.members) > 0 {
+		return l.setScratch(m, s, op, t)
+	}
+	if l.onPath {
+		t.ISA = l.isa
 	}
 	if rule, ok := l.scratch[op.Code]; ok {
 		return rule(scratchCtx{m, sg, op, t}), true

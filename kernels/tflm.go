@@ -44,18 +44,16 @@ const (
 // the output's indices in order and read an input of the output's shape at
 // the same index, so an input of the output's own shape may be written
 // over whichever input broadcasts.
-var tflmReference = &Library{Name: TFLMReference, contracts: map[graph.Opcode][]Contract{}, copies: map[graph.Opcode][]Contract{}}
+var tflmReference = &Library{Name: TFLMReference, contracts: map[graph.Opcode][]rule{}, copies: map[graph.Opcode][]Contract{}}
 
 func init() {
 	binary := func(op graph.Opcode, name, source string) {
 		for in := 0; in < 2; in++ {
-			tflmReference.contracts[op] = append(tflmReference.contracts[op],
-				Contract{Op: op, Name: name, Input: in, Output: 0, Overlap: Exact, Source: source})
+			tflmReference.add(Contract{Op: op, Name: name, Input: in, Output: 0, Overlap: Exact, Source: source})
 		}
 	}
 	unary := func(op graph.Opcode, name, source string) {
-		tflmReference.contracts[op] = append(tflmReference.contracts[op],
-			Contract{Op: op, Name: name, Input: 0, Output: 0, Overlap: Exact, Source: source})
+		tflmReference.add(Contract{Op: op, Name: name, Input: 0, Output: 0, Overlap: Exact, Source: source})
 	}
 	binary(opAdd, "ADD", tflmCommit+": "+microDir+"add.cc EvalAdd/EvalAddQuantized; "+
 		intRefDir+"add.h ElementWise (loop at line 70: output_data[i] = binary_func(input1_data[i], input2_data[i])); "+
@@ -95,12 +93,11 @@ func init() {
 	// plus its paddings. MIRROR_PAD reads its input backwards and has no
 	// contract.
 	pad := func(op graph.Opcode, name string) {
-		tflmReference.contracts[op] = append(tflmReference.contracts[op],
-			Contract{Op: op, Name: name, Input: 0, Output: 0, Overlap: End, Source: tflmCommit + ": " +
-				microDir + "pad.cc PadEval (line 28: PadImageStyle or Pad per type) and pad_common.cc PadPrepare " +
-				"(lines 53-80: one type, constant paddings, output = input + paddings); " +
-				refDir + "pad.h PadImpl (one forward sweep, lines 89-114: in_ptr and out_ptr at line 89, " +
-				"*out_ptr++ = pad_value at line 106, *out_ptr++ = *in_ptr++ at line 108)"})
+		tflmReference.add(Contract{Op: op, Name: name, Input: 0, Output: 0, Overlap: End, Source: tflmCommit + ": " +
+			microDir + "pad.cc PadEval (line 28: PadImageStyle or Pad per type) and pad_common.cc PadPrepare " +
+			"(lines 53-80: one type, constant paddings, output = input + paddings); " +
+			refDir + "pad.h PadImpl (one forward sweep, lines 89-114: in_ptr and out_ptr at line 89, " +
+			"*out_ptr++ = pad_value at line 106, *out_ptr++ = *in_ptr++ at line 108)"})
 	}
 	pad(opPad, "PAD")
 	pad(opPadV2, "PADV2")
@@ -108,11 +105,10 @@ func init() {
 	// FLOAT32 to UINT8 path at this commit (it returns an error), and an
 	// INT16 output is not a character type, so a compiler may assume it
 	// never aliases the float input and reorder reads after writes.
-	tflmReference.contracts[opQuantize] = append(tflmReference.contracts[opQuantize],
-		Contract{Op: opQuantize, Name: "QUANTIZE", Input: 0, Output: 0, Overlap: Start, Source: tflmCommit + ": " +
-			microDir + "quantize_common.cc EvalQuantizeReference (FLOAT32 to INT8 at lines 99-107); " +
-			refDir + "quantize.h AffineQuantize (loop at line 43: input_data[i] read at line 44, " +
-			"output_data[i] written at line 49)"})
+	tflmReference.add(Contract{Op: opQuantize, Name: "QUANTIZE", Input: 0, Output: 0, Overlap: Start, Source: tflmCommit + ": " +
+		microDir + "quantize_common.cc EvalQuantizeReference (FLOAT32 to INT8 at lines 99-107); " +
+		refDir + "quantize.h AffineQuantize (loop at line 43: input_data[i] read at line 44, " +
+		"output_data[i] written at line 49)"})
 	// Sliding windows: every type TFLM's reference kernels take with one
 	// element type for input and output (INT8, INT16, FLOAT32; hybrid
 	// convolutions are refused by TFLM) runs loops over batch, out_y,
@@ -120,8 +116,7 @@ func init() {
 	// output element before writing it at Offset(output_shape, batch,
 	// out_y, out_x, channel): the output is written in flat index order.
 	sweep := func(op graph.Opcode, name, source string) {
-		tflmReference.contracts[op] = append(tflmReference.contracts[op],
-			Contract{Op: op, Name: name, Input: 0, Output: 0, Overlap: Sweep, Source: tflmCommit + ": " + source})
+		tflmReference.add(Contract{Op: op, Name: name, Input: 0, Output: 0, Overlap: Sweep, Source: tflmCommit + ": " + source})
 	}
 	sweep(opConv, "CONV_2D", microDir+"conv.cc ConvEval (reference_ops::Conv for FLOAT32, "+
 		"reference_integer_ops::ConvPerChannel for INT8 and INT16); "+

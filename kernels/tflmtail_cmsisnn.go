@@ -45,7 +45,10 @@ func (l *Library) TFLMArena(m *graph.Model, s graph.SubgraphIndex, op *graph.Op,
 	switch {
 	case l == nil || l.Name == TFLMReference:
 		return TFLM(m, s, op, t.PointerSize)
-	case l.Name == CMSISNN:
+	case l.Name == CMSISNN && len(l.members) == 0:
+		if l.onPath {
+			t.ISA = l.isa
+		}
 		return cmsisTFLM(m, s, op, t)
 	}
 	return TFLMKernel{}, false

@@ -171,7 +171,7 @@ func TestCMSISNNTFLMArenaSteps(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := c.op.model()
-			k, ok := lib.TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], c.target)
+			k, ok := lib.On(c.target.ISA).TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], c.target)
 			require.True(t, ok)
 			assert.Equal(t, c.want, persistent(k))
 			assert.Equal(t, c.temps, temps(k))
@@ -202,7 +202,7 @@ func TestCMSISNNTFLMArenaFallsBack(t *testing.T) {
 	} {
 		m := o.model()
 		for _, ptr := range []int64{4, 8} {
-			got, ok := lib.TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.Target{PointerSize: ptr, ISA: kernels.MVE})
+			got, ok := lib.On(kernels.MVE).TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.Target{PointerSize: ptr, ISA: kernels.MVE})
 			require.True(t, ok, o.name)
 			want, ok := ref.TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.Target{PointerSize: ptr})
 			require.True(t, ok, o.name)
@@ -214,7 +214,7 @@ func TestCMSISNNTFLMArenaFallsBack(t *testing.T) {
 		in: []graph.TensorID{0, 1, 2}, out: []graph.TensorID{3}}
 	m := conv.model()
 	for _, ptr := range []int64{4, 8} {
-		got, ok := lib.TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.Target{PointerSize: ptr})
+		got, ok := lib.On(kernels.NoDSP).TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.Target{PointerSize: ptr})
 		require.True(t, ok)
 		want, _ := ref.TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.Target{PointerSize: ptr})
 		assert.Greater(t, got.Init[0].Bytes, want.Init[0].Bytes, "pointer size %d", ptr)
@@ -231,10 +231,12 @@ func TestCMSISNNTFLMArenaUnknown(t *testing.T) {
 		tt("lhs", graph.Int32, 1, 4, 6), tt("rhs", graph.Int32, 1, 6, 5), tt("out", graph.Int32, 1, 4, 5)},
 		in: []graph.TensorID{0, 1}, out: []graph.TensorID{2}}
 	m := bm.model()
-	_, ok := lib.TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.CortexM)
+	_, ok := lib.On(kernels.NoDSP).TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.CortexM)
 	assert.False(t, ok, "INT32 batch matmul")
-	m.Subgraphs[0].Ops[0] = graph.Op{Code: graph.Custom, CustomName: "Mystery", Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{2}}
 	_, ok = lib.TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.CortexM)
+	assert.False(t, ok, "a set of code paths: each member has its own")
+	m.Subgraphs[0].Ops[0] = graph.Op{Code: graph.Custom, CustomName: "Mystery", Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{2}}
+	_, ok = lib.On(kernels.NoDSP).TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.CortexM)
 	assert.False(t, ok, "unknown custom operator")
 	_, ok = (&kernels.Library{Name: "other"}).TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], kernels.CortexM)
 	assert.False(t, ok, "unknown library")
@@ -278,7 +280,7 @@ func TestTFLMReferenceFullyConnectedAndSoftmax(t *testing.T) {
 		require.NoError(t, err)
 		for _, c := range cases {
 			m := c.op.model()
-			k, ok := lib.TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], cpu(t, "cortex-m4"))
+			k, ok := lib.On(kernels.DSP).TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], cpu(t, "cortex-m4"))
 			require.True(t, ok, "%s %s", name, c.name)
 			assert.Equal(t, c.want, persistent(k), "%s %s", name, c.name)
 		}

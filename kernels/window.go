@@ -28,7 +28,18 @@ import "github.com/heliac/heliac/graph"
 // output of one element type of INT8, INT16 or FLOAT32 (a type the
 // compiler must assume may alias itself), a filter of a type TFLM takes
 // with it (filterType), rank 4 and one batch count.
-func windowPlacement(m *graph.Model, sg *graph.Subgraph, op *graph.Op, in, out *graph.Tensor) (lo, hi int64, ok bool) {
+//
+// lag is the order the kernel writes in. elementOrder (0) is the
+// reference kernels' above. A lag of n >= 1 pixels is a kernel that
+// computes whole output pixels (every channel) in flat pixel order but
+// may write any channel of pixel p while the windows of pixels p-n+1
+// onward are still to be read, every input channel of them (im2col
+// columns, rows of a matrix product, channel groups): with the input
+// starting D bytes after the output, writing pixel p clobbers nothing
+// still to be read exactly when (p+1)·outC·eo <= D + m(p-n+1)·ei, where
+// m(q) is the least input element any pixel from q on reads (channel 0 of
+// its window's first in-image row and column).
+func windowPlacement(m *graph.Model, sg *graph.Subgraph, op *graph.Op, in, out *graph.Tensor, lag int64) (lo, hi int64, ok bool) {
 	w := op.Window
 	if w == nil || w.StrideW < 1 || w.StrideH < 1 || w.DilationW < 1 || w.DilationH < 1 ||
 		(w.Padding != graph.PaddingSame && w.Padding != graph.PaddingValid) {
@@ -108,9 +119,19 @@ func windowPlacement(m *graph.Model, sg *graph.Subgraph, op *graph.Op, in, out *
 		}
 		return -1
 	}
+	const none = int64(1) << 62
+	if lag > 0 {
+		return pixelPlacement(batches, inH, inW, inC, outH, outW, outC, e, lag, func(oy, ox int64) int64 {
+			row := first(oy*int64(w.StrideH)-padH, inH, filterH, int64(w.DilationH))
+			col := first(ox*int64(w.StrideW)-padW, inW, filterW, int64(w.DilationW))
+			if row < 0 || col < 0 {
+				return -1
+			}
+			return (row*inW + col) * inC
+		}, in.Size, out.Size)
+	}
 	// Walk the output backwards keeping least, the least input element
 	// read by the output elements after the current one.
-	const none = int64(1) << 62
 	least := none
 	lo = -none
 	for b := batches - 1; b >= 0; b-- {
@@ -173,4 +194,39 @@ func windowPadding(p graph.Padding, in, filter, stride, dilation, out int64) (in
 	}
 	total := max((out-1)*stride+effective-in, 0)
 	return total / 2, true
+}
+
+// elementOrder is windowPlacement's lag for a kernel that writes each
+// output element right after reading its window, in flat index order.
+const elementOrder = 0
+
+// pixelPlacement is windowPlacement for a kernel of lag n >= 1 pixels:
+// least(oy, ox) is the least input element, within one batch, a pixel
+// reads (-1: none).
+func pixelPlacement(batches, inH, inW, inC, outH, outW, outC, e, n int64, least func(oy, ox int64) int64, inSize, outSize int64) (lo, hi int64, ok bool) {
+	const none = int64(1) << 62
+	pixels := batches * outH * outW
+	// suffix[p] is the least input element pixel p or a later one reads.
+	suffix := make([]int64, pixels+1)
+	suffix[pixels] = none
+	for p := pixels - 1; p >= 0; p-- {
+		b, rest := p/(outH*outW), p%(outH*outW)
+		suffix[p] = suffix[p+1]
+		if l := least(rest/outW, rest%outW); l >= 0 {
+			suffix[p] = min(suffix[p], b*inH*inW*inC+l)
+		}
+	}
+	lo = -none
+	for p := range pixels {
+		if s := suffix[max(0, p-n+1)]; s != none {
+			lo = max(lo, (p+1)*outC*e-s*e)
+		}
+	}
+	if lo == -none {
+		lo = -inSize
+	}
+	if lo >= outSize {
+		return 0, 0, false
+	}
+	return lo, outSize, true
 }

@@ -148,9 +148,11 @@ type Lifetimes struct {
 	// appearance.
 	Variables []Variable
 	// Kernels names the kernel library whose contracts let tensors be
-	// written in place ("" for none: Options.Kernels was nil), and
+	// written in place ("" for none: Options.Kernels was nil), KernelsPath
+	// its code path (kernels.Library.PathName; "" for none), and
 	// OverwriteInputs repeats Options.OverwriteInputs.
 	Kernels         string
+	KernelsPath     string
 	OverwriteInputs bool
 	first           []int // index into Tensors of each subgraph's tensor 0
 }
@@ -325,7 +327,7 @@ func Analyze(m *graph.Model, opts Options) (*Lifetimes, error) {
 		a.alias(copies, opts.Alignment)
 	}
 	if opts.Kernels != nil {
-		a.lt.Kernels, a.lt.OverwriteInputs = opts.Kernels.Name, opts.OverwriteInputs
+		a.lt.Kernels, a.lt.KernelsPath, a.lt.OverwriteInputs = opts.Kernels.Name, opts.Kernels.PathName(), opts.OverwriteInputs
 		a.blockCost = opts.BlockCost
 		a.inPlace(opts.Kernels, opts.OverwriteInputs, opts.Alignment)
 	}

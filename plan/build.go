@@ -63,6 +63,21 @@ type Options struct {
 	// plan (--emit-tflite). Without it, TFLM's placement is taken only when
 	// it costs nothing (see placeKernelScratchAsTFLM).
 	TFLMKernelScratch bool
+	// ScratchAfterTensors places each scratch arena's tensors first, as
+	// if no kernel asked for scratch, then its kernel scratch around them
+	// where TFLM's greedy planner would put it (dsa.Around), when that
+	// fits the bank; otherwise both are placed together. A plan made for
+	// several kernel libraries (kernels.Any) reserves, per operator, room
+	// for every library's scratch; placed together, the tensors may lie
+	// above a room only one library needs, and TFLM running the plan with
+	// another library keeps them there (Plan.TFLMHead).
+	ScratchAfterTensors bool
+	// ScratchBetweenTensors, with ScratchAfterTensors, places first only
+	// the tensors live while some kernel scratch is, then the scratch
+	// around them, then the other tensors around both: the scratch lies
+	// right above the tensors live with it, and the other tensors as low
+	// as they fit.
+	ScratchBetweenTensors bool
 	// OneScratchBank plans every scratch allocation (tensors and kernel
 	// scratch) into one scratch arena in one bank, as TFLM's single
 	// tensor_arena needs: the first writable bank in allocation order
@@ -211,7 +226,7 @@ func limited(p *Platform) bool {
 // build makes one plan; fit, when set, decides what fits each bank.
 func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Options, fit dsa.Strategy) (*Plan, error) {
 	p := &Plan{Planner: opts.Planner, Alignment: opts.Alignment, Schedule: lt.Schedule, Platform: *opts.Platform,
-		Kernels: lt.Kernels, OverwriteInputs: lt.OverwriteInputs, ScratchSource: opts.ScratchSource,
+		Kernels: lt.Kernels, KernelsPath: lt.KernelsPath, OverwriteInputs: lt.OverwriteInputs, ScratchSource: opts.ScratchSource,
 		Rules: append([]Rule(nil), opts.Rules...), tensors: map[graph.TensorRef]int{}, others: map[Key]int{},
 		Allocs: make([]Alloc, 0, len(lt.Tensors)+len(lt.Variables)+len(opts.KernelScratch))}
 	add := p.add

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -543,6 +544,12 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 			}
 			sol = s
 		}
+		if fits && pl.opts.ScratchAfterTensors {
+			if s, ok := pl.tensorsThenScratch(ctx, roots, prob); ok && (avail == 0 || s.Height <= avail) {
+				pl.scratchArena(b, roots, prob, s, nil)
+				return nil
+			}
+		}
 		if fits {
 			var bound *shapeBound
 			if units, shaped, rects := pl.shapes(roots, align); shaped {
@@ -580,6 +587,75 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 			return nil
 		}
 	}
+}
+
+// tensorsThenScratch places the tensors of prob (roots' buffers) alone
+// with the selected planner, then the kernel scratch around them as
+// TFLM's greedy planner would (Options.ScratchAfterTensors); false when
+// roots hold no kernel scratch or the placement fails.
+func (pl *placer) tensorsThenScratch(ctx context.Context, roots []int, prob dsa.Problem) (solution, bool) {
+	var tensors, scratch, later []int // positions in roots
+	for i, id := range roots {
+		if pl.p.Allocs[id].Kind == KernelScratchAlloc {
+			scratch = append(scratch, i)
+		} else {
+			tensors = append(tensors, i)
+		}
+	}
+	if len(scratch) == 0 {
+		return solution{}, false
+	}
+	if pl.opts.ScratchBetweenTensors {
+		// Only the tensors live with some scratch go first.
+		with := tensors[:0:0]
+		for _, i := range tensors {
+			b := prob.Buffers[i]
+			if slices.ContainsFunc(scratch, func(k int) bool { s := prob.Buffers[k]; return b.Start < s.End && s.Start < b.End }) {
+				with = append(with, i)
+			} else {
+				later = append(later, i)
+			}
+		}
+		tensors = with
+	}
+	tprob := dsa.Problem{Buffers: make([]dsa.Buffer, len(tensors))}
+	for k, i := range tensors {
+		tprob.Buffers[k] = prob.Buffers[i]
+	}
+	ts, err := pl.solve(ctx, tprob)
+	if err != nil {
+		return solution{}, false
+	}
+	full := dsa.Problem{Buffers: slices.Clone(prob.Buffers)}
+	for k, i := range tensors {
+		off := ts.Offsets[k]
+		full.Buffers[i].Fixed = &off
+	}
+	if len(later) > 0 {
+		// The scratch around the first tensors, then the rest around
+		// both.
+		first := dsa.Problem{}
+		var pos []int
+		for i := range full.Buffers {
+			if !slices.Contains(later, i) {
+				first.Buffers = append(first.Buffers, full.Buffers[i])
+				pos = append(pos, i)
+			}
+		}
+		s, err := dsa.Around(first)
+		if err != nil {
+			return solution{}, false
+		}
+		for k, i := range pos {
+			off := s.Offsets[k]
+			full.Buffers[i].Fixed = &off
+		}
+	}
+	s, err := dsa.Around(full)
+	if err != nil {
+		return solution{}, false
+	}
+	return solution{Solution: s, timedOut: ts.timedOut}, true
 }
 
 // pin pins, in prob, the block of each root that Options.Offline places

@@ -296,9 +296,11 @@ type Plan struct {
 	// (Options.ScratchSource); zero when no library was asked.
 	ScratchSource ScratchSource
 	// Kernels names the kernel library whose contracts InPlace
-	// allocations follow ("" when none was given), and OverwriteInputs
-	// says model inputs may be written over (liveness.Options).
+	// allocations follow ("" when none was given), KernelsPath its code
+	// path ("" for none), and OverwriteInputs says model inputs may be
+	// written over (liveness.Options).
 	Kernels         string
+	KernelsPath     string
 	OverwriteInputs bool
 	// Platform is the set of banks the plan was made for, and Rules the
 	// placement rules it honours.

@@ -99,6 +99,10 @@ type Platform struct {
 	// ConstantBank names the read-only bank cold constants live in; ""
 	// means the first read-only bank in Banks.
 	ConstantBank string `json:"constant_bank,omitempty" yaml:"constant_bank,omitempty"`
+	// CPU is the platform's CPU as GCC's -mcpu names it ("cortex-m55"),
+	// which chooses the kernels' code path (kernels.CPU) when the
+	// options name none; "" for a platform that does not say.
+	CPU string `json:"cpu,omitempty" yaml:"cpu,omitempty"`
 }
 
 // Validate checks that bank names and the platform's name are printable

@@ -107,7 +107,7 @@ func genericPlatform() Platform {
 //     this part. The script's RWMEM starts 4 KB later than SRAM here
 //     (STACKMEM takes 0x10010000).
 func apollo3p() Platform {
-	return tcmSRAMNVM("apollo3p", "TCM", 64, 704, "FLASH", 2048, sections{
+	return tcmSRAMNVM("apollo3p", "cortex-m4", "TCM", 64, 704, "FLASH", 2048, sections{
 		tcm: ".tcm_bss", tcmInit: ".tcm", sram: ".bss", sramInit: ".data", nvm: ".rodata"})
 }
 
@@ -129,7 +129,7 @@ func apollo3p() Platform {
 //     __attribute__((section(".sram_bss")))") and ".shared" (SHARED_SRAM
 //     AT>MCU_MRAM, loaded from _init_data_sram).
 func apollo4l() Platform {
-	return tcmSRAMNVM("apollo4l", "TCM", 384, 1024, "MRAM", 2048, ambiqSections)
+	return tcmSRAMNVM("apollo4l", "cortex-m4", "TCM", 384, 1024, "MRAM", 2048, ambiqSections)
 }
 
 // apollo4p is the Apollo4 Plus (Cortex-M4F): 2 MB MRAM and 2.75 MB RAM, of
@@ -150,7 +150,7 @@ func apollo4l() Platform {
 //     as apollo4l's: TCM ".bss" and ".data", SRAM ".sram_bss" and ".shared"
 //     (which that script places in its 1 MB SHARED_SRAM).
 func apollo4p() Platform {
-	return tcmSRAMNVM("apollo4p", "TCM", 384, 2432, "MRAM", 2048, ambiqSections)
+	return tcmSRAMNVM("apollo4p", "cortex-m4", "TCM", 384, 2432, "MRAM", 2048, ambiqSections)
 }
 
 // apollo510 is the Apollo510 (Cortex-M55): 4 MB MRAM, 512 KB DTCM, 256 KB
@@ -172,7 +172,7 @@ func apollo4p() Platform {
 //     and ".shared" (SHARED_SRAM AT>MCU_MRAM). Its startup_gcc.c copies
 //     .data and .shared from MRAM and zeroes .bss and .sram_bss.
 func apollo510() Platform {
-	return tcmSRAMNVM("apollo510", "DTCM", 512, 3072, "MRAM", 4096, ambiqSections)
+	return tcmSRAMNVM("apollo510", "cortex-m55", "DTCM", 512, 3072, "MRAM", 4096, ambiqSections)
 }
 
 // apollo330p is the Apollo330 Plus (Cortex-M55): 2 MB MRAM, 256 KB DTCM, no
@@ -190,7 +190,7 @@ func apollo510() Platform {
 //   - Sections, from the same linker script, laid out as apollo510's: DTCM
 //     ".bss" and ".data", SRAM ".sram_bss" and ".shared".
 func apollo330p() Platform {
-	return tcmSRAMNVM("apollo330p", "DTCM", 256, 1792, "MRAM", 2048, ambiqSections)
+	return tcmSRAMNVM("apollo330p", "cortex-m55", "DTCM", 256, 1792, "MRAM", 2048, ambiqSections)
 }
 
 // Bank returns the bank with the given name, compared with case.
@@ -258,10 +258,12 @@ var ambiqSections = sections{tcm: ".bss", tcmInit: ".data", sram: ".sram_bss", s
 
 // tcmSRAMNVM builds the shape every built-in Ambiq part shares: a tightly
 // coupled RAM allocated first, shared SRAM next, and a read-only
-// non-volatile bank (flash or MRAM) for cold constants. Sizes are in KiB.
-func tcmSRAMNVM(name, tcm string, tcmKiB, sramKiB int64, nvm string, nvmKiB int64, s sections) Platform {
+// non-volatile bank (flash or MRAM) for cold constants, and a CPU (GCC's
+// -mcpu name). Sizes are in KiB.
+func tcmSRAMNVM(name, cpu, tcm string, tcmKiB, sramKiB int64, nvm string, nvmKiB int64, s sections) Platform {
 	return Platform{
 		Name: name,
+		CPU:  cpu,
 		Banks: []Bank{
 			{Name: tcm, Capacity: tcmKiB * 1024, Writable: true, Order: 0, Section: s.tcm, InitSection: s.tcmInit},
 			{Name: "SRAM", Capacity: sramKiB * 1024, Writable: true, Order: 1, Section: s.sram, InitSection: s.sramInit},

@@ -43,26 +43,27 @@ func TestBuiltinPlatformFigures(t *testing.T) {
 		name  string
 		banks []plan.Bank
 		cb    string
+		cpu   string
 	}{
 		// generic leaves placement to the toolchain's defaults.
-		{"generic", []plan.Bank{rw("SRAM", 0, 0, "", ""), ro("FLASH", 0, 1, "")}, ""},
+		{"generic", []plan.Bank{rw("SRAM", 0, 0, "", ""), ro("FLASH", 0, 1, "")}, "", ""},
 		// The sections of Ambiq's nsx-ambiq-sdk linker scripts (platforms.go).
 		{"apollo3p", []plan.Bank{rw("TCM", 64*k, 0, ".tcm_bss", ".tcm"), rw("SRAM", 704*k, 1, ".bss", ".data"),
-			ro("FLASH", 2048*k, 2, ".rodata")}, "FLASH"},
+			ro("FLASH", 2048*k, 2, ".rodata")}, "FLASH", "cortex-m4"},
 		{"apollo4l", []plan.Bank{rw("TCM", 384*k, 0, ".bss", ".data"), rw("SRAM", 1024*k, 1, ".sram_bss", ".shared"),
-			ro("MRAM", 2048*k, 2, ".rodata")}, "MRAM"},
+			ro("MRAM", 2048*k, 2, ".rodata")}, "MRAM", "cortex-m4"},
 		{"apollo4p", []plan.Bank{rw("TCM", 384*k, 0, ".bss", ".data"), rw("SRAM", 2432*k, 1, ".sram_bss", ".shared"),
-			ro("MRAM", 2048*k, 2, ".rodata")}, "MRAM"},
+			ro("MRAM", 2048*k, 2, ".rodata")}, "MRAM", "cortex-m4"},
 		{"apollo510", []plan.Bank{rw("DTCM", 512*k, 0, ".bss", ".data"), rw("SRAM", 3072*k, 1, ".sram_bss", ".shared"),
-			ro("MRAM", 4096*k, 2, ".rodata")}, "MRAM"},
+			ro("MRAM", 4096*k, 2, ".rodata")}, "MRAM", "cortex-m55"},
 		{"apollo330p", []plan.Bank{rw("DTCM", 256*k, 0, ".bss", ".data"), rw("SRAM", 1792*k, 1, ".sram_bss", ".shared"),
-			ro("MRAM", 2048*k, 2, ".rodata")}, "MRAM"},
+			ro("MRAM", 2048*k, 2, ".rodata")}, "MRAM", "cortex-m55"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := plan.BuiltinPlatform(tt.name)
 			require.NoError(t, err)
-			assert.Equal(t, plan.Platform{Name: tt.name, Banks: tt.banks, ConstantBank: tt.cb}, p)
+			assert.Equal(t, plan.Platform{Name: tt.name, Banks: tt.banks, ConstantBank: tt.cb, CPU: tt.cpu}, p)
 		})
 	}
 }

@@ -104,3 +104,77 @@ func (pl *placer) placeKernelScratchAsTFLM(arena *Arena) {
 	}
 	arena.Used, arena.Size = used, size
 }
+
+// TFLMHead returns TFLM's arena head when TFLM runs the plan as an offline
+// plan (--emit-tflite: its one scratch arena's tensors at their offsets)
+// and its kernels ask for reqs rather than the plan's kernel scratch:
+// TFLM places each request itself, as placeKernelScratchAsTFLM replays
+// it, and the head is the end of the last buffer, each rounded up to
+// TFLM's 16-byte buffer alignment. A plan for a set of kernel libraries
+// (kernels.Any) reserves, per operator, room for every member's requests;
+// this is one member's head. It returns false for a plan without exactly
+// one scratch arena.
+func (p *Plan) TFLMHead(reqs []ScratchRequest) (int64, bool) {
+	var arena *Arena
+	for i := range p.Arenas {
+		if p.Arenas[i].Role == liveness.Scratch {
+			if arena != nil {
+				return 0, false
+			}
+			arena = &p.Arenas[i]
+		}
+	}
+	if arena == nil {
+		return 0, false
+	}
+	var prob dsa.Problem
+	head := int64(0)
+	for i := range p.Allocs {
+		a := &p.Allocs[i]
+		if a.Arena != arena.ID || a.Class != liveness.Scratch || a.Kind == KernelScratchAlloc {
+			continue
+		}
+		off := a.Offset
+		b := buffer(a.Live, a.Size, tflmBufferAlignment)
+		b.Align, b.Fixed = 0, &off
+		prob.Buffers = append(prob.Buffers, b)
+		head = max(head, off+b.Size)
+	}
+	tensors := len(prob.Buffers)
+	// TFLM's operators ask in the order they are prepared: subgraph by
+	// subgraph, each in the order it runs, each operator's requests in
+	// turn.
+	position := map[graph.OpRef]int{}
+	for s, ops := range p.Schedule.Order {
+		for pos, oi := range ops {
+			position[graph.OpRef{Subgraph: graph.SubgraphIndex(s), Op: oi}] = pos
+		}
+	}
+	reqs = slices.Clone(reqs)
+	slices.SortStableFunc(reqs, func(a, b ScratchRequest) int {
+		if a.Op.Subgraph != b.Op.Subgraph {
+			return int(a.Op.Subgraph - b.Op.Subgraph)
+		}
+		return position[a.Op] - position[b.Op]
+	})
+	for _, r := range reqs {
+		span := p.Schedule.Span(r.Op)
+		if span == (liveness.Interval{}) || r.Size <= 0 {
+			continue
+		}
+		b := buffer(span, r.Size, tflmBufferAlignment)
+		b.Align = 0
+		prob.Buffers = append(prob.Buffers, b)
+	}
+	if len(prob.Buffers) == tensors {
+		return head, true
+	}
+	sol, err := dsa.Around(prob)
+	if err != nil {
+		return 0, false
+	}
+	for k := tensors; k < len(prob.Buffers); k++ {
+		head = max(head, sol.Offsets[k]+prob.Buffers[k].Size)
+	}
+	return head, true
+}

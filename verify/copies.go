@@ -61,9 +61,9 @@ func (c *checker) indexCopies() {
 			continue
 		}
 		if lib == nil {
-			l, err := kernels.Lookup(c.doc.kernels)
+			l, err := kernels.Resolve(c.doc.kernels, c.doc.kernelsPath)
 			if err != nil {
-				ci.bad = append(ci.bad, fmt.Sprintf("%s.exact_overlap_copy: the plan's kernels %q is no library this verifier knows", p.path, c.doc.kernels))
+				ci.bad = append(ci.bad, fmt.Sprintf("%s.exact_overlap_copy: the plan's kernels %q (code path %q) is no library this verifier knows", p.path, c.doc.kernels, c.doc.kernelsPath))
 				continue
 			}
 			lib = l

@@ -42,9 +42,11 @@ type planDoc struct {
 	spills     []spill
 	schedule   []run
 	// kernels is the kernel library whose contracts in_place entries
-	// name ("" when the key is absent); overwriteInputs says model inputs
+	// name ("" when the key is absent), kernelsPath its code path
+	// (kernels_path; "" when absent); overwriteInputs says model inputs
 	// may be written over.
 	kernels         string
+	kernelsPath     string
 	overwriteInputs bool
 	// strategy and proven are the ordering object: how the schedule's
 	// order was chosen and whether it is proven optimal.
@@ -299,6 +301,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 	doc.steps = model.int("steps")
 	doc.alignment = top.int("alignment")
 	doc.kernels = top.optString("kernels")
+	doc.kernelsPath = top.optString("kernels_path")
 	doc.tflmArena = top.optInt("tflm_arena_bytes")
 	top.optString("tflm_target")
 	if b := top.optBool("overwrite_inputs"); b != nil {
@@ -321,6 +324,7 @@ func decode(data []byte) (*planDoc, []Violation) {
 	plat := top.object("platform")
 	doc.platform.name = plat.str("name")
 	doc.platform.constBank = plat.optStr("constant_bank")
+	plat.optStr("cpu")
 	banks := plat.list("banks")
 	if !*top.ok {
 		return nil, r

@@ -109,9 +109,9 @@ func (c *checker) checkInPlace(g *aliasGraph, ix *inPlaceIndex, p *member) {
 		c.r.add(Malformed, "%s.in_place: a tensor written in place is a member of its input's alias group, but alias_of is null", p.path)
 		return
 	}
-	lib, err := kernels.Lookup(c.doc.kernels)
+	lib, err := kernels.Resolve(c.doc.kernels, c.doc.kernelsPath)
 	if err != nil {
-		c.r.add(Malformed, "%s.in_place: the plan's kernels %q is no library this verifier knows", p.path, c.doc.kernels)
+		c.r.add(Malformed, "%s.in_place: the plan's kernels %q (code path %q) is no library this verifier knows", p.path, c.doc.kernels, c.doc.kernelsPath)
 		return
 	}
 	if d.op.Subgraph != p.key.ref.Subgraph || d.op.Op < 0 || int(d.op.Op) >= len(c.m.Subgraphs[d.op.Subgraph].Ops) {

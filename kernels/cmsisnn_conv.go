@@ -1,0 +1,7 @@
+package kernels
+
+// cmsisConvContracts registers, on l, the in-place contracts of CONV_2D
+// where TFLM's cmsis_nn kernel runs CMSIS-NN's own functions on l.isa's
+// code path. None is registered yet: those operators run CMSIS-NN's
+// functions with no contract, and their outputs take bytes of their own.
+func cmsisConvContracts(l *Library) { _ = l }
