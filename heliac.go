@@ -152,7 +152,12 @@ func (o Options) Config() (driver.Config, error) {
 	}
 	libName := o.Kernels
 	if libName == "" {
-		libName = kernels.TFLMReference
+		// Every library on every code path, unless the runtime names
+		// the one it runs.
+		libName = kernels.Any
+		if emit.Runtime(o.Runtime) == emit.RuntimeTFLM {
+			libName = kernels.TFLMReference
+		}
 	}
 	lib, err := kernels.Lookup(libName)
 	if err != nil {
@@ -173,24 +178,31 @@ func (o Options) Config() (driver.Config, error) {
 	default:
 		return bad("--runtime: unknown runtime %q (known: %s)", o.Runtime, strings.Join(emit.Runtimes(), ", "))
 	}
-	cfg.Kernels, cfg.Target = lib, kernels.CortexM
-	switch {
-	case o.CPU != "":
-		if cfg.Target, err = kernels.CPU(o.CPU); err != nil {
-			return bad("--cpu: %w", err)
-		}
-	case lib.Name == kernels.CMSISNN:
-		return bad("--kernels %s sizes kernel scratch by the CPU's extension (none, DSP or MVE): give --cpu (%s)",
-			kernels.CMSISNN, strings.Join(kernels.CPUs(), ", "))
+	// The CPU: --cpu, else the platform's. It narrows the library to
+	// the code path that CPU runs.
+	cpu, cpuFrom := o.CPU, "--cpu"
+	if cpu == "" && cfg.Plan.Platform != nil && cfg.Plan.Platform.CPU != "" {
+		cpu, cpuFrom = cfg.Plan.Platform.CPU, fmt.Sprintf("platform %s's cpu", cfg.Plan.Platform.Name)
 	}
-	// A 64-bit host's kernels ask for pointer-sized scratch (ADD_N) twice
-	// as large; the runtime checks every request against the plan.
-	if t, ok := tflmarena.TargetNamed(o.TFLMTarget); ok && t.PointerSize != cfg.Target.PointerSize {
-		if o.CPU != "" {
-			return bad("--cpu %s is a Cortex-M CPU; --tflm-target %s is a 64-bit host", o.CPU, t.Name)
+	cfg.Target = kernels.CortexM
+	// A 64-bit host runs the kernels' portable code (--cpu generic), and
+	// its kernels ask for pointer-sized scratch (ADD_N) twice as large.
+	pointer := cfg.Target.PointerSize
+	if t, ok := tflmarena.TargetNamed(o.TFLMTarget); ok && t.PointerSize != pointer {
+		if o.CPU != "" && o.CPU != kernels.GenericCPU {
+			return bad("--cpu %s is a Cortex-M CPU; --tflm-target %s is a 64-bit host, which runs the kernels' portable code: --cpu %s",
+				o.CPU, t.Name, kernels.GenericCPU)
 		}
-		cfg.Target.PointerSize = t.PointerSize
+		cpu, cpuFrom, pointer = kernels.GenericCPU, "--tflm-target", t.PointerSize
 	}
+	if cpu != "" {
+		if cfg.Target, err = kernels.CPU(cpu); err != nil {
+			return bad("%s: %w", cpuFrom, err)
+		}
+		lib = lib.On(cfg.Target.ISA)
+	}
+	cfg.Target.PointerSize = pointer
+	cfg.Kernels = lib
 	cfg.Liveness.NoAlias = o.NoAlias
 	switch {
 	case !o.NoInPlace:

@@ -16,6 +16,7 @@ import (
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/kernels"
+	"github.com/heliac/heliac/plan"
 )
 
 // TestCompileConcurrent compiles every bundled model from several
@@ -86,7 +87,9 @@ func TestOptions(t *testing.T) {
 	}{
 		{"unknown platform", heliac.Options{Platform: "apollo9"}, `unknown platform "apollo9"`},
 		{"unknown kernels", heliac.Options{Kernels: "arc-mli"}, `unknown kernel library "arc-mli"`},
-		{"cmsis-nn without a CPU", heliac.Options{Kernels: kernels.CMSISNN}, "give --cpu"},
+		{"runtime with cmsis-nn", heliac.Options{Kernels: kernels.CMSISNN, Runtime: "tflm"}, "--runtime tflm runs TFLM's reference kernels"},
+		{"unknown platform CPU", heliac.Options{PlatformSpec: &plan.Platform{Name: "board", CPU: "cortex-a9",
+			Banks: []plan.Bank{{Name: "SRAM", Writable: true}}}}, `platform board's cpu: kernels: unknown CPU "cortex-a9"`},
 		{"unknown CPU", heliac.Options{CPU: "cortex-a9"}, `unknown CPU "cortex-a9"`},
 		{"overwrite without in-place", heliac.Options{NoInPlace: true, OverwriteInputs: true}, "cannot go with --no-in-place"},
 		{"unknown schedule", heliac.Options{Schedule: "random"}, `unknown schedule "random"`},
@@ -106,12 +109,32 @@ func TestOptions(t *testing.T) {
 	cfg, err := heliac.Options{}.Config()
 	require.NoError(t, err)
 	assert.Equal(t, "model", cfg.ModelName)
-	assert.Equal(t, kernels.TFLMReference, cfg.Kernels.Name)
+	assert.Equal(t, kernels.Any, cfg.Kernels.Name, "a plan every kernel library computes right with")
+	assert.Len(t, cfg.Kernels.Members(), 4, "the reference kernels and CMSIS-NN on three code paths")
 	assert.Equal(t, cfg.Kernels, cfg.Liveness.Kernels, "in place with the same library")
 	assert.Equal(t, kernels.CortexM, cfg.Target)
 	cfg, err = heliac.Options{TFLMTarget: "host64"}.Config()
 	require.NoError(t, err)
 	assert.Equal(t, int64(8), cfg.Target.PointerSize, "a 64-bit host's kernels ask for pointer-sized scratch of 8 bytes a pointer")
+	assert.Equal(t, "any (portable)", cfg.Kernels.String(), "a host runs CMSIS-NN's portable code")
+	for _, tt := range []struct {
+		opts heliac.Options
+		want string
+		cpu  string
+	}{
+		{heliac.Options{Platform: "apollo510"}, "any (mve)", "cortex-m55"},
+		{heliac.Options{Platform: "apollo4p"}, "any (dsp)", "cortex-m4"},
+		{heliac.Options{Platform: "apollo4p", CPU: "cortex-m55"}, "any (mve)", "cortex-m55"},
+		{heliac.Options{Kernels: kernels.CMSISNN}, "cmsis-nn", ""},
+		{heliac.Options{Kernels: kernels.CMSISNN, CPU: "generic", TFLMTarget: "host64"}, "cmsis-nn (portable)", "generic"},
+		{heliac.Options{Kernels: kernels.TFLMReference, Platform: "apollo510"}, "tflm-reference", "cortex-m55"},
+		{heliac.Options{Runtime: "tflm"}, "tflm-reference", ""},
+	} {
+		cfg, err := tt.opts.Config()
+		require.NoError(t, err, "%+v", tt.opts)
+		assert.Equal(t, tt.want, cfg.Kernels.String(), "%+v", tt.opts)
+		assert.Equal(t, tt.cpu, cfg.Target.CPU, "%+v", tt.opts)
+	}
 	_, err = heliac.Compile(context.Background(), []byte("not a model"), heliac.Options{})
 	require.Error(t, err)
 	var oe *heliac.OptionError

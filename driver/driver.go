@@ -343,7 +343,7 @@ func (s *planned) finish() (*Output, error) {
 		// (kernels.Library.TFLMArena, on cfg.Target's CPU for CMSIS-NN);
 		// an operator without data is an error naming it.
 		k := tflmarena.Kernels{Library: cfg.Kernels, CPU: cfg.Target}
-		if arenas, arenasErr = tflmArenas(context.Background(), orig, tfl, target, k); arenas != nil {
+		if arenas, arenasErr = tflmArenas(context.Background(), orig, m, s.p, tfl, target, k); arenas != nil {
 			// Never a larger tensor_arena than the original's.
 			tfl, arenas = s.keepTFLMArena(tfl, arenas, target, k)
 			meta.TFLMArena = &emit.TFLMArena{Target: arenas.Target, Bytes: arenas.Emitted.Bytes}

@@ -142,7 +142,7 @@ func arenaOf(m *graph.Model, head int64, cfg Config) (int64, bool) {
 			t = tt
 		}
 	}
-	a, err := tflmarena.Compute(m, head, t, tflmarena.Kernels{Library: cfg.Kernels, CPU: cfg.Target})
+	a, err := computeEach(m, head, t, tflmarena.Kernels{Library: cfg.Kernels, CPU: cfg.Target})
 	if err != nil {
 		return head, false
 	}

@@ -2,9 +2,11 @@ package driver
 
 import (
 	"context"
+	"slices"
 
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/tflmarena"
@@ -40,6 +42,20 @@ type TFLM struct {
 	// the original under TFLM's own planner, though its head was smaller
 	// (see Output.TFLMArena); 0 when the head decided.
 	DiscardedBytes int64
+	// Members compares, for a plan made for a set of kernel libraries
+	// (kernels.Any), each library's head: TFLM's own with that library's
+	// scratch, and TFLM's when it runs the plan and places that library's
+	// scratch itself (plan.Plan.TFLMHead). OwnHead is then the largest
+	// member's own head and Head the plan's arena, which holds every
+	// member's scratch. Nil for one library.
+	Members []TFLMMember
+}
+
+// TFLMMember is one kernel library's heads (TFLM.Members).
+type TFLMMember struct {
+	Kernels string // kernels.Library.String: "cmsis-nn (mve)"
+	OwnHead int64
+	Head    int64
 }
 
 // What TFLM.Kept says.
@@ -69,6 +85,7 @@ func tflmConfig(m *graph.Model, cfg Config) Config {
 	t.Schedule = ScheduleModel
 	t.Liveness = liveness.Options{NoAlias: true}
 	t.Plan.Planner = plan.PlannerTFLM
+	t.Plan.ScratchAfterTensors, t.Plan.ScratchBetweenTensors = false, false
 	t.Plan.Offline = nil
 	if offs := liveness.OwnOffsets(m); offs != nil {
 		t.Plan.Offline = map[graph.TensorRef]int64{}
@@ -155,16 +172,164 @@ func (s *planned) againstTFLM(ctx context.Context) {
 	}
 	cmp := &TFLM{OwnHead: own, Head: mine, Kept: KeptHeliac}
 	planner := s.cfg.Plan.Planner
-	if theirs < mine && (planner == "" || planner == plan.PlannerBest) && s.cfg.Liveness.Order == nil {
+	chosen := (planner == "" || planner == plan.PlannerBest) && s.cfg.Liveness.Order == nil
+	if members := s.cfg.Kernels.Members(); len(members) > 1 {
+		owns, ownPlans, ok := s.ownHeads(ctx, members)
+		if !ok {
+			return
+		}
+		if cmp.Members, ok = memberHeads(s.m, s.p, s.cfg.Target, members, owns); !ok {
+			return
+		}
+		cmp.OwnHead = slices.Max(owns)
+		if chosen && worseThanOwn(cmp.Members) {
+			// Tensors placed above room only another member's scratch
+			// needs stay there under this one: place the tensors first
+			// and the scratch around them, and failing that keep TFLM's
+			// placement (with room for every member's scratch).
+			for _, between := range []bool{false, true} {
+				acfg := s.cfg
+				acfg.Plan.ScratchAfterTensors, acfg.Plan.ScratchBetweenTensors = true, between
+				if a, err := planLoaded(ctx, s.m, acfg); err == nil {
+					if ah, ok := head(a.p); ok {
+						if am, ok := memberHeads(s.m, a.p, s.cfg.Target, members, owns); ok && !worseThanOwn(am) {
+							s.lt, s.p, s.ord = a.lt, a.p, a.ord
+							cmp.Head, cmp.Members, mine = ah, am, ah
+							break
+						}
+					}
+				}
+			}
+		}
+		if chosen && worseThanOwn(cmp.Members) {
+			// TFLM's own placement: with room for every member's
+			// scratch, or, with its tensors where TFLM puts them for one
+			// member, room for the others' around them.
+			for _, c := range append([]*planned{t}, ownPlans...) {
+				if c != t {
+					if m, ok := memberHeads(s.m, c.p, s.cfg.Target, members, owns); !ok || worseThanOwn(m) {
+						continue
+					}
+					if c = s.pinned(ctx, c.p); c == nil {
+						continue
+					}
+				}
+				if tm, ok := memberHeads(s.m, c.p, s.cfg.Target, members, owns); ok && !worseThanOwn(tm) {
+					h, _ := head(c.p)
+					cmp.Kept, cmp.Head, cmp.Discarded, cmp.Members = KeptTFLM, h, mine, tm
+					s.lt, s.p, s.ord = c.lt, c.p, nil
+					s.tflm = cmp
+					return
+				}
+			}
+		}
+		if theirs < mine && chosen && !worseThanOwn(cmp.Members) {
+			// TFLM's smaller placement only where it is no worse for
+			// any member either.
+			tm, ok := memberHeads(s.m, t.p, s.cfg.Target, members, owns)
+			if !ok || worseThanOwn(tm) {
+				s.tflm = cmp
+				return
+			}
+			cmp.Members = tm
+		}
+	}
+	if theirs < mine && chosen {
 		cmp.Kept, cmp.Head, cmp.Discarded = KeptTFLM, theirs, mine
 		if len(t.cfg.Plan.Offline) > 0 {
 			cmp.Kept = KeptModel
 		}
 		s.lt, s.p, s.ord = t.lt, t.p, nil
-	} else if (planner == "" || planner == plan.PlannerBest) && s.cfg.Liveness.Order == nil {
+	} else if chosen {
 		s.theirs = t
 	}
 	s.tflm = cmp
+}
+
+// memberTarget is target on member's code path.
+func memberTarget(target kernels.Target, member *kernels.Library) kernels.Target {
+	if target == (kernels.Target{}) {
+		target = kernels.CortexM
+	}
+	if isa, ok := member.Path(); ok {
+		target.ISA = isa
+	}
+	return target
+}
+
+// ownHeads returns, for each member library, TFLM's own head on the model
+// with that library's scratch (as TFLM.OwnHead for one library) and TFLM's
+// placement; false when one cannot be computed.
+func (s *planned) ownHeads(ctx context.Context, members []*kernels.Library) ([]int64, []*planned, bool) {
+	var out []int64
+	var plans []*planned
+	for _, mem := range members {
+		cfg := s.cfg
+		cfg.Kernels, cfg.Target = mem, memberTarget(s.cfg.Target, mem)
+		cfg.Plan.KernelScratch = nil
+		t, err := planLoaded(ctx, s.m, tflmConfig(s.m, cfg))
+		if err != nil {
+			return nil, nil, false
+		}
+		own, ok := head(t.p)
+		if !ok {
+			return nil, nil, false
+		}
+		if a := scratchArenas(t.p); len(a) == 1 {
+			own -= a[0].TFLMGrowth
+		}
+		out = append(out, own)
+		plans = append(plans, t)
+	}
+	return out, plans, true
+}
+
+// pinned plans the model as TFLM would with its scratch tensors pinned
+// where p puts them and s's kernels' scratch placed around them, or nil
+// when it cannot (the model's own offline plan, several arenas).
+func (s *planned) pinned(ctx context.Context, p *plan.Plan) *planned {
+	if liveness.HasOwnPlan(s.m) {
+		return nil
+	}
+	cfg := tflmConfig(s.m, s.cfg)
+	cfg.Plan.Offline = map[graph.TensorRef]int64{}
+	for _, a := range p.Allocs {
+		if a.Kind == plan.TensorAlloc && a.Class == liveness.Scratch && a.AliasOf == nil {
+			cfg.Plan.Offline[a.Ref] = a.Offset
+		}
+	}
+	t, err := planLoaded(ctx, s.m, cfg)
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// memberHeads compares, for each member library, TFLM's own head on m
+// (owns) with TFLM's head running p and placing that library's scratch
+// (TFLM.Members); false when a head cannot be computed.
+func memberHeads(m *graph.Model, p *plan.Plan, target kernels.Target, members []*kernels.Library, owns []int64) ([]TFLMMember, bool) {
+	var out []TFLMMember
+	for i, mem := range members {
+		reqs, _ := scratchRequests(m, mem, memberTarget(target, mem))
+		h, ok := p.TFLMHead(reqs)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, TFLMMember{Kernels: mem.String(), OwnHead: owns[i], Head: h})
+	}
+	return out, true
+}
+
+// worseThanOwn reports whether some member's head running the plan is
+// larger than TFLM's own.
+func worseThanOwn(ms []TFLMMember) bool {
+	for _, m := range ms {
+		if m.Head > m.OwnHead {
+			return true
+		}
+	}
+	return false
 }
 
 // keepTFLMArena keeps TFLM's own placement (s.theirs) instead of heliac's
@@ -193,8 +358,9 @@ func (s *planned) keepTFLMArena(tfl *TFLiteOutput, a *TFLMArenas, t tflmarena.Ta
 	if err != nil {
 		return tfl, a
 	}
-	em, err := tflmEmitted(ttfl, t, k)
-	if err != nil || em.Bytes >= a.Emitted.Bytes {
+	orig, _ := s.given()
+	ta, err := tflmArenas(context.Background(), orig, s.m, theirs.p, ttfl, t, k)
+	if err != nil || ta.Emitted.Bytes >= a.Emitted.Bytes {
 		return tfl, a
 	}
 	cmp := *s.tflm
@@ -203,9 +369,7 @@ func (s *planned) keepTFLMArena(tfl *TFLiteOutput, a *TFLMArenas, t tflmarena.Ta
 		cmp.Kept = KeptModel
 	}
 	s.tflm, s.lt, s.p, s.ord = &cmp, theirs.lt, theirs.p, nil
-	na := *a
-	na.Emitted = em
-	return ttfl, &na
+	return ttfl, ta
 }
 
 // TFLMHeads is o.TFLM as the summary and the report show it, or nil.
@@ -215,6 +379,9 @@ func (o *Output) TFLMHeads() *emit.TFLMHeads {
 		return nil
 	}
 	h := &emit.TFLMHeads{OwnHead: t.OwnHead, Head: t.Head, Kept: t.Kept, Discarded: t.Discarded, DiscardedBytes: t.DiscardedBytes}
+	for _, m := range t.Members {
+		h.Members = append(h.Members, emit.TFLMMemberHeads{Kernels: m.Kernels, OwnHead: m.OwnHead, Head: m.Head})
+	}
 	if a := o.TFLMArena; a != nil {
 		h.Target, h.Bytes, h.OwnBytes = a.Target, a.Emitted.Bytes, a.Original.Bytes
 	}

@@ -19,62 +19,133 @@ import (
 // model under TFLM's own GreedyMemoryPlanner. Each is its head (the
 // memory plan: tensors and kernel scratch) and TFLM's persistent tail,
 // plus the temporaries allocation needs beyond them (Bytes ≥ Head + Tail).
+//
+// For a plan made for a set of kernel libraries (kernels.Any: the
+// firmware may link any of them), Members holds each member's figures on
+// the target and the top-level figures are those of the member whose
+// emitted model needs the largest arena: the arena that suffices for
+// every member.
 type TFLMArenas struct {
 	// Target is the target the figures are for (tflmarena.Target.Name).
 	Target string
-	// Kernels names the kernel library the figures are for
-	// (kernels.Library.Name). The reference kernels' figures are checked
-	// on stock TFLM; CMSIS-NN's come from its sources only, as no
-	// CMSIS-NN build of TFLM runs here.
+	// Kernels names the kernel library the figures are for, with its
+	// code path (kernels.Library.String: "cmsis-nn (mve)").
 	Kernels string
 	// CPU is the CPU the kernels' data is for (kernels.Target.CPU: the
 	// build's --cpu on cortex-m; "" for a host build or a library whose
 	// data does not depend on it).
 	CPU string
 	// Emitted is the model heliac writes with --emit-tflite, its head
-	// the plan's offline plan (TFLM's own placement where Output.TFLM
-	// says it was kept).
+	// the plan's offline plan with the kernels' scratch placed by TFLM
+	// (TFLM's own placement where Output.TFLM says it was kept).
 	Emitted tflmarena.Arena
 	// Original is the input model with TFLM's own planner: its head
 	// heliac's emulation of TFLM's GreedyMemoryPlanner on TFLM's
 	// lifetimes, the model's operator order and the kernels' scratch.
 	Original tflmarena.Arena
+	// Members are the figures of each library of a set, in the set's
+	// order; nil for one library.
+	Members []TFLMArenas
 }
 
-// tflmArenas computes TFLMArenas for out on target t; an error says why
-// it cannot (an operator the kernel data does not know, a model that
-// already carries its own offline plan).
-func tflmArenas(ctx context.Context, m *graph.Model, tfl *TFLiteOutput, t tflmarena.Target, k tflmarena.Kernels) (*TFLMArenas, error) {
-	em, err := tflmEmitted(tfl, t, k)
+// tflmArenas computes TFLMArenas for the model planned as m by p and
+// emitted as tfl, from orig, on target t; an error says why it cannot (an
+// operator the kernel data does not know, a model that already carries
+// its own offline plan).
+func tflmArenas(ctx context.Context, orig, m *graph.Model, p *plan.Plan, tfl *TFLiteOutput, t tflmarena.Target, k tflmarena.Kernels) (*TFLMArenas, error) {
+	members := k.Library.Members()
+	if len(members) <= 1 {
+		return tflmArenasOf(ctx, orig, tfl, tfl.Offline.ArenaSize, t, k)
+	}
+	var top *TFLMArenas
+	var all []TFLMArenas
+	for _, mk := range memberKernels(k) {
+		mem := mk.Library
+		reqs, _ := scratchRequests(m, mem, mk.Target(t))
+		head, ok := p.TFLMHead(reqs)
+		if !ok {
+			return nil, fmt.Errorf("the plan has no single scratch arena for TFLM's one tensor_arena")
+		}
+		a, err := tflmArenasOf(ctx, orig, tfl, head, t, mk)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", mem, err)
+		}
+		all = append(all, *a)
+		if top == nil || a.Emitted.Bytes > top.Emitted.Bytes {
+			top = a
+		}
+	}
+	out := *top
+	out.Members = all
+	return &out, nil
+}
+
+// memberKernels returns k for each library k's library stands for, each
+// with its own code path.
+func memberKernels(k tflmarena.Kernels) []tflmarena.Kernels {
+	var out []tflmarena.Kernels
+	for _, mem := range k.Library.Members() {
+		mk := tflmarena.Kernels{Library: mem, CPU: k.CPU}
+		if isa, ok := mem.Path(); ok {
+			mk.CPU.ISA = isa
+		}
+		out = append(out, mk)
+	}
+	if len(out) == 0 {
+		out = append(out, k)
+	}
+	return out
+}
+
+// computeEach is tflmarena.Compute for every library k stands for, with
+// head as each one's head: the largest arena of them.
+func computeEach(m *graph.Model, head int64, t tflmarena.Target, k tflmarena.Kernels) (tflmarena.Arena, error) {
+	var most tflmarena.Arena
+	for _, mk := range memberKernels(k) {
+		a, err := tflmarena.Compute(m, head, t, mk)
+		if err != nil {
+			return tflmarena.Arena{}, err
+		}
+		if a.Bytes > most.Bytes {
+			most = a
+		}
+	}
+	return most, nil
+}
+
+// tflmArenasOf is TFLMArenas for one kernel library: the emitted model
+// tfl whose head, with the library's scratch placed by TFLM, is head.
+func tflmArenasOf(ctx context.Context, m *graph.Model, tfl *TFLiteOutput, head int64, t tflmarena.Target, k tflmarena.Kernels) (*TFLMArenas, error) {
+	em, err := tflmEmitted(tfl, head, t, k)
 	if err != nil {
 		return nil, err
 	}
-	head, err := tflmOwnHead(ctx, m, t, k)
+	own, err := tflmOwnHead(ctx, m, t, k)
 	if err != nil {
 		return nil, err
 	}
-	orig, err := tflmarena.Compute(m, head, t, k)
+	orig, err := tflmarena.Compute(m, own, t, k)
 	if err != nil {
 		return nil, err
 	}
-	name := kernels.TFLMReference
+	a := &TFLMArenas{Target: t.Name, Kernels: kernels.TFLMReference, Emitted: em, Original: orig}
 	if k.Library != nil {
-		name = k.Library.Name
-	}
-	a := &TFLMArenas{Target: t.Name, Kernels: name, Emitted: em, Original: orig}
-	if name != kernels.TFLMReference {
-		a.CPU = k.Target(t).CPU
+		a.Kernels = k.Library.String()
+		if k.Library.Name != kernels.TFLMReference {
+			a.CPU = k.Target(t).CPU
+		}
 	}
 	return a, nil
 }
 
-// tflmEmitted is TFLM's whole arena for the model heliac emitted, tfl.
-func tflmEmitted(tfl *TFLiteOutput, t tflmarena.Target, k tflmarena.Kernels) (tflmarena.Arena, error) {
+// tflmEmitted is TFLM's whole arena for the model heliac emitted, tfl,
+// whose head is head.
+func tflmEmitted(tfl *TFLiteOutput, head int64, t tflmarena.Target, k tflmarena.Kernels) (tflmarena.Arena, error) {
 	emitted, err := tflite.Load(tfl.Data)
 	if err != nil {
 		return tflmarena.Arena{}, err
 	}
-	return tflmarena.Compute(emitted, tfl.Offline.ArenaSize, t, k)
+	return tflmarena.Compute(emitted, head, t, k)
 }
 
 // tflmOwnHead is the head TFLM's GreedyMemoryPlanner gives the input

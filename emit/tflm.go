@@ -52,6 +52,16 @@ type TFLMHeads struct {
 	// planner; Target is "" when they were not computed.
 	Target          string
 	Bytes, OwnBytes int64
+	// Members are, for a plan made for a set of kernel libraries, each
+	// library's heads (driver.TFLM.Members); nil for one library.
+	Members []TFLMMemberHeads
+}
+
+// TFLMMemberHeads is one kernel library's heads: TFLM's own, and TFLM's
+// when it runs the plan and places that library's scratch.
+type TFLMMemberHeads struct {
+	Kernels       string
+	OwnHead, Head int64
 }
 
 // Text is what the summary says: the two heads and the difference, and
@@ -63,6 +73,17 @@ func (h TFLMHeads) Text() string {
 	}
 	s := fmt.Sprintf("arena head: TFLM's own planner %d B, heliac's plan %d B: %s (tensors and kernel scratch; TFLM's persistent tail comes on top of both)",
 		h.OwnHead, h.Head, diff)
+	if len(h.Members) > 0 {
+		s = fmt.Sprintf("arena head: TFLM's own planner up to %d B, heliac's plan %d B with room for every kernel build's scratch: %s "+
+			"(tensors and kernel scratch; TFLM's persistent tail comes on top of both); per build, TFLM's own and TFLM's running the plan:", h.OwnHead, h.Head, diff)
+		for _, m := range h.Members {
+			d := Difference(m.Head, m.OwnHead)
+			if m.Head == m.OwnHead {
+				d = "the same"
+			}
+			s += fmt.Sprintf("\n    %-20s %d B, %d B: %s", m.Kernels+":", m.OwnHead, m.Head, d)
+		}
+	}
 	if kept := h.keptText(); kept != "" {
 		s += "\n  " + kept
 	}

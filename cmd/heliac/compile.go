@@ -69,10 +69,11 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.StringVar(&opts.platformFile, "platform-file", "", "platform description (YAML or JSON); overrides --config's platform")
 	f.StringVar(&opts.configFile, "config", "", "config file (YAML or JSON) with a platform and placement rules")
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
-	f.StringVar(&opts.kernels, "kernels", kernels.TFLMReference,
-		"kernel library the model runs with, whose contracts say which outputs may be written over a dying input and whose rules size its kernels' scratch: "+strings.Join(kernels.Names(), ", "))
+	f.StringVar(&opts.kernels, "kernels", "",
+		"kernel library the model runs with, whose contracts say which outputs may be written over a dying input and whose rules size its kernels' scratch: "+
+			"any (default: the plan holds for TFLM's reference kernels and for CMSIS-NN on every code path the CPU may run; tflm-reference with --runtime tflm), tflm-reference or cmsis-nn")
 	f.StringVar(&opts.cpu, "cpu", "",
-		"Cortex-M CPU the kernels run on, which cmsis-nn's scratch sizes depend on (required with --kernels cmsis-nn): "+strings.Join(kernels.CPUs(), ", "))
+		"CPU the kernels run on, which picks CMSIS-NN's code path (portable C, DSP or MVE) and its scratch sizes (default: the platform's, else every path; generic with --tflm-target host64): "+strings.Join(kernels.CPUs(), ", "))
 	f.StringVar(&opts.schedule, "schedule", driver.ScheduleMemory,
 		"operator order: memory (the order with the lowest peak of live scratch bytes the search finds within its work budget) or model (the order the model lists them in)")
 	f.BoolVar(&opts.noInPlace, "no-in-place", false, "write no operator's output over its input (give every output buffer bytes of its own)")
@@ -225,19 +226,22 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	if t := out.TFLite; t != nil {
 		if a := out.TFLMArena; a != nil {
 			e, o := a.Emitted, a.Original
-			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at the plan's offsets (%s metadata%s); TFLM (%s, %s) needs a tensor_arena of "+
+			sized := a.Kernels
+			if len(a.Members) > 0 {
+				sized = fmt.Sprintf("with any of the %d kernel builds the plan is for; sized for %s", len(a.Members), a.Kernels)
+			}
+			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at the plan's offsets (%s metadata%s); TFLM (%s, %s, %s) needs a tensor_arena of "+
 				"%d bytes: head %d (tensors and kernel scratch) + persistent tail %d + %d for temporaries and alignment\n",
 				out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
-				tflmarena.Commit, a.Target, e.Bytes, e.Head, e.Tail, e.Bytes-e.Head-e.Tail)
+				tflmarena.Commit, a.Target, sized, e.Bytes, e.Head, e.Tail, e.Bytes-e.Head-e.Tail)
 			fmt.Fprintf(opts.stdout, "  TFLM's own planner on the original model: %d bytes (head %d, tail %d); %+d B (%+.1f%%) with heliac's plan\n",
 				o.Bytes, o.Head, o.Tail, e.Bytes-o.Bytes, 100*float64(e.Bytes-o.Bytes)/float64(o.Bytes))
-			if a.Kernels != kernels.TFLMReference {
-				cpu := a.CPU
-				if cpu == "" {
-					cpu = "a build without Arm extensions"
-				}
-				fmt.Fprintf(opts.stdout, "  note: the %s kernels' share of these figures is from their sources (for %s); not checked on a runtime\n",
-					a.Kernels, cpu)
+			for _, m := range a.Members {
+				fmt.Fprintf(opts.stdout, "    %-20s %7d bytes (head %d, tail %d); TFLM's own planner on the original: %d (head %d)\n",
+					m.Kernels+":", m.Emitted.Bytes, m.Emitted.Head, m.Emitted.Tail, m.Original.Bytes, m.Original.Head)
+			}
+			if a.Kernels != kernels.TFLMReference || len(a.Members) > 0 {
+				fmt.Fprintf(opts.stdout, "  note: CMSIS-NN kernels' share of these figures is from their sources; not checked on a runtime\n")
 			}
 		} else {
 			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at the plan's offsets (%s metadata%s); give the interpreter an arena of "+

@@ -85,15 +85,23 @@ func TestEmitTFLiteTFLMArena(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := runHeliac(helloWorld, "-o", dir, "--emit-tflite")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "TFLM (tflite-micro@90b983c, cortex-m) needs a tensor_arena of ")
+	// By default the figure suffices for every kernel build the plan is
+	// for, and the summary says which sized it and lists each.
+	assert.Contains(t, stdout, "TFLM (tflite-micro@90b983c, cortex-m, with any of the 4 kernel builds the plan is for; sized for cmsis-nn (mve)) needs a tensor_arena of ")
 	assert.Contains(t, stdout, "TFLM's own planner on the original model: ")
+	for _, k := range []string{"tflm-reference:", "cmsis-nn (portable):", "cmsis-nn (dsp):", "cmsis-nn (mve):"} {
+		assert.Contains(t, stdout, "    "+k)
+	}
+	code, stdout, stderr = runHeliac(helloWorld, "-o", dir, "--emit-tflite", "--kernels", "tflm-reference", "--force")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "TFLM (tflite-micro@90b983c, cortex-m, tflm-reference) needs a tensor_arena of ")
 	assert.NotContains(t, stdout, "not checked on a runtime", "the reference kernels' figures are checked on TFLM")
 	// A CMSIS-NN build gets the figure from CMSIS-NN's sources, and is
 	// told it was not checked on a runtime.
 	code, stdout, stderr = runHeliac(helloWorld, "-o", dir, "--emit-tflite", "--kernels", "cmsis-nn", "--cpu", "cortex-m55", "--force")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "TFLM (tflite-micro@90b983c, cortex-m) needs a tensor_arena of ")
-	assert.Contains(t, stdout, "note: the cmsis-nn kernels' share of these figures is from their sources (for cortex-m55); not checked on a runtime")
+	assert.Contains(t, stdout, "TFLM (tflite-micro@90b983c, cortex-m, cmsis-nn (mve)) needs a tensor_arena of ")
+	assert.Contains(t, stdout, "note: CMSIS-NN kernels' share of these figures is from their sources; not checked on a runtime")
 	code, stdout, stderr = runHeliac(helloWorld, "-o", dir, "--emit-tflite", "--json", "--tflm-target", "host64", "--force")
 	require.Equal(t, exitOK, code, stderr)
 	var s struct {

@@ -71,6 +71,16 @@ type jsonTFLM struct {
 	// DiscardedTFLMArenaBytes is TFLM's whole tensor_arena with heliac's
 	// own placement, when that (not the head) was why it was not kept.
 	DiscardedTFLMArenaBytes int64 `json:"discarded_tflm_arena_bytes,omitempty"`
+	// Members are each kernel build's heads, for a plan made for several
+	// (driver.TFLM.Members).
+	Members []jsonTFLMMember `json:"members,omitempty"`
+}
+
+// jsonTFLMMember is driver.TFLMMember.
+type jsonTFLMMember struct {
+	Kernels string `json:"kernels"`
+	OwnHead int64  `json:"own_head"`
+	Head    int64  `json:"head"`
 }
 
 type jsonArena struct {
@@ -101,6 +111,20 @@ type jsonTFLite struct {
 	TFLMOwnArenaBytes int64 `json:"tflm_own_arena_bytes,omitempty"`
 	TFLMOwnHeadBytes  int64 `json:"tflm_own_head_bytes,omitempty"`
 	TFLMOwnTailBytes  int64 `json:"tflm_own_tail_bytes,omitempty"`
+	// TFLMKernels is the kernel build the figures are for: for a plan
+	// made for several, the one that needs the largest arena.
+	TFLMKernels string `json:"tflm_kernels,omitempty"`
+	// TFLMMembers are each build's figures, for a plan made for several.
+	TFLMMembers []jsonTFLMArena `json:"tflm_members,omitempty"`
+}
+
+// jsonTFLMArena is one kernel build's driver.TFLMArenas.
+type jsonTFLMArena struct {
+	Kernels           string `json:"kernels"`
+	TFLMArenaBytes    int64  `json:"tflm_arena_bytes"`
+	TFLMHeadBytes     int64  `json:"tflm_head_bytes"`
+	TFLMOwnArenaBytes int64  `json:"tflm_own_arena_bytes"`
+	TFLMOwnHeadBytes  int64  `json:"tflm_own_head_bytes"`
 }
 
 // printJSONSummary prints the summary of a compile as one JSON document.
@@ -132,6 +156,11 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 			s.TFLite.TFLMTarget = a.Target
 			s.TFLite.TFLMArenaBytes, s.TFLite.TFLMHeadBytes, s.TFLite.TFLMTailBytes = a.Emitted.Bytes, a.Emitted.Head, a.Emitted.Tail
 			s.TFLite.TFLMOwnArenaBytes, s.TFLite.TFLMOwnHeadBytes, s.TFLite.TFLMOwnTailBytes = a.Original.Bytes, a.Original.Head, a.Original.Tail
+			s.TFLite.TFLMKernels = a.Kernels
+			for _, m := range a.Members {
+				s.TFLite.TFLMMembers = append(s.TFLite.TFLMMembers, jsonTFLMArena{Kernels: m.Kernels, TFLMArenaBytes: m.Emitted.Bytes,
+					TFLMHeadBytes: m.Emitted.Head, TFLMOwnArenaBytes: m.Original.Bytes, TFLMOwnHeadBytes: m.Original.Head})
+			}
 		}
 	}
 	if t := out.TFLM; t != nil {
@@ -139,6 +168,9 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 			DiscardedTFLMArenaBytes: t.DiscardedBytes}
 		if t.OwnHead > 0 {
 			s.TFLM.DifferencePercent = 100 * float64(t.Head-t.OwnHead) / float64(t.OwnHead)
+		}
+		for _, m := range t.Members {
+			s.TFLM.Members = append(s.TFLM.Members, jsonTFLMMember{Kernels: m.Kernels, OwnHead: m.OwnHead, Head: m.Head})
 		}
 	}
 	if p := out.Patches; p != nil {

@@ -138,23 +138,39 @@ func TestKernelScratchMistakes(t *testing.T) {
 	}
 }
 
-// TestCPUFlag: --kernels cmsis-nn needs --cpu, an unknown CPU is a usage
-// error naming the known ones, and the plan records library and CPU.
+// TestCPUFlag: --kernels cmsis-nn without --cpu plans for every CMSIS-NN
+// code path, an unknown CPU is a usage error naming the known ones, a
+// Cortex-M CPU does not go with a 64-bit host, and the plan records
+// library, code path and CPU.
 func TestCPUFlag(t *testing.T) {
 	dir := t.TempDir()
 	code, _, stderr := runHeliac(helloWorld, "-o", filepath.Join(dir, "a"), "--kernels", "cmsis-nn")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, "heliac: --kernels cmsis-nn sizes kernel scratch by the CPU's extension (none, DSP or MVE): give --cpu (cortex-m0,")
+	require.Equal(t, exitOK, code, stderr)
+	data, err := os.ReadFile(filepath.Join(dir, "a", "hello_world_int8.plan.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"kernels": "cmsis-nn",`)
+	assert.NotContains(t, string(data), `"kernels_path"`, "every code path")
 
 	code, _, stderr = runHeliac(helloWorld, "-o", filepath.Join(dir, "b"), "--kernels", "cmsis-nn", "--cpu", "cortex-a53")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, `heliac: --cpu: kernels: unknown CPU "cortex-a53" (known: cortex-m0, cortex-m0plus,`)
+	assert.Contains(t, stderr, `heliac: --cpu: kernels: unknown CPU "cortex-a53" (known: generic, cortex-m0, cortex-m0plus,`)
+
+	code, _, stderr = runHeliac(helloWorld, "-o", filepath.Join(dir, "b"), "--cpu", "cortex-m4", "--tflm-target", "host64")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "heliac: --cpu cortex-m4 is a Cortex-M CPU; --tflm-target host64 is a 64-bit host, which runs the kernels' portable code: --cpu generic")
+
+	code, _, stderr = runHeliac(helloWorld, "-o", filepath.Join(dir, "g"), "--kernels", "cmsis-nn", "--cpu", "generic", "--tflm-target", "host64")
+	require.Equal(t, exitOK, code, stderr)
+	data, err = os.ReadFile(filepath.Join(dir, "g", "hello_world_int8.plan.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"kernels_path": "portable",`)
 
 	out := filepath.Join(dir, "c")
 	code, _, stderr = runHeliac(helloWorld, "-o", out, "--kernels", "cmsis-nn", "--cpu", "cortex-m55")
 	require.Equal(t, exitOK, code, stderr)
-	data, err := os.ReadFile(filepath.Join(out, "hello_world_int8.plan.json"))
+	data, err = os.ReadFile(filepath.Join(out, "hello_world_int8.plan.json"))
 	require.NoError(t, err)
+	assert.Contains(t, string(data), `"kernels_path": "mve",`)
 	var doc struct {
 		Source struct{ Library, CPU string } `json:"kernel_scratch_source"`
 	}
