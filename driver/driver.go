@@ -336,7 +336,7 @@ func (s *planned) finish() (*Output, error) {
 			}
 		}
 		var err error
-		if tfl, err = withOfflinePlan(data, m, s.p); err != nil {
+		if tfl, err = withOfflinePlan(data, m, s.p, s.planInfo()); err != nil {
 			return nil, err
 		}
 		// The kernels' share of TFLM's tail is the build's library's
@@ -439,15 +439,41 @@ func memoryOrder(ctx context.Context, m *graph.Model, lopts liveness.Options, wo
 	return order.Schedule(ctx, m, opts)
 }
 
+// planInfo is what a model written with s's plan records about it
+// (emit.PlanInfo), but the plan's hash.
+func (s *planned) planInfo() *emit.PlanInfo {
+	i := &emit.PlanInfo{Generator: "heliac " + s.cfg.Version, TFLMTarget: s.cfg.TFLMTarget}
+	if i.TFLMTarget == "" {
+		i.TFLMTarget = tflmarena.CortexM.Name
+	}
+	if lib := s.cfg.Kernels; lib != nil {
+		i.Kernels, i.KernelsPath = lib.Name, lib.PathName()
+		for _, mem := range lib.Members() {
+			i.Builds = append(i.Builds, mem.String())
+		}
+	}
+	return i
+}
+
 // withOfflinePlan writes p's scratch offsets into the model as TFLM's
 // offline memory plan and, when the plan's schedule runs a subgraph's
 // operators in another order than the model lists them, lists them in
 // the schedule's order (TFLM runs them as listed); nothing else of the
 // model changes.
-func withOfflinePlan(data []byte, m *graph.Model, p *plan.Plan) (*TFLiteOutput, error) {
+//
+// It also records what the plan was made for (info, graph.PlanInfoName),
+// with p's hash, unless info is nil.
+func withOfflinePlan(data []byte, m *graph.Model, p *plan.Plan, info *emit.PlanInfo) (*TFLiteOutput, error) {
 	op, err := emit.TFLMOfflinePlan(m, p)
 	if err != nil {
 		return nil, err
+	}
+	if info != nil {
+		i := *info
+		i.PlanHash = p.Hash()
+		if data, _, err = tflite.SetMetadata(data, graph.PlanInfoName, i.Bytes()); err != nil {
+			return nil, err
+		}
 	}
 	var order [][]int
 	if p.Schedule.Moved() > 0 {

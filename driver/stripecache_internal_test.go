@@ -79,7 +79,7 @@ func TestStripeCachedRewriteVerified(t *testing.T) {
 			assert.Empty(t, verify.Rewrite(c.orig, c.m, c.js))
 			data, err := tflite.Encode(c.m, tflite.EncodeOptions{})
 			require.NoError(t, err)
-			tfl, err := withOfflinePlan(data, c.m, c.p)
+			tfl, err := withOfflinePlan(data, c.m, c.p, nil)
 			require.NoError(t, err)
 			emitted, err := tflite.Load(tfl.Data)
 			require.NoError(t, err)

@@ -354,7 +354,7 @@ func (s *planned) keepTFLMArena(tfl *TFLiteOutput, a *TFLMArenas, t tflmarena.Ta
 	if !ok {
 		return tfl, a
 	}
-	ttfl, err := withOfflinePlan(s.data, s.m, theirs.p)
+	ttfl, err := withOfflinePlan(s.data, s.m, theirs.p, s.planInfo())
 	if err != nil {
 		return tfl, a
 	}

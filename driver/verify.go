@@ -20,6 +20,11 @@ import (
 type VerifyReport struct {
 	Plan  string // the plan file read: the path given, or the one in DIR
 	Model string // the model file, given or found by its sha256
+	// Emitted is the model --emit-tflite wrote beside the plan
+	// (<prefix>.tflite), when there is one, and EmittedInfo what it
+	// records about the plan it was written with (graph.PlanInfoName:
+	// kernels, code path, TFLM target; "" when it records nothing).
+	Emitted, EmittedInfo string
 }
 
 // ModelNotNamedError reports that a plan records no model sha256, so the
@@ -83,9 +88,23 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 		return nil, err
 	}
 	v := append(verify.Plan(m, js), cv...)
-	if len(v) == 0 && len(head.Stripes) > 0 {
-		if v, err = verifyEmittedRewrite(path, m, js); err != nil {
-			return nil, err
+	emitted, err := readEmitted(path)
+	if err != nil {
+		return nil, err
+	}
+	if emitted != nil {
+		r.Emitted = emittedPath(path)
+		info, iv := verify.PlanInfo(emitted, js)
+		r.EmittedInfo = info
+		for i := range iv {
+			iv[i].Msg = filepath.Base(r.Emitted) + ": " + iv[i].Msg
+		}
+		v = append(v, iv...)
+	}
+	if len(v) == 0 && len(head.Stripes) > 0 && emitted != nil {
+		v = verify.RewriteFile(m, emitted, js)
+		for i := range v {
+			v[i].Msg = filepath.Base(r.Emitted) + ": " + v[i].Msg
 		}
 	}
 	if len(v) > 0 {
@@ -94,16 +113,26 @@ func VerifyPlanFile(planPath, modelPath string) (*VerifyReport, error) {
 	return r, nil
 }
 
-// verifyEmittedRewrite checks the model --emit-tflite wrote beside a plan
-// that records stripes (<prefix>.tflite for <prefix>.plan.json), when
-// there is one, against the verifier's rebuild of the rewrite from the
-// original (verify.RewriteFile).
-func verifyEmittedRewrite(planPath string, original *graph.Model, js []byte) ([]verify.Violation, error) {
+// emittedPath is where --emit-tflite writes the model beside a plan file
+// (<prefix>.tflite for <prefix>.plan.json), or "".
+func emittedPath(planPath string) string {
 	prefix, ok := strings.CutSuffix(planPath, PlanSuffix)
 	if !ok {
+		return ""
+	}
+	return prefix + ".tflite"
+}
+
+// readEmitted loads the model --emit-tflite wrote beside a plan file, or
+// returns nil when there is none. Such a model is checked against the
+// plan: what it records about the plan (verify.PlanInfo), and, for a plan
+// that records stripes, the rewrite against the verifier's rebuild from
+// the original (verify.RewriteFile).
+func readEmitted(planPath string) (*graph.Model, error) {
+	emitted := emittedPath(planPath)
+	if emitted == "" {
 		return nil, nil
 	}
-	emitted := prefix + ".tflite"
 	if st, err := os.Stat(emitted); err != nil || !st.Mode().IsRegular() {
 		return nil, nil
 	}
@@ -115,11 +144,7 @@ func verifyEmittedRewrite(planPath string, original *graph.Model, js []byte) ([]
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", emitted, err)
 	}
-	v := verify.RewriteFile(original, m, js)
-	for i := range v {
-		v[i].Msg = filepath.Base(emitted) + ": " + v[i].Msg
-	}
-	return v, nil
+	return m, nil
 }
 
 // onePlan returns the plan file planPath names: itself, or the one plan

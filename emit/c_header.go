@@ -46,6 +46,7 @@ func (g *cgen) header() ([]byte, error) {
 			w.define(a.macro+"_EXTERNAL", "1")
 		}
 	}
+	g.kernelGuard(w)
 	g.support(w)
 	g.placement(w)
 	g.enums(w)

@@ -229,8 +229,16 @@ func (t *tflmGen) prologue() {
 #ifdef USE_TFLM_COMPRESSION
 #error "TFLM's kernel library was built without USE_TFLM_COMPRESSION"
 #endif
-
 `)
+	// The runtime sizes each kernel's scratch and persistent data as TFLM's
+	// reference kernels ask (kernels.TFLM); CMSIS-NN's ask for others.
+	w.f(`// The runtime plans the scratch and persistent data TFLM's reference kernels
+// ask for; TFLM's CMSIS-NN build (which defines CMSIS_NN) asks for others.
+#if defined(CMSIS_NN)
+#error "%s.tflm.cc runs TFLM's reference kernels; this build defines CMSIS_NN (TFLM's CMSIS-NN kernels)"
+#endif
+
+`, p)
 	w.f("/* Where the kernels' persistent data lies: define %s_KERNEL_STATE_ATTR to\n"+
 		" * place it in a section. */\n", P)
 	w.f("#ifndef %s_KERNEL_STATE_ATTR\n#define %s_KERNEL_STATE_ATTR\n#endif\n", P, P)

@@ -34,6 +34,11 @@ func Inspect(m *graph.Model) []byte {
 				graph.OfflinePlanName, op.Version, op.Planned, op.Tensors, op.End)
 		}
 	}
+	if i, err := ReadPlanInfo(m); err != nil {
+		fmt.Fprintf(&buf, "heliac plan (%s): unreadable: %s\n", graph.PlanInfoName, escapeName(err.Error()))
+	} else if i != nil {
+		fmt.Fprintf(&buf, "heliac plan (%s): %s\n", graph.PlanInfoName, escapeName(i.Text()))
+	}
 	for si, sg := range m.Subgraphs {
 		fmt.Fprintf(&buf, "\nsubgraph %d %s: %d tensor(s), %d operator(s), inputs %v, outputs %v\n",
 			si, quoted(sg.Name), len(sg.Tensors), len(sg.Ops), sg.Inputs, sg.Outputs)
@@ -88,6 +93,34 @@ type inspectModel struct {
 	Signatures  []inspectSignature `json:"signatures"`
 	Buffers     int                `json:"buffers"`
 	OfflinePlan *inspectOffline    `json:"offline_plan,omitempty"`
+	// PlanInfo is what a model heliac wrote records about its plan
+	// (graph.PlanInfoName).
+	PlanInfo *inspectPlanInfo `json:"heliac_plan,omitempty"`
+}
+
+// inspectPlanInfo is a model's PlanInfo, or why it cannot be read.
+type inspectPlanInfo struct {
+	Generator   string   `json:"generator,omitempty"`
+	PlanHash    string   `json:"plan_hash,omitempty"`
+	Kernels     string   `json:"kernels,omitempty"`
+	KernelsPath string   `json:"kernels_path,omitempty"`
+	Builds      []string `json:"kernel_builds,omitempty"`
+	TFLMTarget  string   `json:"tflm_target,omitempty"`
+	Err         string   `json:"error,omitempty"`
+}
+
+// planInfoOf reads a model's PlanInfo for inspect, or returns nil when it
+// has none.
+func planInfoOf(m *graph.Model) *inspectPlanInfo {
+	i, err := ReadPlanInfo(m)
+	switch {
+	case err != nil:
+		return &inspectPlanInfo{Err: err.Error()}
+	case i == nil:
+		return nil
+	}
+	return &inspectPlanInfo{Generator: escapeName(i.Generator), PlanHash: escapeName(i.PlanHash), Kernels: escapeName(i.Kernels),
+		KernelsPath: escapeName(i.KernelsPath), Builds: i.Builds, TFLMTarget: escapeName(i.TFLMTarget)}
 }
 
 // inspectOffline summarises a model's OfflineMemoryAllocation metadata.
@@ -169,7 +202,7 @@ type inspectSignature struct {
 // InspectJSON renders the same information as Inspect as JSON.
 func InspectJSON(m *graph.Model) ([]byte, error) {
 	out := inspectModel{Version: m.Version, Description: escapeName(m.Description), Buffers: len(m.Buffers),
-		Subgraphs: []inspectSubgraph{}, Signatures: []inspectSignature{}, OfflinePlan: offlinePlanOf(m)}
+		Subgraphs: []inspectSubgraph{}, Signatures: []inspectSignature{}, OfflinePlan: offlinePlanOf(m), PlanInfo: planInfoOf(m)}
 	for _, s := range m.Signatures {
 		out.Signatures = append(out.Signatures, inspectSignature{Key: escapeName(s.Key), Subgraph: int(s.Subgraph)})
 	}

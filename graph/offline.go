@@ -29,3 +29,10 @@ func ReadOfflinePlan(data []byte) (version, subgraphs int, offsets []int32, err 
 	}
 	return int(word(0)), int(word(1)), offsets, nil
 }
+
+// PlanInfoName is the name of the model metadata in which heliac records,
+// in a model it writes with its plan (--emit-tflite), what the plan was
+// made for: the kernel library and code path, the kernel builds whose
+// contracts it holds to, the TFLM target, the plan's hash. The entry is
+// UTF-8 text, one "key=value" a line; TFLM ignores it.
+const PlanInfoName = "heliac_plan"

@@ -25,11 +25,12 @@ func _() {
 	_ = x[OwnOffset-15]
 	_ = x[BadStripes-16]
 	_ = x[RewriteMismatch-17]
+	_ = x[ModelMismatch-18]
 }
 
-const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolatedBadScheduleHashMismatchCMismatchOwnOffsetBadStripesRewriteMismatch"
+const _Kind_name = "OverlapOutOfBoundsMisalignedUseOutsideLifetimeUnplacedWrongClassHeightMismatchMalformedBadAliasOverCapacityRuleViolatedBadScheduleHashMismatchCMismatchOwnOffsetBadStripesRewriteMismatchModelMismatch"
 
-var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119, 130, 142, 151, 160, 170, 185}
+var _Kind_index = [...]uint8{0, 7, 18, 28, 46, 54, 64, 78, 87, 95, 107, 119, 130, 142, 151, 160, 170, 185, 198}
 
 func (i Kind) String() string {
 	idx := int(i) - 1

@@ -619,6 +619,7 @@ func TestKindString(t *testing.T) {
 	assert.Equal(t, "OwnOffset", OwnOffset.String())
 	assert.Equal(t, "BadStripes", BadStripes.String())
 	assert.Equal(t, "RewriteMismatch", RewriteMismatch.String())
-	assert.Equal(t, "Kind(18)", Kind(18).String())
+	assert.Equal(t, "ModelMismatch", ModelMismatch.String())
+	assert.Equal(t, "Kind(19)", Kind(19).String())
 	assert.Equal(t, "Unplaced: 0:1 (a) has no allocation", Violation{Unplaced, "0:1 (a) has no allocation"}.String())
 }

@@ -28,6 +28,7 @@ const (
 	OwnOffset               // a tensor an operator addresses relative to another is not at the model's own offset from it
 	BadStripes              // the stripes record is not a valid stripe rewrite of the original model (region, rows, k, MACs)
 	RewriteMismatch         // a rewritten model differs from the verifier's rebuild of its stripes record
+	ModelMismatch           // the model written beside the plan records another plan, or other kernels, than the plan
 )
 
 // Violation is one broken rule. Msg names tensors as

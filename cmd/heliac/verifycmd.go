@@ -68,6 +68,11 @@ func runVerify(opts *verifyOptions) error {
 			continue
 		}
 		fmt.Fprintf(opts.stdout, "%s: ok\n", r.Plan)
+		if r.EmittedInfo != "" {
+			// What the model written with the plan says it was
+			// planned for, checked against the plan.
+			fmt.Fprintf(opts.stdout, "%s: ok, planned for %s\n", r.Emitted, r.EmittedInfo)
+		}
 	}
 	if st, err := os.Stat(opts.plan); err == nil && st.IsDir() {
 		// A set's shared module, against every plan in the directory.

@@ -129,3 +129,30 @@ func TestVerifySets(t *testing.T) {
 	assert.Equal(t, exitFailure, code, "the mixed set, named")
 	assert.Empty(t, stdout, stderr)
 }
+
+// TestEmittedPlanInfo: the model --emit-tflite writes says what its plan
+// was made for (the kernels, code path and builds, the TFLM target, the
+// plan's hash); inspect prints it, verify checks it against the plan and
+// prints it, and a model written for other kernels beside the plan is a
+// violation (exit 4).
+func TestEmittedPlanInfo(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	code, _, stderr := runHeliac(helloWorld, "-o", a, "--emit-tflite", "--platform", "apollo510", "--one-scratch-bank")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr := runHeliac("inspect", filepath.Join(a, "hello_world_int8.tflite"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "heliac plan (heliac_plan): planned by heliac dev for kernels any (mve): tflm-reference, cmsis-nn (mve); TFLM target cortex-m; plan ")
+	code, stdout, stderr = runHeliac("verify", helloWorld, a)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "hello_world_int8.tflite: ok, planned for kernels any (mve): tflm-reference; cmsis-nn (mve); TFLM target cortex-m; plan ")
+
+	code, _, stderr = runHeliac(helloWorld, "-o", b, "--emit-tflite", "--kernels", "tflm-reference", "--tflm-target", "host64")
+	require.Equal(t, exitOK, code, stderr)
+	data, err := os.ReadFile(filepath.Join(b, "hello_world_int8.tflite"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(a, "hello_world_int8.tflite"), data, 0o644))
+	code, _, stderr = runHeliac("verify", helloWorld, a)
+	assert.Equal(t, exitVerify, code)
+	assert.Contains(t, stderr, `ModelMismatch: hello_world_int8.tflite: metadata "heliac_plan" records kernels "tflm-reference", but the plan's is "any"`)
+}

@@ -34,6 +34,13 @@ extern "C" {
 #define AUDIO_PREPROCESSOR_INT8_SCRATCH_SRAM_SIZE 2096u
 #define AUDIO_PREPROCESSOR_INT8_SCRATCH_SRAM_ALIGNMENT 16u
 
+/* Outputs are written over dying inputs where the kernels the plan was made
+ * for allow it (plan.json "kernels", "kernels_path"); with other kernels the
+ * model may compute other outputs, so other kernels do not compile. */
+#if defined(CMSIS_NN)
+#error "audio_preprocessor_int8.h: planned for TFLM's reference kernels, but this build defines CMSIS_NN (TFLM's CMSIS-NN kernels): run heliac without --kernels (a plan for every kernel library) or with --kernels cmsis-nn"
+#endif
+
 /* Compiler support. AUDIO_PREPROCESSOR_INT8_ALIGNAS(n) is C11's _Alignas, or GNU C's aligned
  * attribute under C99; AUDIO_PREPROCESSOR_INT8_WEAK and AUDIO_PREPROCESSOR_INT8_SECTION(name) are GNU attributes
  * (gcc, clang), and empty for other compilers. Define one before including

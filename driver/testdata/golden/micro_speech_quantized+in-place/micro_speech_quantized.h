@@ -34,6 +34,13 @@ extern "C" {
 #define MICRO_SPEECH_QUANTIZED_SCRATCH_SRAM_SIZE 4176u
 #define MICRO_SPEECH_QUANTIZED_SCRATCH_SRAM_ALIGNMENT 16u
 
+/* Outputs are written over dying inputs where the kernels the plan was made
+ * for allow it (plan.json "kernels", "kernels_path"); with other kernels the
+ * model may compute other outputs, so other kernels do not compile. */
+#if defined(CMSIS_NN)
+#error "micro_speech_quantized.h: planned for TFLM's reference kernels, but this build defines CMSIS_NN (TFLM's CMSIS-NN kernels): run heliac without --kernels (a plan for every kernel library) or with --kernels cmsis-nn"
+#endif
+
 /* Compiler support. MICRO_SPEECH_QUANTIZED_ALIGNAS(n) is C11's _Alignas, or GNU C's aligned
  * attribute under C99; MICRO_SPEECH_QUANTIZED_WEAK and MICRO_SPEECH_QUANTIZED_SECTION(name) are GNU attributes
  * (gcc, clang), and empty for other compilers. Define one before including

@@ -1,0 +1,53 @@
+package emit
+
+// kernelGuard writes the preprocessor checks that refuse to compile the
+// module in a build whose kernels are not those the plan's in-place
+// writes were allowed for (plan.Plan.Kernels, KernelsPath): an output
+// written over its input where one kernel library allows it may compute
+// other outputs under another. TFLM's CMSIS-NN build defines CMSIS_NN
+// (tensorflow/lite/micro/tools/make/ext_libs/cmsis_nn.inc, -DCMSIS_NN), and
+// CMSIS-NN picks its code by the compiler's target macros
+// (Include/arm_nn_math_types.h: ARM_MATH_MVEI from __ARM_FEATURE_MVE,
+// ARM_MATH_DSP from __ARM_FEATURE_DSP), so the checks read the same
+// macros. A plan for any library on every path checks nothing.
+func (g *cgen) kernelGuard(w *cwriter) {
+	lib, path := g.p.Kernels, g.p.KernelsPath
+	if lib == "" || (lib == kernelsAny && path == "") {
+		return
+	}
+	p := g.prefix
+	w.f("\n/* Outputs are written over dying inputs where the kernels the plan was made\n" +
+		" * for allow it (plan.json \"kernels\", \"kernels_path\"); with other kernels the\n" +
+		" * model may compute other outputs, so other kernels do not compile. */\n")
+	switch lib {
+	case kernelsReference:
+		w.f("#if defined(CMSIS_NN)\n#error \"%s.h: planned for TFLM's reference kernels, but this build defines CMSIS_NN "+
+			"(TFLM's CMSIS-NN kernels): run heliac without --kernels (a plan for every kernel library) or with --kernels cmsis-nn\"\n#endif\n", p)
+		return
+	case kernelsCMSISNN:
+		w.f("#if !defined(CMSIS_NN)\n#error \"%s.h: planned for TFLM's CMSIS-NN kernels, but this build does not define CMSIS_NN "+
+			"(TFLM's reference kernels): run heliac without --kernels (a plan for every kernel library) or with --kernels tflm-reference\"\n#endif\n", p)
+	}
+	// The code path: CMSIS-NN's kernels, whichever library the plan also
+	// holds for, are those of the CPU the module is compiled for.
+	var wrong, runs string
+	switch path {
+	case "mve":
+		wrong, runs = "!defined(__ARM_FEATURE_MVE)", "its DSP or portable code"
+	case "dsp":
+		wrong, runs = "!defined(__ARM_FEATURE_DSP) || defined(__ARM_FEATURE_MVE)", "its MVE or portable code"
+	case "portable":
+		wrong, runs = "defined(__ARM_FEATURE_DSP) || defined(__ARM_FEATURE_MVE)", "its DSP or MVE code"
+	default:
+		return
+	}
+	w.f("#if defined(CMSIS_NN) && (%s)\n#error \"%s.h: planned for CMSIS-NN's %s code, but CMSIS-NN runs %s "+
+		"for this CPU: run heliac with --cpu naming this CPU (generic for a host)\"\n#endif\n", wrong, p, path, runs)
+}
+
+// The kernel libraries' names, as plan.json spells them (package kernels).
+const (
+	kernelsAny       = "any"
+	kernelsReference = "tflm-reference"
+	kernelsCMSISNN   = "cmsis-nn"
+)
