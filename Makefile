@@ -25,7 +25,7 @@ build: ## build bin/heliac
 # compilers, Python). They skip under the race detector, which slows them
 # tenfold and finds nothing there, and run in a second step without it
 # (driver's TestSweepsListed keeps the list whole).
-SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNCorpus|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaExact|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber)$$
+SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNCorpus|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDefaultPlansOnEveryRunner|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaExact|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber)$$
 SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/
 
 test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
@@ -106,6 +106,10 @@ difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tf
 	HELIAC_DIFF_TIME=$(DIFF_TIME) HELIAC_DIFF_MODELS=$(DIFF_MODELS) HELIAC_DIFF_SEED=$(DIFF_SEED) HELIAC_DIFF_RUNTIME=$(DIFF_RUNTIME) HELIAC_DIFF_PATCHES=$(DIFF_PATCHES) \
 		$(GO) test -count=1 -timeout 0 -run '^TestDifferentialTFLM$$' -v ./driver/ >$$out 2>&1 || status=$$?; \
 	grep -v -e '^=== ' -e '^        --- PASS' -e '^    --- PASS' $$out; rm -f $$out; exit $$status
+
+.PHONY: cmsis-sweep
+cmsis-sweep: ## the default plan of every corpus model TFLM runs on all four runners (tflm_run, tflm_run_cmsis, and on emulated Cortex-M4F and M55 CPUs with CMSIS-NN: make test runs a subset there), seeds 1 and 2
+	HELIAC_FULL_SWEEP=1 $(GO) test -count=1 -timeout 120m -run '^TestDefaultPlansOnEveryRunner$$' -v ./driver/ | grep -v -e '^=== ' -e '--- PASS'
 
 .PHONY: stripe-proof
 stripe-proof: ## the whole stripe proof: every proof model (the 224 MobileNetV2s too), several regions, k = 2, 3, 4, 7, 10, in stock TFLM (make test runs a subset)

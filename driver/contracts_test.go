@@ -240,7 +240,7 @@ func TestTFLMContractsModel(t *testing.T) {
 	data := contractsModel(t)
 	orig := filepath.Join(dir, "contracts.tflite")
 	require.NoError(t, os.WriteFile(orig, data, 0o644))
-	cfg := defaultConfig(t)
+	cfg := referenceConfig(t)
 	cfg.ModelName, cfg.Version, cfg.EmitTFLite = "contracts", "test", true
 	out, err := driver.Compile(context.Background(), data, cfg)
 	require.NoError(t, err)
@@ -488,7 +488,7 @@ func TestTFLMPadEdges(t *testing.T) {
 		name := fmt.Sprintf("%d-%v-%v-int8=%t", n, shape, pads, int8)
 		t.Run(name, func(t *testing.T) {
 			data := padModel(t, int8, shape, pads)
-			cfg := defaultConfig(t)
+			cfg := referenceConfig(t)
 			cfg.ModelName, cfg.Version, cfg.EmitTFLite = "pad", "test", true
 			out, err := driver.Compile(context.Background(), data, cfg)
 			require.NoError(t, err)

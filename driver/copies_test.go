@@ -105,7 +105,7 @@ func copiesModel(t *testing.T) []byte {
 // copiesConfig is the default configuration in the model's order (so that
 // a moved slot meets the tensor written after it).
 func copiesConfig(t *testing.T, on bool) driver.Config {
-	cfg := defaultConfig(t)
+	cfg := referenceConfig(t)
 	cfg.ModelName, cfg.Version, cfg.EmitTFLite, cfg.Schedule = "copies", "test", true, driver.ScheduleModel
 	cfg.Liveness.ExactOverlap = on
 	return cfg

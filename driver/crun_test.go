@@ -139,7 +139,7 @@ func TestDispatcherRunsEveryModel(t *testing.T) {
 					}
 					cfg := testConfig(cm.name)
 					cfg.Prefix = emit.CPrefix(cm.name)
-					def := defaultConfig(t) // outputs written in place and kernel scratch planned, as the CLI plans
+					def := referenceConfig(t) // outputs written in place and kernel scratch planned, as the CLI plans
 					cfg.Liveness, cfg.Kernels, cfg.Target = def.Liveness, def.Kernels, def.Target
 					mode.config(&cfg)
 					out, err := driver.Compile(context.Background(), data, cfg)
@@ -333,7 +333,7 @@ func TestDispatcherSeesAScratchClobber(t *testing.T) {
 	require.NoError(t, err)
 	cfg := testConfig("keyword_scrambled_8bit")
 	cfg.Prefix = "ks"
-	def := defaultConfig(t)
+	def := referenceConfig(t)
 	cfg.Kernels, cfg.Target = def.Kernels, def.Target
 	out, err := driver.Compile(context.Background(), data, cfg)
 	require.NoError(t, err)
@@ -384,7 +384,7 @@ func TestSharedScratchDispatcher(t *testing.T) {
 		data, err := os.ReadFile(filepath.Join("..", "testdata", "models", name+".tflite"))
 		require.NoError(t, err)
 		cfg := testConfig(name)
-		def := defaultConfig(t)
+		def := referenceConfig(t)
 		cfg.Liveness, cfg.Kernels, cfg.Target = def.Liveness, def.Kernels, def.Target
 		models = append(models, driver.Model{Data: data, Config: cfg})
 	}

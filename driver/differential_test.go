@@ -17,12 +17,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/heliac/heliac"
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/internal/validmodel"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/tflite"
+	"github.com/heliac/heliac/tflmarena"
 )
 
 // Environment variables of the differential test (make difftest sets
@@ -82,6 +84,9 @@ type diffTally struct {
 	// noKernelData counts, per operator, the skipped models that have
 	// one heliac has no kernel data for (kernels.TFLM).
 	noKernelData map[string]int
+	// cmsis counts the models also run on tflm_run_cmsis (the default
+	// plan, and one for --kernels cmsis-nn --cpu generic).
+	cmsis int
 	// stripes is what the stripe differential covered
 	// (HELIAC_DIFF_PATCHES, stripeDifferential).
 	stripes stripeTally
@@ -184,13 +189,13 @@ func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
 	})
 	f := tally.features
 	sort.Slice(tally.failed, func(i, j int) bool { return tally.failed[i] < tally.failed[j] })
-	t.Logf("differential test: %d models from seed %d, %d failed %v\n"+
+	t.Logf("differential test: %d models from seed %d, %d failed %v; %d of them also on %s (the default plan and --kernels cmsis-nn --cpu generic)\n"+
 		"  heliac: %d tensors written in place (%d over a model input: --overwrite-inputs on one model in three), %d views sharing their input's buffer (%d slices' blocks, %d concatenation inputs in their slots: exact-overlap copies), %d operators moved by the memory order (%d models reordered)\n"+
 		"  models: %d operators, %d writing their own input, %d second writers, %d views (%d read after their input is written again), "+
 		"%d convolutions/pools, %d pads, %d broadcasts, %d VAR_HANDLEs (%d without a container; %d shared names with and without one), "+
 		"%d is_variable tensors, %d CALL_ONCE, %d IF, %d WHILE, %d INT8 operators, "+
 		"%d slices (%d of contiguous blocks), %d concatenations of their results, %d row-local CNN segments (%d INT8)",
-		tally.models, first, len(tally.failed), tally.failed,
+		tally.models, first, len(tally.failed), tally.failed, tally.cmsis, tflmrun.CMSISNN,
 		tally.inPlace, tally.overInput, tally.views, tally.blocks, tally.slots, tally.moved, tally.reordered,
 		f.Ops, f.SelfWrites, f.SecondWriters, f.Views, f.StaleViews, f.Windows, f.Pads, f.Broadcasts,
 		f.VarHandles, f.NoContainer, f.SharedNames, f.VarTensors, f.CallOnce, f.Ifs, f.Whiles, f.Int8,
@@ -261,13 +266,11 @@ func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally 
 		}
 	}()
 
-	cfg := defaultConfig(t)
-	cfg.ModelName = fmt.Sprintf("diff_%d", seed)
-	cfg.Version = "test"
-	cfg.EmitTFLite = true
-	// One model in three with --overwrite-inputs: tflm_run fills the
-	// inputs before every invocation, as such a plan requires.
-	cfg.Liveness.OverwriteInputs = seed%3 == 0
+	// The CLI's default (--kernels any: a plan every kernel library
+	// computes the outputs with), here on tflm_run's 64-bit pointers. One
+	// model in three with --overwrite-inputs: tflm_run fills the inputs
+	// before every invocation, as such a plan requires.
+	cfg := diffConfig(t, seed, "", "")
 	out, err := driver.Compile(context.Background(), data, cfg)
 	if err != nil {
 		dir := tally.keepModels(t, seed, data, nil)
@@ -301,16 +304,34 @@ func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally 
 	orig := filepath.Join(dir, "model.tflite")
 	require.NoError(t, os.WriteFile(orig, data, 0o644))
 	masked := resourceTensors(m)
-	diff, err := compareTFLM(tool, dir, orig, out.TFLite.Data, masked)
-	require.NoError(t, err, "seed %d", seed)
-	if strings.HasPrefix(diff, diffGenerator) {
-		kept := tally.keepModels(t, seed, data, nil)
-		t.Fatalf("seed %d: %s (kept in %s)", seed, diff, kept)
+	// The default plan on the reference kernels and on CMSIS-NN's
+	// portable C, then a plan for CMSIS-NN's portable path alone
+	// (--kernels cmsis-nn --cpu generic --tflm-target host64) on it.
+	runs := []diffRun{{tool, cfg, out}}
+	if cmsis := tflmrun.Tool(tflmrun.CMSISNN); cmsis != "" {
+		ccfg := diffConfig(t, seed, kernels.CMSISNN, kernels.GenericCPU)
+		cout, err := driver.Compile(context.Background(), data, ccfg)
+		if err != nil {
+			dir := tally.keepModels(t, seed, data, nil)
+			t.Fatalf("seed %d: heliac --kernels cmsis-nn --cpu generic does not compile a valid model (kept in %s): %v", seed, dir, err)
+		}
+		runs = append(runs, diffRun{cmsis, cfg, out}, diffRun{cmsis, ccfg, cout})
+		tally.mu.Lock()
+		tally.cmsis++
+		tally.mu.Unlock()
 	}
-	if diff != "" {
-		kept := tally.keepModels(t, seed, data, out.TFLite.Data)
-		t.Fatalf("seed %d: %s\n  models kept in %s (run %s --trace --invokes %d on seed%d.tflite and seed%d.heliac.tflite)\n  %s",
-			seed, diff, kept, tool, interopInvokes, seed, seed, diagnose(t, tool, dir, data, cfg, masked))
+	for _, r := range runs {
+		diff, err := compareTFLM(r.tool, dir, orig, r.out.TFLite.Data, masked)
+		require.NoError(t, err, "seed %d", seed)
+		if strings.HasPrefix(diff, diffGenerator) {
+			kept := tally.keepModels(t, seed, data, nil)
+			t.Fatalf("seed %d: %s: %s (kept in %s)", seed, filepath.Base(r.tool), diff, kept)
+		}
+		if diff != "" {
+			kept := tally.keepModels(t, seed, data, r.out.TFLite.Data)
+			t.Fatalf("seed %d: %s, kernels %s: %s\n  models kept in %s (run %s --trace --invokes %d on seed%d.tflite and seed%d.heliac.tflite)\n  %s",
+				seed, filepath.Base(r.tool), r.cfg.Kernels, diff, kept, r.tool, interopInvokes, seed, seed, diagnose(t, r.tool, dir, data, r.cfg, masked))
+		}
 	}
 	if kit != nil {
 		diffRuntime(t, kit, tool, seed, m, data, orig, tally)
@@ -319,6 +340,30 @@ func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally 
 		stripeDifferential(t, tool, seed, m, data, orig, out.PlanJSON, tally)
 	}
 	failed = false
+}
+
+// diffRun is one comparison of the differential test: a runner, and the
+// model heliac emitted with a configuration.
+type diffRun struct {
+	tool string
+	cfg  driver.Config
+	out  *driver.Output
+}
+
+// diffConfig is the CLI's configuration for a generated model: --emit-tflite
+// with the kernels and CPU named ("" for the defaults), kernel scratch on
+// tflm_run's 64-bit pointers, and --overwrite-inputs on one seed in three.
+func diffConfig(t *testing.T, seed int64, kernelsName, cpu string) driver.Config {
+	t.Helper()
+	opts := heliac.Options{Name: fmt.Sprintf("diff_%d", seed), Version: "test", EmitTFLite: true, Kernels: kernelsName, CPU: cpu,
+		OverwriteInputs: seed%3 == 0}
+	if cpu == kernels.GenericCPU {
+		opts.TFLMTarget = tflmarena.Host64.Name
+	}
+	cfg, err := opts.Config()
+	require.NoError(t, err)
+	cfg.Target.PointerSize = 8
+	return cfg
 }
 
 // diffRuntimeSkips are the messages of heliac's refusals to make a runtime

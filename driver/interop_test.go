@@ -83,15 +83,16 @@ func (m tflmModel) run(t *testing.T, tool, path string, seed int, trace bool) *t
 	return res
 }
 
-// defaultConfig is what the CLI plans with by default: outputs written
-// over dying inputs under the contracts of TFLM's reference kernels, the
-// kernels tflm_run runs.
-func defaultConfig(t *testing.T) driver.Config {
+// referenceConfig is what the CLI plans with for TFLM's reference kernels
+// (--kernels tflm-reference), the kernels tflm_run runs: outputs written
+// over dying inputs under their contracts, their scratch planned.
+func referenceConfig(t *testing.T) driver.Config {
 	t.Helper()
 	lib, err := kernels.Lookup(kernels.TFLMReference)
 	require.NoError(t, err)
-	// As the CLI compiles by default: in place, and with the kernels'
-	// scratch planned, here on tflm_run's 64-bit pointers.
+	// As the CLI compiles with --kernels tflm-reference: in place, and
+	// with the kernels' scratch planned, here on tflm_run's 64-bit
+	// pointers.
 	return driver.Config{Liveness: liveness.Options{Kernels: lib, ExactOverlap: true}, Kernels: lib, Target: kernels.Target{PointerSize: 8}}
 }
 
@@ -140,7 +141,7 @@ func TestTFLMRunsHeliacPlans(t *testing.T) {
 		for _, m := range tflmModels(t) {
 			t.Run(m.File, func(t *testing.T) {
 				t.Parallel()
-				out, path := emitTFLite(t, m, dir, defaultConfig(t))
+				out, path := emitTFLite(t, m, dir, referenceConfig(t))
 				var mine *tflmrun.Result
 				for _, seed := range interopSeeds {
 					orig := m.run(t, tool, m.Path, seed, false)
@@ -228,7 +229,7 @@ func TestTFLMRunsTFLMPlacement(t *testing.T) {
 	for _, m := range tflmModels(t) {
 		t.Run(m.File, func(t *testing.T) {
 			t.Parallel()
-			cfg := defaultConfig(t)
+			cfg := referenceConfig(t)
 			cfg.Schedule, cfg.Liveness = driver.ScheduleModel, liveness.Options{NoAlias: true}
 			cfg.Plan.Planner = plan.PlannerTFLM
 			out, path := emitTFLite(t, m, dir, cfg)
@@ -360,7 +361,7 @@ func TestTFLMSeesAClobber(t *testing.T) {
 		for _, m := range tflmModels(t) {
 			t.Run(m.File, func(t *testing.T) {
 				t.Parallel()
-				out, path := emitTFLite(t, m, dir, defaultConfig(t))
+				out, path := emitTFLite(t, m, dir, referenceConfig(t))
 				bad, what, readLater := clobber(out.Model, out.Plan)
 				require.NotNil(t, bad, "every corpus model TFLM runs has a tensor to clobber")
 				op, err := emit.TFLMOfflinePlan(out.Model, bad)
@@ -439,7 +440,7 @@ func TestTFLMInPlaceContractsBite(t *testing.T) {
 	// the test passes when one of them bites.
 	uses := map[string][]use{}
 	for _, m := range tflmModels(t) {
-		out, path := emitTFLite(t, m, dir, defaultConfig(t))
+		out, path := emitTFLite(t, m, dir, referenceConfig(t))
 		seen := map[string]bool{}
 		for i, a := range out.Plan.Allocs {
 			if a.InPlace == nil {
@@ -544,7 +545,7 @@ func TestTFLMOverwriteInputs(t *testing.T) {
 		}
 		found++
 		t.Run(m.File, func(t *testing.T) {
-			cfg := defaultConfig(t)
+			cfg := referenceConfig(t)
 			plain, _ := emitTFLite(t, m, plainDir, cfg)
 			cfg.Liveness.OverwriteInputs = true
 			over, path := emitTFLite(t, m, dir, cfg)

@@ -36,7 +36,7 @@ func TestTFLMOneScratchBank(t *testing.T) {
 	require.NoError(t, err)
 	ap510, err := plan.BuiltinPlatform("apollo510")
 	require.NoError(t, err)
-	cfg := defaultConfig(t)
+	cfg := referenceConfig(t)
 	cfg.ModelName, cfg.Version, cfg.EmitTFLite = "mobilenet", "test", true
 	cfg.Plan.Platform = &ap510
 

@@ -188,7 +188,7 @@ func TestVelaKeepsRelativeOffsets(t *testing.T) {
 		t.Log("../shared is absent: the corpus's Vela model is skipped")
 	}
 	noAlias := driver.Config{Liveness: liveness.Options{NoAlias: true}}
-	configs := map[string]driver.Config{"cli defaults": defaultConfig(t), "tflm rules": {}, "no alias": noAlias}
+	configs := map[string]driver.Config{"cli defaults": referenceConfig(t), "tflm rules": {}, "no alias": noAlias}
 	for name, data := range models {
 		m, err := tflite.Load(data)
 		require.NoError(t, err)

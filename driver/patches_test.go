@@ -46,7 +46,7 @@ func TestPatchesAutoTFLM(t *testing.T) {
 			}
 			t.Run(m.File, func(t *testing.T) {
 				t.Parallel()
-				cfg := defaultConfig(t)
+				cfg := referenceConfig(t)
 				cfg.Patches, cfg.TFLMTarget = driver.PatchesAuto, tflmarena.Host64.Name
 				out, path := emitTFLite(t, m, dir, cfg)
 				require.NotNil(t, out.Patches, "--patches auto says what it chose")
@@ -99,7 +99,7 @@ func TestPatchesAutoChoice(t *testing.T) {
 			}
 			data, err := os.ReadFile(filepath.Join(corpus.Require(t), "corpus", name))
 			require.NoError(t, err)
-			cfg := defaultConfig(t)
+			cfg := referenceConfig(t)
 			cfg.EmitTFLite = true
 			off, err := driver.Compile(context.Background(), data, cfg)
 			require.NoError(t, err)

@@ -105,10 +105,10 @@ func TestKernelScratchAtBound(t *testing.T) {
 	var withScratch, below, above int
 	for _, m := range tflmModels(t) {
 		t.Run(m.File, func(t *testing.T) {
-			rules := defaultConfig(t)
+			rules := referenceConfig(t)
 			rules.Liveness.Kernels = nil
 			base, _ := emitTFLite(t, m, t.TempDir(), rules)
-			out, _ := emitTFLite(t, m, t.TempDir(), defaultConfig(t))
+			out, _ := emitTFLite(t, m, t.TempDir(), referenceConfig(t))
 			baseArena, arena := soleScratch(t, base.Plan), soleScratch(t, out.Plan)
 
 			assert.Equal(t, baseArena.LowerBound, baseArena.Size, "TFLM's rules: arena at its lower bound, kernel scratch included")
@@ -253,7 +253,7 @@ func TestCompileSetCorpus(t *testing.T) {
 	for _, e := range corpus.Manifest(t) {
 		data, err := os.ReadFile(e.Path)
 		require.NoError(t, err)
-		cfg := defaultConfig(t)
+		cfg := referenceConfig(t)
 		cfg.ModelName = emit.ModelName(e.File)
 		cfg.Version = "test"
 		models = append(models, driver.Model{Data: data, Config: cfg})

@@ -277,7 +277,7 @@ func stripeDifferential(t *testing.T, tool string, seed int64, m *graph.Model, d
 	if seed%stripePipelineEvery != 0 {
 		return
 	}
-	cfg := defaultConfig(t)
+	cfg := referenceConfig(t)
 	cfg.ModelName = fmt.Sprintf("stripes_%d", seed)
 	cfg.Version = "test"
 	cfg.EmitTFLite = true
@@ -328,7 +328,7 @@ func TestDifferentialStripes(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			data, err := tflite.Encode(m, tflite.EncodeOptions{})
 			require.NoError(t, err)
-			cfg := defaultConfig(t)
+			cfg := referenceConfig(t)
 			cfg.ModelName, cfg.Version = fmt.Sprintf("stripes_%d", seed), "test"
 			out, err := driver.Compile(context.Background(), data, cfg)
 			require.NoError(t, err)
@@ -356,7 +356,7 @@ func TestStripeRebuildPadWithoutOptions(t *testing.T) {
 	require.True(t, bare, "seed 2 has a PAD without options")
 	data, err := tflite.Encode(m, tflite.EncodeOptions{})
 	require.NoError(t, err)
-	cfg := defaultConfig(t)
+	cfg := referenceConfig(t)
 	cfg.ModelName, cfg.Version = "pad_no_options", "test"
 	out, err := driver.Compile(context.Background(), data, cfg)
 	require.NoError(t, err)
@@ -407,7 +407,7 @@ func TestStripeRegionsOfTensorsWrittenTwice(t *testing.T) {
 			require.ErrorContains(t, err, c.apply)
 			data, err := tflite.Encode(m, tflite.EncodeOptions{})
 			require.NoError(t, err)
-			cfg := defaultConfig(t)
+			cfg := referenceConfig(t)
 			cfg.ModelName, cfg.Version = "twice", "test"
 			out, err := driver.Compile(context.Background(), data, cfg)
 			require.NoError(t, err)

@@ -24,8 +24,8 @@ func TestStripedPlanMatchesJSONSchema(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(dir, "corpus", f))
 			require.NoError(t, err)
 			cfg := testConfig("m")
-			cfg.Liveness = defaultConfig(t).Liveness
-			cfg.Kernels = defaultConfig(t).Kernels
+			cfg.Liveness = referenceConfig(t).Liveness
+			cfg.Kernels = referenceConfig(t).Kernels
 			cfg.Patches = driver.PatchesAuto
 			out, err := driver.Compile(context.Background(), data, cfg)
 			require.NoError(t, err)

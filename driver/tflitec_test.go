@@ -67,7 +67,7 @@ func TestTFLiteCRunsInTFLM(t *testing.T) {
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
 	require.NoError(t, err)
-	cfg := defaultConfig(t)
+	cfg := referenceConfig(t)
 	// The example runs here, on x86-64: the header's arena size is for host64.
 	cfg.ModelName, cfg.Version, cfg.EmitTFLite, cfg.TFLMTarget = "hello_world_int8", "test", true, "host64"
 	out, err := driver.Compile(context.Background(), data, cfg)

@@ -75,7 +75,7 @@ func TestEmitTFLiteKeepsAssociatedFiles(t *testing.T) {
 			files := unzip(t, data)
 			require.NotEmpty(t, files)
 
-			cfg := defaultConfig(t)
+			cfg := referenceConfig(t)
 			cfg.ModelName, cfg.Version, cfg.EmitTFLite = "mobilenet", "test", true
 			out, err := driver.Compile(context.Background(), data, cfg)
 			require.NoError(t, err)

@@ -76,7 +76,7 @@ func TestUnusedOverridesInPlanJSON(t *testing.T) {
 	data, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
 	require.NoError(t, err)
 	cfg := testConfig("hello_world_int8")
-	cfg.Kernels, err = driver.WithScratch(defaultConfig(t).Kernels, []kernels.ScratchOverride{
+	cfg.Kernels, err = driver.WithScratch(referenceConfig(t).Kernels, []kernels.ScratchOverride{
 		{Builtin: "FULLY_CONNECTED", Buffers: []kernels.ScratchBuffer{{Bytes: 16}}},
 		{Builtin: "CONV_2D", Line: 5},
 	})

@@ -80,7 +80,7 @@ func twoHandleModel(t *testing.T) []byte {
 // heliac's model as with the original, over three invocations.
 func TestVariableAcrossContainers(t *testing.T) {
 	data := twoHandleModel(t)
-	cfg := defaultConfig(t)
+	cfg := referenceConfig(t)
 	cfg.ModelName, cfg.Version, cfg.EmitTFLite = "two_handles", "test", true
 	out, err := driver.Compile(context.Background(), data, cfg)
 	require.NoError(t, err)

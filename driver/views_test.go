@@ -74,7 +74,7 @@ func TestViewOfRewrittenTensor(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := rewrittenViewModel(t, tc.ownInput, false)
-			cfg := defaultConfig(t)
+			cfg := referenceConfig(t)
 			cfg.ModelName, cfg.Version, cfg.EmitTFLite = "views", "test", true
 			out, err := driver.Compile(context.Background(), data, cfg)
 			require.NoError(t, err)

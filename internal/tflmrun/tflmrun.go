@@ -44,6 +44,49 @@ func Path() string {
 	return p
 }
 
+// The runners ../shared/tools holds beside tflm_run (its README): the same
+// runner with TFLM's CMSIS-NN kernels on the host (portable C), and on
+// emulated Cortex-M4F (DSP) and Cortex-M55 (MVE) CPUs under QEMU, and
+// with the reference kernels on those CPUs.
+const (
+	CMSISNN     = "tflm_run_cmsis"
+	M4CMSISNN   = "tflm_run_m4_cmsis"
+	M55CMSISNN  = "tflm_run_m55_cmsis"
+	M4          = "tflm_run_m4"
+	M55         = "tflm_run_m55"
+	qemuCommand = "qemu-system-arm"
+)
+
+// Tool returns the runner of ../shared/tools named name (CMSISNN, ...),
+// or "" when it is absent, or when it emulates a CPU and QEMU is not on
+// PATH.
+func Tool(name string) string {
+	d := corpus.SharedDir()
+	if d == "" {
+		return ""
+	}
+	p := filepath.Join(d, "tools", name)
+	if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return ""
+	}
+	if name != CMSISNN {
+		if _, err := exec.LookPath(qemuCommand); err != nil {
+			return ""
+		}
+	}
+	return p
+}
+
+// RequireTool returns Tool(name) or skips the test when it is absent.
+func RequireTool(tb testing.TB, name string) string {
+	tb.Helper()
+	p := Tool(name)
+	if p == "" {
+		tb.Skip(name + " not found (../shared/tools, and qemu-system-arm for an emulated CPU); skipping")
+	}
+	return p
+}
+
 // Require returns the tflm_run binary or skips the test when it is absent.
 func Require(tb testing.TB) string {
 	tb.Helper()
