@@ -197,7 +197,7 @@ func TestPlanMatchesJSONSchema(t *testing.T) {
 			require.NoError(t, err)
 			cfg := testConfig(emit.ModelName(f))
 			cfg.Liveness = referenceConfig(t).Liveness // with in_place entries where the CLI writes them
-			cfg.EmitTFLite = true                    // with tflm_arena_bytes where heliac knows the kernels
+			cfg.EmitTFLite = true                      // with tflm_arena_bytes where heliac knows the kernels
 			out, err := driver.Compile(context.Background(), data, cfg)
 			require.NoError(t, err)
 			var v any
