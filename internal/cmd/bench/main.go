@@ -34,10 +34,18 @@ import (
 func main() {
 	shared := flag.String("shared", corpus.SharedDir(), "path of the shared reference directory")
 	onlyPatches := flag.Bool("patches-only", false, "print only the --patches auto table")
+	onlyKernels := flag.Bool("kernels-only", false, "print only the table of heads per kernel library and code path")
 	flag.Parse()
 	if *shared == "" {
 		fmt.Fprintln(os.Stderr, "bench: ../shared not found; set -shared or HELIAC_SHARED")
 		os.Exit(1)
+	}
+	if *onlyKernels {
+		if err := kernelHeads(*shared); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *onlyPatches {
 		if err := patches(*shared); err != nil {
@@ -47,6 +55,10 @@ func main() {
 		return
 	}
 	if err := models(*shared); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if err := kernelHeads(*shared); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
