@@ -96,7 +96,7 @@ func convBranches() []convBranch {
 	return []convBranch{
 		{name: "1x1 stride 1, 2 channels", act: i8, filter: i8, in: [4]int32{1, 4, 6, 5}, outC: 2, kH: 1, kW: 1, sH: 1, sW: 1,
 			fn: "arm_convolve_1x1_s8_fast", mveFn: "arm_convolve_1x1_s8_fast"},
-		{name: "1x1 stride 1, 5 channels", act: i8, filter: i8, in: [4]int32{1, 4, 5, 6}, outC: 5, kH: 1, kW: 1, sH: 1, sW: 1,
+		{name: "1x1 stride 1, 5 channels", act: i8, filter: i8, in: [4]int32{1, 3, 7, 6}, outC: 5, kH: 1, kW: 1, sH: 1, sW: 1,
 			mveFn: "arm_convolve_1x1_s8_fast", none: noDSP},
 		{name: "1x1 stride 1, batch 2", act: i8, filter: i8, in: [4]int32{2, 3, 4, 8}, outC: 7, kH: 1, kW: 1, sH: 1, sW: 1,
 			mveFn: "arm_convolve_1x1_s8_fast", none: noDSP},
@@ -109,6 +109,8 @@ func convBranches() []convBranch {
 		{name: "1x4 VALID stride 2", act: i8, filter: i8, in: [4]int32{1, 1, 14, 6}, outC: 5, kH: 1, kW: 4, sH: 2, sW: 2,
 			fn: "arm_convolve_s8", mveFn: "arm_convolve_1_x_n_s8"},
 		{name: "1x5 SAME, batch 2", act: i8, filter: i8, in: [4]int32{2, 1, 13, 4}, outC: 6, kH: 1, kW: 5, sH: 1, sW: 1, same: true,
+			fn: "arm_convolve_s8", mveFn: "arm_convolve_1_x_n_s8"},
+		{name: "1x5 SAME over 3 columns, batch 2", act: i8, filter: i8, in: [4]int32{2, 1, 3, 4}, outC: 5, kH: 1, kW: 5, sH: 1, sW: 1, same: true,
 			fn: "arm_convolve_s8", mveFn: "arm_convolve_1_x_n_s8"},
 		{name: "3x3 SAME", act: i8, filter: i8, in: [4]int32{1, 6, 7, 5}, outC: 6, kH: 3, kW: 3, sH: 1, sW: 1, same: true,
 			fn: "arm_convolve_s8", mveFn: "arm_convolve_s8"},
@@ -128,9 +130,9 @@ func convBranches() []convBranch {
 			fn: "arm_convolve_s4", mveFn: "arm_convolve_even_s4"},
 		{name: "INT4 3x3 SAME, odd columns", act: i8, filter: i4, in: [4]int32{1, 5, 5, 3}, outC: 5, kH: 3, kW: 3, sH: 1, sW: 1, same: true,
 			fn: "arm_convolve_s4", mveFn: "arm_convolve_s4"},
-		{name: "INT4 1x1 stride 1, 4 channels", act: i8, filter: i4, in: [4]int32{1, 4, 5, 3}, outC: 4, kH: 1, kW: 1, sH: 1, sW: 1,
+		{name: "INT4 1x1 stride 1, 4 channels", act: i8, filter: i4, in: [4]int32{1, 1, 7, 3}, outC: 4, kH: 1, kW: 1, sH: 1, sW: 1,
 			fn: "arm_convolve_1x1_s4_fast", mveFn: "arm_convolve_1x1_s4_fast"},
-		{name: "INT4 1x1 stride 2", act: i8, filter: i4, in: [4]int32{1, 7, 7, 5}, outC: 6, kH: 1, kW: 1, sH: 2, sW: 2,
+		{name: "INT4 1x1 stride 2", act: i8, filter: i4, in: [4]int32{1, 7, 11, 5}, outC: 6, kH: 1, kW: 1, sH: 2, sW: 2,
 			fn: "arm_convolve_1x1_s4", mveFn: "arm_convolve_1x1_s4"},
 		{name: "INT4 1x3 SAME", act: i8, filter: i4, in: [4]int32{1, 1, 12, 4}, outC: 3, kH: 1, kW: 3, sH: 1, sW: 1, same: true,
 			fn: "arm_convolve_s4", mveFn: "arm_convolve_1_x_n_s4"},
@@ -346,7 +348,7 @@ func proveEdges(t *testing.T, tool string, data []byte, plain *driver.Output, pa
 // TestCMSISNNConvContracts proves CONV_2D's contracts under CMSIS-NN on
 // real runtimes: TFLM built with CMSIS-NN for x86-64 (the portable C
 // path), an emulated Cortex-M4F (DSP) and an emulated Cortex-M55 (MVE).
-// On a model of 20 convolutions side by side, one for every function
+// On a model of 21 convolutions side by side, one for every function
 // arm_convolve_wrapper_s8/_s4/_s16 dispatches to, and on corpus models'
 // convolutions, each input placed exactly at its window's Lo gives the
 // original model's outputs and every operator's outputs, and placed a
