@@ -52,10 +52,12 @@ const (
 	Start
 	// Sweep: the output sweeps forward over the input. The kernel is a
 	// sliding window (CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D,
-	// MAX_POOL_2D) that writes its output in flat index order, each
-	// element after reading its window; the input may start as early as
-	// the bytes each write lands on have been read for the last time
-	// (windowPlacement), and anywhere later.
+	// MAX_POOL_2D) that writes its output forward, in flat index order
+	// each element after reading its window (TFLM's reference kernels),
+	// or a few whole pixels at a time (CMSIS-NN's: a pixelSchedule); the
+	// input may start as early as the bytes each write lands on have been
+	// read for the last time (windowPlacement, schedulePlacement), and
+	// anywhere later.
 	Sweep
 	// Slot: an exact-overlap copy (copy.go). The input is produced in its
 	// slot of the output (CONCATENATION): it starts Lo = Hi bytes into

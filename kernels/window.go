@@ -27,7 +27,7 @@ import "github.com/heliac/heliac/graph"
 // the one TFLM computes, with positive strides and dilations, input and
 // output of one element type of INT8, INT16 or FLOAT32 (a type the
 // compiler must assume may alias itself), a filter of a type TFLM takes
-// with it (filterType), rank 4 and one batch count.
+// with it (filterType), rank 4 and one batch count (slidingWindow).
 //
 // lag is the order the kernel writes in. elementOrder (0) is the
 // reference kernels' above. A lag of n >= 1 pixels is a kernel that
@@ -38,126 +38,153 @@ import "github.com/heliac/heliac/graph"
 // starting D bytes after the output, writing pixel p clobbers nothing
 // still to be read exactly when (p+1)·outC·eo <= D + m(p-n+1)·ei, where
 // m(q) is the least input element any pixel from q on reads (channel 0 of
-// its window's first in-image row and column).
+// its window's first in-image row and column). Kernels whose writes
+// follow another pattern give it as a pixel schedule (schedulePlacement).
 func windowPlacement(m *graph.Model, sg *graph.Subgraph, op *graph.Op, in, out *graph.Tensor, lag int64) (lo, hi int64, ok bool) {
-	w := op.Window
-	if w == nil || w.StrideW < 1 || w.StrideH < 1 || w.DilationW < 1 || w.DilationH < 1 ||
-		(w.Padding != graph.PaddingSame && w.Padding != graph.PaddingValid) {
+	w, ok := newSlidingWindow(m, sg, op, in, out)
+	if !ok {
 		return 0, 0, false
 	}
-	if in.Type != out.Type || (in.Type != graph.Int8 && in.Type != graph.Int16 && in.Type != graph.Float32) ||
-		len(in.Shape) != 4 || len(out.Shape) != 4 || in.Shape[0] != out.Shape[0] {
-		return 0, 0, false
-	}
-	for _, d := range append(in.Shape[:4:4], out.Shape...) {
-		if d < 1 {
-			return 0, 0, false
-		}
-	}
-	batches, inH, inW, inC := int64(in.Shape[0]), int64(in.Shape[1]), int64(in.Shape[2]), int64(in.Shape[3])
-	outH, outW, outC := int64(out.Shape[1]), int64(out.Shape[2]), int64(out.Shape[3])
-	e := int64(in.Type.Bits() / 8)
-	if in.Size != batches*inH*inW*inC*e || out.Size != batches*outH*outW*outC*e {
-		return 0, 0, false
-	}
-	// firstChannel(k) is the first input channel output channel k reads.
-	var firstChannel func(k int64) int64
-	var filterH, filterW int64
-	switch op.Code {
-	case graph.Conv2D, graph.DepthwiseConv2D:
-		if len(op.Inputs) < 2 || op.Inputs[1] < 0 || int(op.Inputs[1]) >= len(sg.Tensors) {
-			return 0, 0, false
-		}
-		f := &sg.Tensors[op.Inputs[1]]
-		if len(f.Shape) != 4 || f.Shape[1] < 1 || f.Shape[2] < 1 || f.Shape[3] < 1 || !filterType(in.Type, f.Type) {
-			return 0, 0, false
-		}
-		filterH, filterW = int64(f.Shape[1]), int64(f.Shape[2])
-		if op.Code == graph.Conv2D {
-			// ConvPerChannel / Conv: groups = input depth / filter input
-			// depth; output channel k reads the input channels of group
-			// k / (output depth / groups).
-			fc := int64(f.Shape[3])
-			if int64(f.Shape[0]) != outC || inC%fc != 0 || outC%(inC/fc) != 0 {
-				return 0, 0, false
-			}
-			perGroup := outC / (inC / fc)
-			firstChannel = func(k int64) int64 { return k / perGroup * fc }
-		} else {
-			// DepthwiseConvPerChannel / DepthwiseConv: output channel
-			// k = ic·depth_multiplier + m reads input channel ic.
-			dm := int64(w.DepthMultiplier)
-			if dm < 1 || outC != inC*dm || int64(f.Shape[3]) != outC {
-				return 0, 0, false
-			}
-			firstChannel = func(k int64) int64 { return k / dm }
-		}
-	default: // pools: channel k reads channel k
-		filterH, filterW = int64(w.FilterH), int64(w.FilterW)
-		if filterH < 1 || filterW < 1 || outC != inC {
-			return 0, 0, false
-		}
-		firstChannel = func(k int64) int64 { return k }
-	}
-	padH, okH := windowPadding(w.Padding, inH, filterH, int64(w.StrideH), int64(w.DilationH), outH)
-	padW, okW := windowPadding(w.Padding, inW, filterW, int64(w.StrideW), int64(w.DilationW), outW)
-	if !okH || !okW {
-		return 0, 0, false
-	}
-	// first returns the first in-image coordinate of a window that starts
-	// at origin, or -1 when none of its taps is in the image.
-	first := func(origin, size, taps, dilation int64) int64 {
-		if origin >= 0 {
-			if origin < size {
-				return origin
-			}
-			return -1
-		}
-		t := (-origin + dilation - 1) / dilation
-		if c := origin + t*dilation; t < taps && c < size {
-			return c
-		}
-		return -1
+	if lag > 0 {
+		return schedulePlacement(w, lagOrder(lag))
 	}
 	const none = int64(1) << 62
-	if lag > 0 {
-		return pixelPlacement(batches, inH, inW, inC, outH, outW, outC, e, lag, func(oy, ox int64) int64 {
-			row := first(oy*int64(w.StrideH)-padH, inH, filterH, int64(w.DilationH))
-			col := first(ox*int64(w.StrideW)-padW, inW, filterW, int64(w.DilationW))
-			if row < 0 || col < 0 {
-				return -1
-			}
-			return (row*inW + col) * inC
-		}, in.Size, out.Size)
-	}
 	// Walk the output backwards keeping least, the least input element
 	// read by the output elements after the current one.
 	least := none
 	lo = -none
-	for b := batches - 1; b >= 0; b-- {
-		for oy := outH - 1; oy >= 0; oy-- {
-			row := first(oy*int64(w.StrideH)-padH, inH, filterH, int64(w.DilationH))
-			for ox := outW - 1; ox >= 0; ox-- {
-				col := first(ox*int64(w.StrideW)-padW, inW, filterW, int64(w.DilationW))
-				base := ((b*outH+oy)*outW + ox) * outC
-				for k := outC - 1; k >= 0; k-- {
+	e := w.e
+	for b := w.batches - 1; b >= 0; b-- {
+		for oy := w.outH - 1; oy >= 0; oy-- {
+			row := w.firstRow(oy)
+			for ox := w.outW - 1; ox >= 0; ox-- {
+				col := w.firstCol(ox)
+				base := ((b*w.outH+oy)*w.outW + ox) * w.outC
+				for k := w.outC - 1; k >= 0; k-- {
 					if least != none {
 						lo = max(lo, (base+k+1)*e-least*e)
 					}
 					if row >= 0 && col >= 0 {
-						least = min(least, ((b*inH+row)*inW+col)*inC+firstChannel(k))
+						least = min(least, ((b*w.inH+row)*w.inW+col)*w.inC+w.firstChannel(k))
 					}
 				}
 			}
 		}
 	}
 	if lo == -none { // no element reads anything: nothing to clobber
-		lo = -in.Size
+		lo = -w.inSize
 	}
-	if lo >= out.Size {
+	if lo >= w.outSize {
 		return 0, 0, false
 	}
-	return lo, out.Size, true
+	return lo, w.outSize, true
+}
+
+// slidingWindow is a sliding-window operator's geometry as TFLM computes
+// it: NHWC input and output dimensions, the element size e (one for input
+// and output), the filter's height and width, strides, dilations, the
+// padding before the first row and column, and the first input channel
+// output channel k reads.
+type slidingWindow struct {
+	batches, inH, inW, inC, outH, outW, outC, e int64
+	filterH, filterW                            int64
+	strideH, strideW, dilationH, dilationW      int64
+	padH, padW                                  int64
+	firstChannel                                func(k int64) int64
+	inSize, outSize                             int64
+}
+
+// newSlidingWindow reads op's geometry for windowPlacement, and whether
+// the contract can apply to it at all (see windowPlacement).
+func newSlidingWindow(m *graph.Model, sg *graph.Subgraph, op *graph.Op, in, out *graph.Tensor) (*slidingWindow, bool) {
+	win := op.Window
+	if win == nil || win.StrideW < 1 || win.StrideH < 1 || win.DilationW < 1 || win.DilationH < 1 ||
+		(win.Padding != graph.PaddingSame && win.Padding != graph.PaddingValid) {
+		return nil, false
+	}
+	if in.Type != out.Type || (in.Type != graph.Int8 && in.Type != graph.Int16 && in.Type != graph.Float32) ||
+		len(in.Shape) != 4 || len(out.Shape) != 4 || in.Shape[0] != out.Shape[0] {
+		return nil, false
+	}
+	for _, d := range append(in.Shape[:4:4], out.Shape...) {
+		if d < 1 {
+			return nil, false
+		}
+	}
+	w := &slidingWindow{batches: int64(in.Shape[0]), inH: int64(in.Shape[1]), inW: int64(in.Shape[2]), inC: int64(in.Shape[3]),
+		outH: int64(out.Shape[1]), outW: int64(out.Shape[2]), outC: int64(out.Shape[3]), e: int64(in.Type.Bits() / 8),
+		strideH: int64(win.StrideH), strideW: int64(win.StrideW), dilationH: int64(win.DilationH), dilationW: int64(win.DilationW),
+		inSize: in.Size, outSize: out.Size}
+	if in.Size != w.batches*w.inH*w.inW*w.inC*w.e || out.Size != w.batches*w.outH*w.outW*w.outC*w.e {
+		return nil, false
+	}
+	switch op.Code {
+	case graph.Conv2D, graph.DepthwiseConv2D:
+		if len(op.Inputs) < 2 || op.Inputs[1] < 0 || int(op.Inputs[1]) >= len(sg.Tensors) {
+			return nil, false
+		}
+		f := &sg.Tensors[op.Inputs[1]]
+		if len(f.Shape) != 4 || f.Shape[1] < 1 || f.Shape[2] < 1 || f.Shape[3] < 1 || !filterType(in.Type, f.Type) {
+			return nil, false
+		}
+		w.filterH, w.filterW = int64(f.Shape[1]), int64(f.Shape[2])
+		if op.Code == graph.Conv2D {
+			// ConvPerChannel / Conv: groups = input depth / filter input
+			// depth; output channel k reads the input channels of group
+			// k / (output depth / groups).
+			fc := int64(f.Shape[3])
+			if int64(f.Shape[0]) != w.outC || w.inC%fc != 0 || w.outC%(w.inC/fc) != 0 {
+				return nil, false
+			}
+			perGroup := w.outC / (w.inC / fc)
+			w.firstChannel = func(k int64) int64 { return k / perGroup * fc }
+		} else {
+			// DepthwiseConvPerChannel / DepthwiseConv: output channel
+			// k = ic·depth_multiplier + m reads input channel ic.
+			dm := int64(win.DepthMultiplier)
+			if dm < 1 || w.outC != w.inC*dm || int64(f.Shape[3]) != w.outC {
+				return nil, false
+			}
+			w.firstChannel = func(k int64) int64 { return k / dm }
+		}
+	default: // pools: channel k reads channel k
+		w.filterH, w.filterW = int64(win.FilterH), int64(win.FilterW)
+		if w.filterH < 1 || w.filterW < 1 || w.outC != w.inC {
+			return nil, false
+		}
+		w.firstChannel = func(k int64) int64 { return k }
+	}
+	var okH, okW bool
+	w.padH, okH = windowPadding(win.Padding, w.inH, w.filterH, w.strideH, w.dilationH, w.outH)
+	w.padW, okW = windowPadding(win.Padding, w.inW, w.filterW, w.strideW, w.dilationW, w.outW)
+	return w, okH && okW
+}
+
+// firstIn returns the first in-image coordinate of a window that starts
+// at origin, of taps taps dilation apart, over size coordinates, or -1
+// when none of its taps is in the image.
+func firstIn(origin, size, taps, dilation int64) int64 {
+	if origin >= 0 {
+		if origin < size {
+			return origin
+		}
+		return -1
+	}
+	t := (-origin + dilation - 1) / dilation
+	if c := origin + t*dilation; t < taps && c < size {
+		return c
+	}
+	return -1
+}
+
+// firstRow is the first input row output row oy reads, or -1.
+func (w *slidingWindow) firstRow(oy int64) int64 {
+	return firstIn(oy*w.strideH-w.padH, w.inH, w.filterH, w.dilationH)
+}
+
+// firstCol is the first input column output column ox reads, or -1.
+func (w *slidingWindow) firstCol(ox int64) int64 {
+	return firstIn(ox*w.strideW-w.padW, w.inW, w.filterW, w.dilationW)
 }
 
 // filterType reports whether TFLM's reference convolutions take a filter
@@ -199,34 +226,3 @@ func windowPadding(p graph.Padding, in, filter, stride, dilation, out int64) (in
 // elementOrder is windowPlacement's lag for a kernel that writes each
 // output element right after reading its window, in flat index order.
 const elementOrder = 0
-
-// pixelPlacement is windowPlacement for a kernel of lag n >= 1 pixels:
-// least(oy, ox) is the least input element, within one batch, a pixel
-// reads (-1: none).
-func pixelPlacement(batches, inH, inW, inC, outH, outW, outC, e, n int64, least func(oy, ox int64) int64, inSize, outSize int64) (lo, hi int64, ok bool) {
-	const none = int64(1) << 62
-	pixels := batches * outH * outW
-	// suffix[p] is the least input element pixel p or a later one reads.
-	suffix := make([]int64, pixels+1)
-	suffix[pixels] = none
-	for p := pixels - 1; p >= 0; p-- {
-		b, rest := p/(outH*outW), p%(outH*outW)
-		suffix[p] = suffix[p+1]
-		if l := least(rest/outW, rest%outW); l >= 0 {
-			suffix[p] = min(suffix[p], b*inH*inW*inC+l)
-		}
-	}
-	lo = -none
-	for p := range pixels {
-		if s := suffix[max(0, p-n+1)]; s != none {
-			lo = max(lo, (p+1)*outC*e-s*e)
-		}
-	}
-	if lo == -none {
-		lo = -inSize
-	}
-	if lo >= outSize {
-		return 0, 0, false
-	}
-	return lo, outSize, true
-}
