@@ -35,6 +35,8 @@ import (
 //	scale) -> DEQUANTIZE -> out
 //	out -> RESHAPE -> RELU -> CONV_2D -> DEPTHWISE_CONV_2D ->
 //	AVERAGE_POOL_2D -> MAX_POOL_2D -> out_img
+//	in2 -> ADD(in2, k11) -> MAXIMUM(., k12) -> MAXIMUM(k13, .) ->
+//	MINIMUM(., k14) -> MINIMUM(k15, .) -> SOFTMAX -> ADD(., k16) -> out_s
 //
 // The first ADD reads the model input (written over only with
 // --overwrite-inputs), and DEQUANTIZE has no contract. PAD pads a row
@@ -161,7 +163,24 @@ func contractsModel(t *testing.T) []byte {
 	avgPool := window(graph.AveragePool2D, depthwise, "avg_pool", img, avg)
 	maxp := graph.Window{Padding: graph.PaddingValid, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1, FilterW: 2, FilterH: 2}
 	outImg := window(graph.MaxPool2D, avgPool, "max_pool", []int32{1, 3, 69, 4}, maxp)
-	sg.Outputs = []graph.TensorID{out, outImg}
+
+	// A second input for the rest: in2 -> ADD(in2, k11) -> MAXIMUM(., k12)
+	// -> MAXIMUM(k13, .) -> MINIMUM(., k14) -> MINIMUM(k15, .) -> SOFTMAX
+	// -> ADD(., k16) -> out_s.
+	const codeSoftmax, codeMaximum, codeMinimum graph.Opcode = 25, 55, 57
+	in2 := value("in2")
+	sg.Inputs = append(sg.Inputs, in2)
+	prev = in2
+	step("s_add", codeAdd, func(p graph.TensorID) []graph.TensorID { return []graph.TensorID{p, constant("k11", 11)} })
+	step("s_max0", codeMaximum, func(p graph.TensorID) []graph.TensorID { return []graph.TensorID{p, constant("k12", 12)} })
+	step("s_max1", codeMaximum, func(p graph.TensorID) []graph.TensorID { return []graph.TensorID{constant("k13", 13), p} })
+	step("s_min0", codeMinimum, func(p graph.TensorID) []graph.TensorID { return []graph.TensorID{p, constant("k14", 14)} })
+	step("s_min1", codeMinimum, func(p graph.TensorID) []graph.TensorID { return []graph.TensorID{constant("k15", 15), p} })
+	step("s_softmax", codeSoftmax, unary)
+	sg.Ops[len(sg.Ops)-1].Options = &graph.Options{Table: "SoftmaxOptions", Fields: []graph.OptionField{
+		{Name: "beta", Type: "float", Kind: graph.OptionFloat, Present: true, Float: 1}}}
+	step("out_s", codeAdd, func(p graph.TensorID) []graph.TensorID { return []graph.TensorID{p, constant("k16", 16)} })
+	sg.Outputs = []graph.TensorID{out, outImg, prev}
 	m.Subgraphs = []graph.Subgraph{sg}
 	data, err := tflite.Encode(m, tflite.EncodeOptions{})
 	require.NoError(t, err)

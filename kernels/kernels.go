@@ -190,6 +190,17 @@ func placeBy(o Overlap) placeFunc {
 	return func(placeCtx) (int64, int64, bool) { return 0, 0, false }
 }
 
+// exactWhen is the placement rule of an Exact contract that applies only
+// where when says the kernel runs the code the contract was read from.
+func exactWhen(when func(placeCtx) bool) placeFunc {
+	return func(c placeCtx) (int64, int64, bool) {
+		if !when(c) {
+			return 0, 0, false
+		}
+		return 0, 0, sameLayout(c.in, c.out)
+	}
+}
+
 // add registers a contract placed by its overlap's reference rule.
 func (l *Library) add(c Contract) { l.addRule(c, placeBy(c.Overlap)) }
 

@@ -14,9 +14,12 @@ const (
 	opMul       graph.Opcode = 18
 	opRelu      graph.Opcode = 19
 	opRelu6     graph.Opcode = 21
+	opSoftmax   graph.Opcode = 25
 	opTanh      graph.Opcode = 28
 	opPad       graph.Opcode = 34
 	opSub       graph.Opcode = 41
+	opMaximum   graph.Opcode = 55
+	opMinimum   graph.Opcode = 57
 	opPadV2     graph.Opcode = 60
 	opLeakyRelu graph.Opcode = 98
 	opQuantize  graph.Opcode = 114
@@ -36,14 +39,15 @@ const (
 
 // tflmReference holds TFLM's reference kernels' contracts. Each was read
 // from the kernel's evaluation path for every type TFLM accepts where
-// input and output have one element size: every one is a single loop over
-// the flat index i that reads input element i (and, for binary operators,
-// the other input at its broadcast index) and then writes output element
-// i, reading no input element after the output element at its index is
-// written. Broadcasting binary kernels (BroadcastAdd6DSlow and kin) walk
-// the output's indices in order and read an input of the output's shape at
-// the same index, so an input of the output's own shape may be written
-// over whichever input broadcasts.
+// input and output have one element size: every exact one but SOFTMAX is
+// a single loop over the flat index i that reads input element i (and, for
+// binary operators, the other input at its broadcast index) and then
+// writes output element i, reading no input element after the output
+// element at its index is written (SOFTMAX reads each row whole before
+// such a loop over the row). Broadcasting binary kernels
+// (BroadcastAdd6DSlow and kin) walk the output's indices in order and read
+// an input of the output's shape at the same index, so an input of the
+// output's own shape may be written over whichever input broadcasts.
 var tflmReference = &Library{Name: TFLMReference, contracts: map[graph.Opcode][]rule{}, copies: map[graph.Opcode][]Contract{}}
 
 func init() {
@@ -74,6 +78,38 @@ func init() {
 		refDir+"hard_swish.h HardSwish (loops at lines 52 and 68)")
 	unary(opLeakyRelu, "LEAKY_RELU", tflmCommit+": "+microDir+"leaky_relu_common.cc / leaky_relu.cc LeakyReluEval; "+
 		refDir+"leaky_relu.h LeakyRelu (loop at line 30) and QuantizeLeakyRelu (loop at line 56)")
+	// MAXIMUM and MINIMUM: every type TFLM takes (FLOAT32, INT8, INT16,
+	// INT32, INT64) runs MaximumMinimumBroadcastSlow, one loop over the
+	// flat index when the inputs' shapes are equal, else
+	// BroadcastBinaryOpSimple, whose RunBinaryOp walks the output in order
+	// and an input of the output's shape at the output's index (a
+	// broadcast input through a zero stride, read once before the
+	// innermost loop).
+	minmax := func(op graph.Opcode, name, eval string) {
+		binary(op, name, tflmCommit+": "+microDir+"maximum_minimum.cc "+eval+" and maximum_minimum.h TFLiteOperation "+
+			"(lines 66-77); "+refDir+"maximum_minimum.h MaximumMinimumBroadcastSlow (loop at line 37: "+
+			"output_data[i] = op(input1_data[i], input2_data[i])); "+refDir+"broadcast_loop.h RunBinaryOp "+
+			"(innermost loops at lines 43, 49 and 55: output[i] = op(a[i], b[i]) or with a_0 or b_0 read before)")
+	}
+	minmax(opMaximum, "MAXIMUM", "Eval<kReference, MaximumOp> (lines 33-65, Register_MAXIMUM at 69-72)")
+	minmax(opMinimum, "MINIMUM", "Eval<kReference, MinimumOp> (lines 33-65, Register_MINIMUM at 74-77)")
+	// SOFTMAX with one element type for input and output (FLOAT32, INT8,
+	// INT16; INT8 to INT16 has output elements twice the input's): each
+	// row is read whole for its maximum (and, quantized, its sum) before
+	// element i of the row is read again and output element i written;
+	// the float and INT16 kernels keep the exponentials in the output and
+	// then rewrite the row of the output alone. Rows follow one another.
+	tflmReference.addRule(Contract{Op: opSoftmax, Name: "SOFTMAX", Input: 0, Output: 0, Overlap: Exact, Source: tflmCommit + ": " +
+		microDir + "softmax.cc SoftmaxEval (lines 57-83) and SoftmaxQuantized (lines 32-55); " +
+		refDir + "softmax.h Softmax for float (per row: maximum at lines 44-47, input_data read at 52 and " +
+		"output_data written at 55, the output alone at 59-62), Softmax quantized (maximum at 95-98, sum at " +
+		"100-113, read at 123-124, written at 140 or 145) and SoftmaxInt16 (maximum at 182-185, " +
+		"SoftMaxCalculateExp reads input element c (line 155) for exp_results_Q015[c], the output, at 193-196; " +
+		"the output alone at 219-229)"},
+		exactWhen(func(c placeCtx) bool {
+			t := c.in.Type
+			return (t == graph.Float32 || t == graph.Int8 || t == graph.Int16) && c.out.Type == t
+		}))
 	// QUANTIZE from float is AffineQuantize, whose output is smaller than
 	// its input: Exact's same element size leaves only requantization.
 	unary(opQuantize, "QUANTIZE", tflmCommit+": "+microDir+"quantize_common.cc EvalQuantizeReference; "+
