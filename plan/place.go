@@ -546,7 +546,14 @@ func (pl *placer) scratchBank(ctx context.Context, b Bank, roots []int) error {
 		}
 		if fits && pl.opts.ScratchAfterTensors {
 			if s, ok := pl.tensorsThenScratch(ctx, roots, prob); ok && (avail == 0 || s.Height <= avail) {
-				pl.scratchArena(b, roots, prob, s, nil)
+				// The bound counts the bytes in-place chains hold at each
+				// step, as below.
+				var bound *shapeBound
+				if units, shaped, _ := pl.shapes(roots, align); shaped {
+					lb, step := shapePeak(units)
+					bound = &shapeBound{lb, step}
+				}
+				pl.scratchArena(b, roots, prob, s, bound)
 				return nil
 			}
 		}
