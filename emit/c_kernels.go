@@ -1,5 +1,7 @@
 package emit
 
+import "github.com/heliac/heliac/plan"
+
 // kernelGuard writes the preprocessor checks that refuse to compile the
 // module in a build whose kernels are not those the plan's in-place
 // writes were allowed for (plan.Plan.Kernels, KernelsPath): an output
@@ -51,3 +53,20 @@ const (
 	kernelsReference = "tflm-reference"
 	kernelsCMSISNN   = "cmsis-nn"
 )
+
+// kernelsText names the plan's kernels and code path: "any (mve)".
+func kernelsText(p *plan.Plan) string {
+	if p.KernelsPath != "" {
+		return p.Kernels + " (" + p.KernelsPath + ")"
+	}
+	return p.Kernels
+}
+
+// anyBuilds says which kernel builds a plan for any library holds for,
+// on the code path path ("" for every path).
+func anyBuilds(path string) string {
+	if path == "" {
+		return "TFLM's reference kernels and its CMSIS-NN kernels on every code path (portable C, DSP, MVE)"
+	}
+	return "TFLM's reference kernels and its CMSIS-NN kernels' " + path + " code"
+}

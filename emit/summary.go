@@ -83,7 +83,7 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 				parts = append(parts, fmt.Sprintf("%d tensor(s) share bytes where the model's own offline plan puts them", own))
 			}
 			if inPlace > 0 {
-				parts = append(parts, fmt.Sprintf("%d output(s) are written over a dying input (%s contracts)", inPlace, p.Kernels))
+				parts = append(parts, fmt.Sprintf("%d output(s) are written over a dying input (%s contracts)", inPlace, kernelsText(p)))
 			}
 			if copies > 0 {
 				parts = append(parts, fmt.Sprintf("%d slice output(s) or concatenation input(s) lie over the bytes their kernel copies (exact-overlap copies, --exact-overlap)", copies))
@@ -97,6 +97,9 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 		fmt.Fprintf(&buf, "  %s\n", text)
 	}
 	fmt.Fprintf(&buf, "  schedule: %s\n", scheduleText(p.Schedule))
+	if p.Kernels == kernelsAny {
+		fmt.Fprintf(&buf, "  kernels: %s: the plan holds for %s; --cpu, or --kernels, narrows it\n", kernelsText(p), anyBuilds(p.KernelsPath))
+	}
 	for i, sp := range p.Spills {
 		if i == 8 {
 			fmt.Fprintf(&buf, "  … and %d more spilled tensor(s) (see plan.json spills)\n", len(p.Spills)-i)
