@@ -32,10 +32,6 @@ var cmsisOpData = map[string]pair{
 	"UNIDIRECTIONAL_SEQUENCE_LSTM": {1008, 912}, // cmsis_nn/unidirectional_sequence_lstm.cc UnidirectionalSequenceLstmInit: OpData
 }
 
-// cmsisQuantBatchMatmul is sizeof(QuantizationOpDataBatchMatmul)
-// (kernels/batch_matmul.h), 28 on both targets (compiled as above).
-const cmsisQuantBatchMatmul = 28
-
 // TFLMArena returns what operator op of subgraph s of m takes from TFLM's
 // arena under library l's kernels on t (t.PointerSize 8: host64, 4: a
 // Cortex-M; t.ISA where the CMSIS-NN kernels' data depends on the CPU),
@@ -219,26 +215,28 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 			temp(out, 0)
 		}
 	case "BATCH_MATMUL":
-		// batch_matmul.cc Prepare: lhs, rhs, output; the transposed RHS
-		// (adj_y false, the default, as for the reference kernel:
-		// AllocInitTransposeTensorFromTfLiteTensor, a TfLiteEvalTensor,
-		// its dims, its data); the output's dims
-		// (batch_matmul_common.cc ReshapeOutputTensor:
-		// CreateWritableTensorDimsWithCopy); for INT8 and INT16 the
-		// quantization struct.
+		// batch_matmul.cc Prepare: lhs, rhs, output; the transposed
+		// operands (batchMatmulTransposes: the LHS with adj_x, the RHS
+		// without adj_y); the output's dims (batch_matmul_common.cc
+		// ReshapeOutputTensor: CreateWritableTensorDimsWithCopy); then,
+		// when neither input is FLOAT32, the quantization struct.
 		temp(in, 0)
 		temp(in, 1)
 		temp(out, 0)
-		rhs, o := operand(sg, in, 1), operand(sg, out, 0)
-		if rhs == nil || o == nil || (rhs.Type != graph.Float32 && !quantized(rhs.Type)) {
+		lhs, rhs, o := operand(sg, in, 0), operand(sg, in, 1), operand(sg, out, 0)
+		if lhs == nil || rhs == nil || o == nil || (lhs.Type != graph.Float32 && !quantized(lhs.Type)) {
 			return k, false
 		}
-		persist(pair{24, 12}.on(ptr)) // sizeof(TfLiteEvalTensor)
-		persist(intArray(len(rhs.Shape)))
-		persist(flat(rhs) * (rhs.Type.Bits() / 8))
+		tr, ok := batchMatmulTransposes(sg, op, ptr)
+		if !ok {
+			return k, false
+		}
+		for _, n := range tr {
+			persist(n)
+		}
 		persist(intArray(len(o.Shape)))
-		if quantized(typeOf(in, 0)) && quantized(rhs.Type) {
-			persist(cmsisQuantBatchMatmul)
+		if lhs.Type != graph.Float32 && rhs.Type != graph.Float32 {
+			persist(batchMatmulQuant)
 		}
 	case "UNIDIRECTIONAL_SEQUENCE_LSTM":
 		// unidirectional_sequence_lstm.cc UnidirectionalSequenceLstmPrepare:
