@@ -25,7 +25,7 @@ build: ## build bin/heliac
 # compilers, Python). They skip under the race detector, which slows them
 # tenfold and finds nothing there, and run in a second step without it
 # (driver's TestSweepsListed keeps the list whole).
-SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNCorpus|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaExact|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber)$$
+SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNCorpus|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaExact|TestTFLMArenaExactCMSISNN|TestTFLMArenaKernelVariants|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber)$$
 SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/
 
 test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
