@@ -11,9 +11,13 @@ import "github.com/heliac/heliac/graph"
 // -DKERNELS_OPTIMIZED_FOR_SPEED -DTF_LITE_STATIC_MEMORY, against
 // ../shared/tflm/include, printing sizeof of its Init struct with g++
 // (host64) and arm-none-eabi-g++ -mcpu=cortex-m55 -mfloat-abi=hard
-// (cortex-m; no member depends on the CPU's extensions). No test here
-// can repeat it (the cmsis_nn sources are not in ../shared), and no
-// CMSIS-NN build of TFLM runs here to check the whole figure.
+// (cortex-m; no member depends on the CPU's extensions, and the
+// Cortex-M4's sizes are the M55's). TestCMSISNNOpDataMatchesLayouts
+// compiles the structs' layouts; the whole figure is checked on TFLM's
+// CMSIS-NN builds, one per code path (../shared/tools tflm_run_cmsis:
+// portable C on x86-64; tflm_run_m4_cmsis: DSP; tflm_run_m55_cmsis: MVE),
+// by the driver's TestTFLMArenaExactCMSISNN (every corpus model TFLM runs)
+// and TestTFLMArenaKernelVariants (kernel variants no corpus model has).
 
 // cmsisOpData are the bytes each CMSIS-NN kernel's Init asks
 // AllocatePersistentBuffer for, {host64, cortex-m}: sizeof the struct
