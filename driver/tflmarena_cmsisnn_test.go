@@ -7,17 +7,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac"
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/tflite"
@@ -348,4 +351,56 @@ func checkAnyArenas(t *testing.T, check func(string, arenaCheck, bool),
 		}
 	}
 	return n
+}
+
+// TestTFLMArenaInArenaCMSISNN: the figure the summary, plan.json and the
+// C header give is for an application's MicroInterpreter, whose
+// GreedyMemoryPlanner lives in the arena (tflmarena.PlannerInArena), not
+// for the runners' setup. With --kernels cmsis-nn --cpu generic
+// --tflm-target host64 it is exact on TFLM's CMSIS-NN library for x86-64
+// (../shared/tflm/lib/host-x86_64-cmsis-nn, built with -DCMSIS_NN):
+// hello_world_int8 from its C array allocates and invokes with exactly
+// <PREFIX>_TFLM_ARENA_SIZE and fails to allocate with 16 bytes less.
+func TestTFLMArenaInArenaCMSISNN(t *testing.T) {
+	shared := corpus.SharedDir()
+	if shared == "" {
+		t.Skip("../shared not found; skipping the TFLM build")
+	}
+	tflm := filepath.Join(shared, "tflm")
+	lib := filepath.Join(tflm, "lib", "host-x86_64-cmsis-nn", "libtflm.a")
+	for _, p := range []string{filepath.Join(tflm, "include"), lib} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s not found; skipping the TFLM build", p)
+		}
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not on PATH")
+	}
+	gcc := needGCC(t)
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
+	require.NoError(t, err)
+	cfg, err := heliac.Options{Kernels: kernels.CMSISNN, CPU: kernels.GenericCPU, TFLMTarget: tflmarena.Host64.Name,
+		EmitTFLite: true, Version: "test"}.Config()
+	require.NoError(t, err)
+	cfg.ModelName = "hello_world_int8"
+	out, err := driver.Compile(context.Background(), data, cfg)
+	require.NoError(t, err)
+	require.NotNil(t, out.TFLMArena, "%v", out.TFLMArenaErr)
+	for _, f := range out.Files() {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644))
+	}
+	n := out.TFLMArena.Emitted.Bytes
+	require.Contains(t, string(out.CFiles[0].Data), fmt.Sprintf("#define HELLO_WORLD_INT8_TFLM_ARENA_SIZE %du", n))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sized.cc"), []byte(sizedMain), 0o644))
+	run(t, dir, gcc, "-std=c11", "-c", "hello_world_int8.tflite.c", "-o", "model.o")
+	run(t, dir, gxx, "-std=c++17", "-fno-rtti", "-DTF_LITE_STATIC_MEMORY", "-DCMSIS_NN", "-Wall", "-Werror",
+		"-I", filepath.Join(tflm, "include"), "-I.", "sized.cc", "model.o", lib, "-lm", "-o", "sized")
+	assert.Equal(t, "allocated 1\ninvoked 1\n", run(t, dir, filepath.Join(dir, "sized"), strconv.FormatInt(n, 10)))
+	less, err := exec.Command(filepath.Join(dir, "sized"), strconv.FormatInt(n-16, 10)).Output()
+	assert.Error(t, err, "an arena of %d B", n-16)
+	assert.Equal(t, "allocated 0\n", string(less))
+	t.Logf("hello_world_int8, cmsis-nn (portable), host64, planner in the arena: %d B (head %d, tail %d)",
+		n, out.TFLMArena.Emitted.Head, out.TFLMArena.Emitted.Tail)
 }
