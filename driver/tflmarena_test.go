@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,21 +28,7 @@ import (
 )
 
 // m55Tool returns tflm_run_m55 when it and QEMU are there, or "".
-func m55Tool() string {
-	p := filepath.Join(filepath.Dir(tflmrun.Path()), "tflm_run_m55")
-	if tflmrun.Path() == "" {
-		return ""
-	}
-	if _, err := os.Stat(p); err != nil {
-		return ""
-	}
-	if os.Getenv("QEMU") == "" {
-		if _, err := exec.LookPath("qemu-system-arm"); err != nil {
-			return ""
-		}
-	}
-	return p
-}
+func m55Tool() string { return runnerTool("tflm_run_m55", true) }
 
 // TestTFLMArenaExact is issue 21's done-when check. For every corpus
 // model TFLM runs: the model heliac emits (--emit-tflite, the CLI's

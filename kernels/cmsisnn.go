@@ -109,13 +109,14 @@ func nhwc(t *graph.Tensor) dims { return dims{dim(t, 0), dim(t, 1), dim(t, 2), d
 // none (the DSP fast path's buffer exists only under Arm Compiler 6,
 // 43-51); a 1xN one (input and filter one row high, unit horizontal
 // dilation, stride.w × in.c a multiple of 4) needs the general size except
-// on MVE (cmsisConv1xNMVE); the general path needs cmsisIm2col. in.c,
-// not the filter's c, sizes grouped convolutions.
+// on MVE (cmsisConv1xNMVE; a stride of 0, which CMSIS-NN would divide by,
+// gets the general size); the general path needs cmsisIm2col. in.c, not
+// the filter's c, sizes grouped convolutions.
 func cmsisConvS8(isa ISA, g convGeometry, in, f, out dims) int64 {
 	if g.padW == 0 && g.padH == 0 && f.w == 1 && f.h == 1 && g.dilW == 1 && g.dilH == 1 && in.c == f.c {
 		return 0
 	}
-	if in.h == 1 && g.dilW == 1 && f.h == 1 && (g.strideW*in.c)%4 == 0 && in.c == f.c && isa == MVE {
+	if in.h == 1 && g.dilW == 1 && f.h == 1 && (g.strideW*in.c)%4 == 0 && in.c == f.c && isa == MVE && g.strideW > 0 {
 		if n, ok := cmsisConv1xNMVE(g, in, f, out); ok {
 			return n
 		}

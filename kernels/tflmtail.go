@@ -286,22 +286,33 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 		}
 		return k, true
 	case "BATCH_MATMUL":
-		// batch_matmul.cc BatchMatMulPrepare: lhs, rhs, output, then
-		// InitializeTemporaries: a quantization struct for INT8/INT16
-		// (not in this data: refused below), the transposed RHS
-		// (adj_y false, the default: AllocInitTransposeTensorFromTfLiteTensor:
-		// a TfLiteEvalTensor, its dims, its data), then the output's
-		// dims copied (CreateWritableTensorDimsWithCopy).
+		// batch_matmul.cc BatchMatMulPrepare: lhs, rhs, output
+		// (PrepareOpContext), then InitializeTemporaries: for INT8 and
+		// INT16 the quantization struct, then the transposed operands
+		// (batchMatmulTransposes), then the output's dims
+		// (batch_matmul_common.cc ReshapeOutputTensor:
+		// CreateWritableTensorDimsWithCopy).
 		temp(op.Inputs, 0)
 		temp(op.Inputs, 1)
 		temp(op.Outputs, 0)
-		rhs, o := operand(sg, op.Inputs, 1), operand(sg, op.Outputs, 0)
-		if rhs == nil || o == nil || rhs.Type != graph.Float32 {
+		lhs, o := operand(sg, op.Inputs, 0), operand(sg, op.Outputs, 0)
+		if lhs == nil || o == nil {
 			return k, false
 		}
-		persist(pair{24, 12}.on(ptr)) // sizeof(TfLiteEvalTensor)
-		persist(intArray(len(rhs.Shape)))
-		persist(flat(rhs) * 4)
+		switch lhs.Type {
+		case graph.Float32:
+		case graph.Int8, graph.Int16:
+			persist(batchMatmulQuant)
+		default:
+			return k, false
+		}
+		tr, ok := batchMatmulTransposes(sg, op, ptr)
+		if !ok {
+			return k, false
+		}
+		for _, n := range tr {
+			persist(n)
+		}
 		persist(intArray(len(o.Shape)))
 		return k, true
 	case "FULLY_CONNECTED":
@@ -443,6 +454,46 @@ func tflmSignal(sg *graph.Subgraph, op *graph.Op, ptr int64) (TFLMKernel, bool) 
 		}
 	}
 	return k, true
+}
+
+// batchMatmulQuant is sizeof(QuantizationOpDataBatchMatmul)
+// (kernels/batch_matmul.h), 28 on both targets (tflmtail_test.go compiles
+// it).
+const batchMatmulQuant = 28
+
+// batchMatmulTransposes is what BATCH_MATMUL's Prepare allocates for the
+// operands it transposes (both kernel libraries: batch_matmul.cc
+// InitializeTemporaries and cmsis_nn/batch_matmul.cc Prepare), in order:
+// the LHS when adj_x is set, the RHS unless adj_y is (TFLM transposes the
+// RHS by default); for each, AllocInitTransposeTensorFromTfLiteTensor's
+// TfLiteEvalTensor, its dims (TfLiteIntArrayGetSizeInBytes of its rank)
+// and its data (its elements × TfLiteTypeGetSize). false for an operand
+// missing or of a type the kernels do not take.
+func batchMatmulTransposes(sg *graph.Subgraph, op *graph.Op, ptr int64) ([]int64, bool) {
+	var out []int64
+	o := op.Resolved()
+	for i, transposed := range []bool{o.Bool("adj_x"), !o.Bool("adj_y")} {
+		if !transposed {
+			continue
+		}
+		t := operand(sg, op.Inputs, i)
+		if t == nil {
+			return nil, false
+		}
+		var size int64
+		switch t.Type {
+		case graph.Float32:
+			size = 4
+		case graph.Int16:
+			size = 2
+		case graph.Int8:
+			size = 1
+		default:
+			return nil, false
+		}
+		out = append(out, pair{24, 12}.on(ptr), 4+4*int64(len(t.Shape)), flat(t)*size)
+	}
+	return out, true
 }
 
 // fcPerChannel is what fully_connected_common.cc

@@ -11,9 +11,13 @@ import "github.com/heliac/heliac/graph"
 // -DKERNELS_OPTIMIZED_FOR_SPEED -DTF_LITE_STATIC_MEMORY, against
 // ../shared/tflm/include, printing sizeof of its Init struct with g++
 // (host64) and arm-none-eabi-g++ -mcpu=cortex-m55 -mfloat-abi=hard
-// (cortex-m; no member depends on the CPU's extensions). No test here
-// can repeat it (the cmsis_nn sources are not in ../shared), and no
-// CMSIS-NN build of TFLM runs here to check the whole figure.
+// (cortex-m; no member depends on the CPU's extensions, and the
+// Cortex-M4's sizes are the M55's). TestCMSISNNOpDataMatchesLayouts
+// compiles the structs' layouts; the whole figure is checked on TFLM's
+// CMSIS-NN builds, one per code path (../shared/tools tflm_run_cmsis:
+// portable C on x86-64; tflm_run_m4_cmsis: DSP; tflm_run_m55_cmsis: MVE),
+// by the driver's TestTFLMArenaExactCMSISNN (every corpus model TFLM runs)
+// and TestTFLMArenaKernelVariants (kernel variants no corpus model has).
 
 // cmsisOpData are the bytes each CMSIS-NN kernel's Init asks
 // AllocatePersistentBuffer for, {host64, cortex-m}: sizeof the struct
@@ -31,10 +35,6 @@ var cmsisOpData = map[string]pair{
 	"TRANSPOSE_CONV":               {88, 76},    // cmsis_nn/transpose_conv.cc Init: OpData
 	"UNIDIRECTIONAL_SEQUENCE_LSTM": {1008, 912}, // cmsis_nn/unidirectional_sequence_lstm.cc UnidirectionalSequenceLstmInit: OpData
 }
-
-// cmsisQuantBatchMatmul is sizeof(QuantizationOpDataBatchMatmul)
-// (kernels/batch_matmul.h), 28 on both targets (compiled as above).
-const cmsisQuantBatchMatmul = 28
 
 // TFLMArena returns what operator op of subgraph s of m takes from TFLM's
 // arena under library l's kernels on t (t.PointerSize 8: host64, 4: a
@@ -219,26 +219,28 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 			temp(out, 0)
 		}
 	case "BATCH_MATMUL":
-		// batch_matmul.cc Prepare: lhs, rhs, output; the transposed RHS
-		// (adj_y false, the default, as for the reference kernel:
-		// AllocInitTransposeTensorFromTfLiteTensor, a TfLiteEvalTensor,
-		// its dims, its data); the output's dims
-		// (batch_matmul_common.cc ReshapeOutputTensor:
-		// CreateWritableTensorDimsWithCopy); for INT8 and INT16 the
-		// quantization struct.
+		// batch_matmul.cc Prepare: lhs, rhs, output; the transposed
+		// operands (batchMatmulTransposes: the LHS with adj_x, the RHS
+		// without adj_y); the output's dims (batch_matmul_common.cc
+		// ReshapeOutputTensor: CreateWritableTensorDimsWithCopy); then,
+		// when neither input is FLOAT32, the quantization struct.
 		temp(in, 0)
 		temp(in, 1)
 		temp(out, 0)
-		rhs, o := operand(sg, in, 1), operand(sg, out, 0)
-		if rhs == nil || o == nil || (rhs.Type != graph.Float32 && !quantized(rhs.Type)) {
+		lhs, rhs, o := operand(sg, in, 0), operand(sg, in, 1), operand(sg, out, 0)
+		if lhs == nil || rhs == nil || o == nil || (lhs.Type != graph.Float32 && !quantized(lhs.Type)) {
 			return k, false
 		}
-		persist(pair{24, 12}.on(ptr)) // sizeof(TfLiteEvalTensor)
-		persist(intArray(len(rhs.Shape)))
-		persist(flat(rhs) * (rhs.Type.Bits() / 8))
+		tr, ok := batchMatmulTransposes(sg, op, ptr)
+		if !ok {
+			return k, false
+		}
+		for _, n := range tr {
+			persist(n)
+		}
 		persist(intArray(len(o.Shape)))
-		if quantized(typeOf(in, 0)) && quantized(rhs.Type) {
-			persist(cmsisQuantBatchMatmul)
+		if lhs.Type != graph.Float32 && rhs.Type != graph.Float32 {
+			persist(batchMatmulQuant)
 		}
 	case "UNIDIRECTIONAL_SEQUENCE_LSTM":
 		// unidirectional_sequence_lstm.cc UnidirectionalSequenceLstmPrepare:

@@ -286,3 +286,62 @@ func TestTFLMReferenceFullyConnectedAndSoftmax(t *testing.T) {
 		}
 	}
 }
+
+// TestTFLMBatchMatmulTransposes: BATCH_MATMUL's Prepare keeps a
+// transposed copy (a TfLiteEvalTensor, its dims, its data) of the LHS when
+// adj_x is set and of the RHS unless adj_y is, then the output's dims;
+// INT8 and INT16 keep a quantization struct, first under the reference
+// kernels, last under CMSIS-NN's.
+func TestTFLMBatchMatmulTransposes(t *testing.T) {
+	ref, err := kernels.Lookup(kernels.TFLMReference)
+	require.NoError(t, err)
+	cmsis, err := kernels.Lookup(kernels.CMSISNN)
+	require.NoError(t, err)
+	op := func(ty graph.ElementType, adjX, adjY bool) tailOp {
+		lhs, rhs := tt("lhs", ty, 1, 4, 6), tt("rhs", ty, 1, 6, 5)
+		if adjX {
+			lhs = tt("lhs", ty, 1, 6, 4)
+		}
+		if adjY {
+			rhs = tt("rhs", ty, 1, 5, 6)
+		}
+		return tailOp{code: 126, name: "BATCH_MATMUL", tensors: []graph.Tensor{lhs, rhs, tt("out", ty, 1, 4, 5)},
+			in: []graph.TensorID{0, 1}, out: []graph.TensorID{2}}
+	}
+	flag := func(v bool) int64 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	const ev, dims = 12, 4 + 4*3 // cortex-m TfLiteEvalTensor; a rank-3 TfLiteIntArray
+	cases := []struct {
+		name       string
+		ty         graph.ElementType
+		adjX, adjY bool
+		ref, cmsis []int64
+	}{
+		{"float: the RHS", graph.Float32, false, false, []int64{ev, dims, 4 * 30, dims}, []int64{ev, dims, 4 * 30, dims}},
+		{"float adj_x: the LHS, then the RHS", graph.Float32, true, false,
+			[]int64{ev, dims, 4 * 24, ev, dims, 4 * 30, dims}, []int64{ev, dims, 4 * 24, ev, dims, 4 * 30, dims}},
+		{"float adj_y: neither", graph.Float32, false, true, []int64{dims}, []int64{dims}},
+		{"float adj_x and adj_y: the LHS", graph.Float32, true, true, []int64{ev, dims, 4 * 24, dims}, []int64{ev, dims, 4 * 24, dims}},
+		{"int8: the quantization first or last", graph.Int8, false, false, []int64{28, ev, dims, 30, dims}, []int64{ev, dims, 30, dims, 28}},
+		{"int16 adj_x and adj_y", graph.Int16, true, true, []int64{28, ev, dims, 2 * 24, dims}, []int64{ev, dims, 2 * 24, dims, 28}},
+	}
+	for _, c := range cases {
+		m := op(c.ty, c.adjX, c.adjY).model()
+		m.Subgraphs[0].Ops[0].Options = &graph.Options{Table: "BatchMatMulOptions", Fields: []graph.OptionField{
+			{Name: "adj_x", Kind: graph.OptionInt, Present: true, Int: flag(c.adjX)},
+			{Name: "adj_y", Kind: graph.OptionInt, Present: true, Int: flag(c.adjY)}}}
+		for _, l := range []struct {
+			lib  *kernels.Library
+			want []int64
+		}{{ref, c.ref}, {cmsis.On(kernels.MVE), c.cmsis}} {
+			k, ok := l.lib.TFLMArena(m, 0, &m.Subgraphs[0].Ops[0], cpu(t, "cortex-m55"))
+			require.True(t, ok, "%s %s", l.lib, c.name)
+			assert.Equal(t, l.want, persistent(k), "%s %s", l.lib, c.name)
+			assert.Equal(t, 3, temps(k), "%s %s", l.lib, c.name)
+		}
+	}
+}

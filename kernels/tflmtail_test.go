@@ -102,10 +102,11 @@ func TestTFLMSizesMatchHeaders(t *testing.T) {
 		t.Run(fmt.Sprint(ptr), func(t *testing.T) {
 			t.Parallel()
 			var b strings.Builder
-			for _, h := range tflmKernelHeaders {
+			for _, h := range append(tflmKernelHeaders, "tensorflow/lite/micro/kernels/batch_matmul.h") {
 				fmt.Fprintf(&b, "#include %q\n", h)
 			}
 			b.WriteString("using namespace tflite;\n")
+			fmt.Fprintf(&b, "static_assert(sizeof(QuantizationOpDataBatchMatmul) == %d, \"batchMatmulQuant\");\n", batchMatmulQuant)
 			names := make([]string, 0, len(tflmParams))
 			for n := range tflmParams {
 				names = append(names, n)

@@ -207,8 +207,13 @@ func filterType(act, filter graph.ElementType) bool {
 // windowPadding returns the padding before the first output row (or
 // column) as TFLM computes it (padding.h ComputePaddingWithOffset: half
 // the total padding, rounded down), and whether out is the size
-// ComputeOutSize gives.
+// ComputeOutSize gives. TFLM refuses a stride, dilation or filter below 1
+// (ValidatePaddingArguments) and leaves the padding 0: so does this, and
+// a model that leaves its strides out (0) is no division by zero.
 func windowPadding(p graph.Padding, in, filter, stride, dilation, out int64) (int64, bool) {
+	if stride < 1 || dilation < 1 || filter < 1 || in < 0 {
+		return 0, false
+	}
 	effective := (filter-1)*dilation + 1
 	var want int64
 	if p == graph.PaddingSame {

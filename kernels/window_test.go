@@ -249,3 +249,33 @@ func TestWindowPlacementApplies(t *testing.T) {
 		})
 	}
 }
+
+// TestZeroStride: a convolution whose options leave the strides out (0,
+// which the schema allows and TFLM pads as 0) gets scratch sizes and
+// in-place placements on every library and code path, without a division
+// by zero: an INT8 depthwise convolution and a 1xN convolution (CMSIS-NN's
+// MVE 1xN size divides by the stride).
+func TestZeroStride(t *testing.T) {
+	win := &graph.Window{Padding: graph.PaddingSame, DilationW: 1, DilationH: 1}
+	depthwise := tailOp{code: graph.DepthwiseConv2D, name: "DEPTHWISE_CONV_2D", tensors: []graph.Tensor{
+		tt("in", graph.Int8, 1, 6, 6, 4), tt("w", graph.Int8, 1, 3, 3, 8), tt("b", graph.Int32, 8), tt("out", graph.Int8, 1, 6, 6, 8)},
+		in: []graph.TensorID{0, 1, 2}, out: []graph.TensorID{3}, constant: []graph.TensorID{1, 2}}
+	conv1xN := tailOp{code: graph.Conv2D, name: "CONV_2D", tensors: []graph.Tensor{
+		tt("in", graph.Int8, 1, 1, 12, 4), tt("w", graph.Int8, 8, 1, 3, 4), tt("b", graph.Int32, 8), tt("out", graph.Int8, 1, 1, 12, 8)},
+		in: []graph.TensorID{0, 1, 2}, out: []graph.TensorID{3}, constant: []graph.TensorID{1, 2}}
+	for _, o := range []tailOp{depthwise, conv1xN} {
+		m := o.model()
+		m.Subgraphs[0].Ops[0].Window = win
+		for _, name := range kernels.Names() {
+			lib, err := kernels.Lookup(name)
+			require.NoError(t, err)
+			for _, isa := range kernels.Paths() {
+				l := lib.On(isa)
+				assert.NotPanics(t, func() {
+					l.Scratch(m, 0, &m.Subgraphs[0].Ops[0], kernels.Target{PointerSize: 4, ISA: isa})
+					l.InPlace(m, 0, &m.Subgraphs[0].Ops[0])
+				}, "%s %s %s", o.name, l, isa)
+			}
+		}
+	}
+}

@@ -23,9 +23,12 @@
 // MicroAllocator::FinishModelAllocation (scratch handles,
 // CommitStaticMemoryPlan: AllocationInfo, variable tensors, the planner's
 // working memory, the head); the input and output TfLiteTensors of
-// MicroInterpreter::AllocateTensors. Framework struct sizes are below;
-// kernels' are package kernels' (kernels.Library.TFLMArena: TFLM's
-// reference or CMSIS-NN kernels) and kernels.Library.Scratch.
+// MicroInterpreter::AllocateTensors. One rule is stricter than TFLM's
+// checks: a persistent buffer a kernel's Prepare allocates while its
+// temporary tensors are live must not land on them (TFLM lets it, then
+// reads the temporaries back corrupted; see replayOn). Framework struct
+// sizes are below; kernels' are package kernels' (kernels.Library.TFLMArena:
+// TFLM's reference or CMSIS-NN kernels) and kernels.Library.Scratch.
 package tflmarena
 
 import (
@@ -167,10 +170,13 @@ type opKind int8
 
 const (
 	opPersistent opKind = iota // AllocatePersistentBuffer
-	opTemp                     // AllocateTemp
-	opReset                    // ResetTempAllocations
-	opResize                   // ResizeBuffer of the head (also Reserve...)
-	opPlanner                  // GetAvailableMemory + the planner's working memory
+	// opPersistentOverTemps is AllocatePersistentBuffer in a kernel's
+	// Prepare, while its temporary TfLiteTensors are live.
+	opPersistentOverTemps
+	opTemp    // AllocateTemp
+	opReset   // ResetTempAllocations
+	opResize  // ResizeBuffer of the head (also Reserve...)
+	opPlanner // GetAvailableMemory + the planner's working memory
 )
 
 type step struct {
@@ -290,9 +296,28 @@ func replayOn(steps []step, n int64) replayed {
 	var plannerEnd int64
 	for _, s := range steps {
 		switch s.kind {
-		case opPersistent:
+		case opPersistent, opPersistentOverTemps:
+			// SingleArenaBufferAllocator::AllocatePersistentBuffer fails
+			// only below the head. In a kernel's Prepare a buffer that
+			// lands on the kernel's live temporaries (between the head
+			// and temp) succeeds, but the kernel then writes it over
+			// them (per-channel arrays, lookup tables, kernel sums, a
+			// resource variable's memset) and TFLM reads a temporary
+			// TfLiteTensor back corrupted: ResetTempAllocations'
+			// checksum fails, a kernel's type check fails or TFLM
+			// crashes (BATCH_MATMUL, INT16 SOFTMAX and per-channel
+			// FULLY_CONNECTED models on tflm_run_cmsis, 16 to 64 bytes
+			// below what this rule gives). So the replay keeps such a
+			// buffer above them: the figure is the smallest arena that
+			// corrupts nothing, at most a few bytes above one TFLM
+			// survives by luck (a buffer over a temporary's zero-point
+			// array, or over transposed data Prepare does not write
+			// yet). Elsewhere the temporaries below are
+			// not read again after a persistent buffer lands on them
+			// (CommitStaticMemoryPlan's AllocateVariables comes before
+			// InitializeAllocationInfo fills its temporary array).
 			r := alignDown(tail-s.bytes, s.align)
-			if r < head {
+			if r < head || (s.kind == opPersistentOverTemps && r < temp) {
 				return replayed{}
 			}
 			tail = r
@@ -448,14 +473,14 @@ func replay(m *graph.Model, head int64, t Target, kl Kernels, setup Setup) ([]st
 					}
 					tensorTemp(&sg.Tensors[st.Tensor], tmp)
 				case kernels.TFLMPersistent:
-					p(st.Alloc.Bytes, st.Alloc.Align)
+					steps = append(steps, step{opPersistentOverTemps, st.Alloc.Bytes, st.Alloc.Align})
 				}
 			}
 			if d.k.AssignResource && len(sg.Ops[i].Inputs) > 1 {
 				if id, ok := resources[graph.OpRef{Subgraph: graph.SubgraphIndex(s), Op: graph.OpIndex(i)}]; ok && !assigned[id] {
 					assigned[id] = true
 					if v := sg.Ops[i].Inputs[1]; v >= 0 && int(v) < len(sg.Tensors) {
-						p(sg.Tensors[v].Size, arenaAlign)
+						steps = append(steps, step{opPersistentOverTemps, sg.Tensors[v].Size, arenaAlign})
 					}
 				}
 			}

@@ -240,9 +240,6 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 				fmt.Fprintf(opts.stdout, "    %-20s %7d bytes (head %d, tail %d); TFLM's own planner on the original: %d (head %d)\n",
 					m.Kernels+":", m.Emitted.Bytes, m.Emitted.Head, m.Emitted.Tail, m.Original.Bytes, m.Original.Head)
 			}
-			if a.Kernels != kernels.TFLMReference || len(a.Members) > 0 {
-				fmt.Fprintf(opts.stdout, "  note: CMSIS-NN kernels' share of these figures is from their sources; not checked on a runtime\n")
-			}
 		} else {
 			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at the plan's offsets (%s metadata%s); give the interpreter an arena of "+
 				"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail (not computed: %v)\n",
