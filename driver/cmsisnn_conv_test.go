@@ -27,21 +27,6 @@ import (
 	"github.com/heliac/heliac/tflite"
 )
 
-// cmsisRunner is a CMSIS-NN build of tflm_run (../shared/tools/README.md)
-// and the code path its kernels take.
-type cmsisRunner struct {
-	name string
-	isa  kernels.ISA
-	cpu  string // kernels.CPU's name for the path
-	qemu bool
-}
-
-var cmsisRunners = []cmsisRunner{
-	{"tflm_run_cmsis", kernels.NoDSP, kernels.GenericCPU, false}, // x86-64, CMSIS-NN's portable C
-	{"tflm_run_m4_cmsis", kernels.DSP, "cortex-m4", true},        // Cortex-M4F under QEMU
-	{"tflm_run_m55_cmsis", kernels.MVE, "cortex-m55", true},      // Cortex-M55 under QEMU
-}
-
 // tool returns the runner beside tflm_run, or "" when it (or, for the
 // emulated ones, qemu-system-arm) is absent.
 func (r cmsisRunner) tool() string {

@@ -27,25 +27,6 @@ import (
 	"github.com/heliac/heliac/tflmarena"
 )
 
-// cmsisRunner is a build of tflm_run and the heliac options whose
-// figures it checks.
-type cmsisRunner struct {
-	name   string // the runner's file in ../shared/tools
-	cpu    string // --cpu
-	target tflmarena.Target
-	// qemu: the runner is an emulated board (slow, a bounded RAM).
-	qemu bool
-}
-
-// cmsisRunners are the CMSIS-NN runners, one per code path of CMSIS-NN:
-// the host's portable C, the Cortex-M4's DSP code and the Cortex-M55's
-// MVE code.
-var cmsisRunners = []cmsisRunner{
-	{name: "tflm_run_cmsis", cpu: kernels.GenericCPU, target: tflmarena.Host64},
-	{name: "tflm_run_m4_cmsis", cpu: "cortex-m4", target: tflmarena.CortexM, qemu: true},
-	{name: "tflm_run_m55_cmsis", cpu: "cortex-m55", target: tflmarena.CortexM, qemu: true},
-}
-
 // runnerTool returns the runner called name beside tflm_run, or "" when
 // it (or, for a board, QEMU) is not there.
 func runnerTool(name string, qemu bool) string {
@@ -394,7 +375,7 @@ func TestTFLMArenaInArenaCMSISNN(t *testing.T) {
 	n := out.TFLMArena.Emitted.Bytes
 	require.Contains(t, string(out.CFiles[0].Data), fmt.Sprintf("#define HELLO_WORLD_INT8_TFLM_ARENA_SIZE %du", n))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sized.cc"), []byte(sizedMain), 0o644))
-	run(t, dir, gcc, "-std=c11", "-c", "hello_world_int8.tflite.c", "-o", "model.o")
+	run(t, dir, gcc, "-std=c11", "-DCMSIS_NN", "-c", "hello_world_int8.tflite.c", "-o", "model.o")
 	run(t, dir, gxx, "-std=c++17", "-fno-rtti", "-DTF_LITE_STATIC_MEMORY", "-DCMSIS_NN", "-Wall", "-Werror",
 		"-I", filepath.Join(tflm, "include"), "-I.", "sized.cc", "model.o", lib, "-lm", "-o", "sized")
 	assert.Equal(t, "allocated 1\ninvoked 1\n", run(t, dir, filepath.Join(dir, "sized"), strconv.FormatInt(n, 10)))
