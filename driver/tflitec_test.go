@@ -47,22 +47,7 @@ int main() {
 // program runs on x86-64, so the figure must be the host's (64-bit
 // pointers: TFLM's tail is larger there than on a Cortex-M).
 func TestTFLiteCRunsInTFLM(t *testing.T) {
-	shared := corpus.SharedDir()
-	if shared == "" {
-		t.Skip("../shared not found; skipping the TFLM build")
-	}
-	tflm := filepath.Join(shared, "tflm")
-	lib := filepath.Join(tflm, "lib", "host-x86_64", "libtflm.a")
-	for _, p := range []string{filepath.Join(tflm, "include"), lib} {
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("%s not found; skipping the TFLM build", p)
-		}
-	}
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("g++ not on PATH")
-	}
-	gcc := needGCC(t)
+	tflm, lib, gxx, gcc := needHostTFLM(t, "host-x86_64")
 
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
@@ -130,3 +115,26 @@ int main(int argc, char** argv) {
   return invoked ? 0 : 1;
 }
 `
+
+// needHostTFLM returns ../shared/tflm, its host library of the given
+// build ("host-x86_64", "host-x86_64-cmsis-nn"), g++ and gcc, or skips the
+// test when one is absent.
+func needHostTFLM(t *testing.T, build string) (tflm, lib, gxx, gcc string) {
+	t.Helper()
+	shared := corpus.SharedDir()
+	if shared == "" {
+		t.Skip("../shared not found; skipping the TFLM build")
+	}
+	tflm = filepath.Join(shared, "tflm")
+	lib = filepath.Join(tflm, "lib", build, "libtflm.a")
+	for _, p := range []string{filepath.Join(tflm, "include"), lib} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s not found; skipping the TFLM build", p)
+		}
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not on PATH")
+	}
+	return tflm, lib, gxx, needGCC(t)
+}

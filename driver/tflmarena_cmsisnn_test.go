@@ -20,7 +20,6 @@ import (
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
-	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/tflite"
@@ -343,22 +342,7 @@ func checkAnyArenas(t *testing.T, check func(string, arenaCheck, bool),
 // hello_world_int8 from its C array allocates and invokes with exactly
 // <PREFIX>_TFLM_ARENA_SIZE and fails to allocate with 16 bytes less.
 func TestTFLMArenaInArenaCMSISNN(t *testing.T) {
-	shared := corpus.SharedDir()
-	if shared == "" {
-		t.Skip("../shared not found; skipping the TFLM build")
-	}
-	tflm := filepath.Join(shared, "tflm")
-	lib := filepath.Join(tflm, "lib", "host-x86_64-cmsis-nn", "libtflm.a")
-	for _, p := range []string{filepath.Join(tflm, "include"), lib} {
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("%s not found; skipping the TFLM build", p)
-		}
-	}
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("g++ not on PATH")
-	}
-	gcc := needGCC(t)
+	tflm, lib, gxx, gcc := needHostTFLM(t, "host-x86_64-cmsis-nn")
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "models", "hello_world_int8.tflite"))
 	require.NoError(t, err)

@@ -48,30 +48,12 @@ func (o *dwOrder) place(inSize, outSize int64) (lo, hi int64, ok bool) {
 	return lo, outSize, true
 }
 
-// dwFirstTap returns the first in-image coordinate of a window of taps
-// taps dilation apart starting at origin, or -1 when none is in the
-// image: windowPlacement's rule, which every CMSIS-NN function here
-// follows (ker_y_start and kin, or a copy of in-image taps only).
-func dwFirstTap(origin, size, taps, dilation int64) int64 {
-	if origin >= 0 {
-		if origin < size {
-			return origin
-		}
-		return -1
-	}
-	t := (-origin + dilation - 1) / dilation
-	if c := origin + t*dilation; t < taps && c < size {
-		return c
-	}
-	return -1
-}
-
 // first returns the least input element, within its batch, that output
 // pixel p (flat within a batch) reads: channel 0 of its window's first
 // in-image row and column; -1 when its window misses the image.
 func (g dwGeom) first(p int64) int64 {
-	row := dwFirstTap(p/g.outW*g.sh-g.ph, g.inH, g.fh, g.dh)
-	col := dwFirstTap(p%g.outW*g.sw-g.pw, g.inW, g.fw, g.dw)
+	row := firstIn(p/g.outW*g.sh-g.ph, g.inH, g.fh, g.dh)
+	col := firstIn(p%g.outW*g.sw-g.pw, g.inW, g.fw, g.dw)
 	if row < 0 || col < 0 {
 		return -1
 	}
