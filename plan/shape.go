@@ -37,7 +37,7 @@ func (pl *placer) shapes(roots []int, align int64) ([][]shapeRect, bool, int) {
 	add := func(i int, live liveness.Interval, lo, size int64) {
 		r := shapeRect{start: int64(live.First), end: int64(live.Last) + 1, lo: lo, hi: lo + alignTo(size, align)}
 		for k := range out[i] {
-			if q := &out[i][k]; q.lo == r.lo && q.hi == r.hi {
+			if q := &out[i][k]; q.lo == r.lo && q.hi == r.hi && r.start <= q.end && q.start <= r.end {
 				q.start, q.end = min(q.start, r.start), max(q.end, r.end)
 				return
 			}
