@@ -24,7 +24,8 @@ const module = "github.com/heliac/heliac/"
 // operators' order, which liveness takes) beside liveness on graph alone,
 // verify beside the planner, sharing nothing with it but graph and
 // kernels, and the root package (the Go entry point: options -> driver
-// config) and zoo (many models at once) between driver and cmd.
+// config) and zoo (many models at once) between driver and cmd. The bench
+// command compiles as the CLI does, through the root package's options.
 var allowed = map[string][]string{
 	"graph":                {},
 	"tflite/schema":        {},
@@ -50,7 +51,7 @@ var allowed = map[string][]string{
 	"internal/tflmrun":     {"internal/corpus"},
 	"internal/cmd/skips":   {"internal/corpus", "internal/tflmrun"},
 	"internal/cmd/m55size": {},
-	"internal/cmd/bench":   {"internal/corpus", "internal/tflmrun", "tflite", "graph", "liveness", "kernels", "plan", "plan/dsa", "emit", "driver", "tflmarena"},
+	"internal/cmd/bench":   {".", "internal/corpus", "internal/tflmrun", "tflite", "graph", "liveness", "kernels", "plan", "plan/dsa", "emit", "driver", "tflmarena"},
 }
 
 // stdlibOnly lists the packages that may import nothing outside heliac but
