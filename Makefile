@@ -108,8 +108,10 @@ difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tf
 	grep -v -e '^=== ' -e '^        --- PASS' -e '^    --- PASS' $$out; rm -f $$out; exit $$status
 
 .PHONY: cmsis-sweep
-cmsis-sweep: ## the default plan of every corpus model TFLM runs on all four runners (tflm_run, tflm_run_cmsis, and on emulated Cortex-M4F and M55 CPUs with CMSIS-NN: make test runs a subset there), seeds 1 and 2
-	HELIAC_FULL_SWEEP=1 $(GO) test -count=1 -timeout 120m -run '^TestDefaultPlansOnEveryRunner$$' -v ./driver/ | grep -v -e '^=== ' -e '--- PASS'
+cmsis-sweep: ## every corpus model TFLM runs on the emulated Cortex-M4F and M55 with CMSIS-NN too (make test runs a subset there): the default plan on all four runners, seeds 1 and 2; --kernels cmsis-nn's TFLM arena exact on each CMSIS-NN runner
+	@out=$$(mktemp); status=0; \
+	HELIAC_FULL_SWEEP=1 $(GO) test -count=1 -timeout 120m -run '^(TestDefaultPlansOnEveryRunner|TestTFLMArenaExactCMSISNN)$$' -v ./driver/ >$$out 2>&1 || status=$$?; \
+	grep -v -e '^=== ' -e '--- PASS' $$out; rm -f $$out; exit $$status
 
 .PHONY: stripe-proof
 stripe-proof: ## the whole stripe proof: every proof model (the 224 MobileNetV2s too), several regions, k = 2, 3, 4, 7, 10, in stock TFLM (make test runs a subset)
