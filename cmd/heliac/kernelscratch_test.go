@@ -240,3 +240,29 @@ func writeModel(t *testing.T, path string, m *graph.Model) string {
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	return path
 }
+
+// TestJSONError: with --json a failure prints an error object on stdout
+// (what stderr says, and the exit code), for the main command and for
+// inspect; without --json stdout stays empty.
+func TestJSONError(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.tflite")
+	for _, args := range [][]string{
+		{missing, "-o", filepath.Join(dir, "out"), "--json"},
+		{"inspect", missing, "--json"},
+		{helloWorld, "-o", filepath.Join(dir, "out"), "--json", "--cpu", "cortex-a53"},
+	} {
+		code, stdout, stderr := runHeliac(args...)
+		require.NotEqual(t, exitOK, code, "%v", args)
+		var e struct {
+			Error    string `json:"error"`
+			ExitCode int    `json:"exit_code"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(stdout), &e), "%v: %q", args, stdout)
+		assert.Equal(t, code, e.ExitCode, "%v", args)
+		assert.Contains(t, stderr, "heliac: "+e.Error, "%v: the same message as stderr", args)
+	}
+	code, stdout, _ := runHeliac(missing, "-o", filepath.Join(dir, "out"))
+	assert.Equal(t, exitFailure, code)
+	assert.Empty(t, stdout, "without --json")
+}

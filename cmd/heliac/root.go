@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,7 +88,46 @@ func runWith(runF func(*compileOptions) error, args []string, stdout, stderr io.
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "heliac: %v\n", e)
 	}
-	return exitCode(err)
+	code = exitCode(err)
+	if wantsJSON(args) {
+		// A caller that parses stdout gets an error object, not nothing.
+		printJSONError(stdout, errs, code)
+	}
+	return code
+}
+
+// wantsJSON reports whether args ask for JSON on stdout (--json).
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonError is what --json prints on stdout when heliac fails: the
+// errors stderr gets, one a line there, and the exit code.
+type jsonError struct {
+	Error    string   `json:"error"`
+	Errors   []string `json:"errors,omitempty"`
+	ExitCode int      `json:"exit_code"`
+}
+
+// printJSONError prints errs as a jsonError.
+func printJSONError(stdout io.Writer, errs []error, code int) {
+	e := jsonError{Error: errs[0].Error(), ExitCode: code}
+	if len(errs) > 1 {
+		for _, x := range errs {
+			e.Errors = append(e.Errors, x.Error())
+		}
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(e)
 }
 
 // exitCode maps an error to heliac's exit code.
