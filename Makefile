@@ -18,8 +18,11 @@ build: ## build bin/heliac
 	$(GO) build -trimpath -o $(BIN) ./cmd/heliac
 
 .PHONY: test
-# The test targets end with a note of the tests skipped for want of
-# ../shared (or $$HELIAC_SHARED), whether or not the tests passed.
+# internal/cmd/testprogress runs go test -json and prints a line as each
+# package starts and ends, failed tests whole, and the count of passed,
+# failed and skipped tests with the skips' reasons. The test targets end
+# with a note of the tests skipped for want of ../shared (or
+# $$HELIAC_SHARED), whether or not the tests passed.
 # SWEEPS are the corpus sweeps of the driver, of the Cortex-M55 example, of stripe
 # and of emit (SWEEP_PKGS): heliac once per model, then external tools (tflm_run, QEMU,
 # compilers, Python). They skip under the race detector, which slows them
@@ -29,13 +32,13 @@ SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMS
 SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/
 
 test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
-	@status=0; $(GO) test -race -count=1 -timeout 30m $(PKGS) || status=$$?; \
-		$(GO) test -count=1 -timeout 30m -run '$(SWEEPS)' $(SWEEP_PKGS) || status=$$?; \
+	@status=0; $(GO) run ./internal/cmd/testprogress $(GO) test -race -count=1 -timeout 30m -json $(PKGS) || status=$$?; \
+		$(GO) run ./internal/cmd/testprogress $(GO) test -count=1 -timeout 30m -json -run '$(SWEEPS)' $(SWEEP_PKGS) || status=$$?; \
 		$(GO) run ./internal/cmd/skips; exit $$status
 
 .PHONY: test-short
 test-short: ## run the quick tests only
-	@status=0; $(GO) test -short $(PKGS) || status=$$?; \
+	@status=0; $(GO) run ./internal/cmd/testprogress $(GO) test -short -json $(PKGS) || status=$$?; \
 		$(GO) run ./internal/cmd/skips; exit $$status
 
 .PHONY: vet
