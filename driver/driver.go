@@ -14,6 +14,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -158,6 +159,10 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 		return nil, err
 	}
 	s, err := planModel(ctx, data, cfg)
+	var ce *plan.CapacityError
+	if errors.As(err, &ce) {
+		return fitFirst(ctx, data, cfg, ce)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -165,24 +170,66 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r != s {
-		out, err := r.finish()
-		if err != nil {
-			return nil, err
+	if r == s {
+		out, err := s.finish()
+		if out != nil {
+			out.setPatches(info, cfg)
 		}
-		// Never a larger tensor_arena than TFLM needs for the model as
-		// given (the original's, under TFLM's own planner).
-		if a := out.TFLMArena; a == nil || a.Emitted.Bytes <= a.Original.Bytes {
-			out.Patches = info
-			return out, nil
-		}
-		info = &Patches{ModelMACs: info.ModelMACs, Cap: info.Cap, HeadBefore: info.HeadBefore, ArenaBefore: info.ArenaBefore, Tried: info.Tried}
+		return out, err
 	}
+	striped, err := r.finish()
+	if err != nil {
+		return nil, err
+	}
+	if striped.TFLMArena == nil && !cfg.EmitTFLite {
+		// No figure to judge the finished model by: choosePatches
+		// judged the rewrite on TFLM's whole arena (wholeArenas).
+		striped.setPatches(info, cfg)
+		return striped, nil
+	}
+	// The finished rewrite, judged as the user will see it: never a
+	// larger tensor_arena than heliac's plan of the model as given, nor
+	// than TFLM needs for it under its own planner.
 	out, err := s.finish()
-	if out != nil {
-		out.Patches = info
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	why := stripesLarger(striped.TFLMArena, out.TFLMArena, striped.TFLMArenaErr)
+	if why == "" {
+		striped.setPatches(info, cfg)
+		return striped, nil
+	}
+	out.setPatches(&Patches{ModelMACs: info.ModelMACs, Cap: info.Cap, HeadBefore: info.HeadBefore, ArenaBefore: info.ArenaBefore,
+		Tried: info.Tried, Reason: why}, cfg)
+	return out, nil
+}
+
+// setPatches records what --patches auto chose (nil without it) and, with
+// --report, writes the report again to state it.
+func (o *Output) setPatches(p *Patches, cfg Config) {
+	o.Patches = p
+	if cfg.Report && p != nil {
+		o.Report = emit.ReportWithTFLM(o.Model, o.Plan, o.Meta, o.TFLMHeads())
+	}
+}
+
+// stripesLarger says why the striped model's TFLM arenas (striped, or
+// the error that kept them from being sized) are not kept against the
+// model as given's (given), or "" when the stripes are kept: TFLM's whole
+// tensor_arena no larger than with heliac's plan of the model as given and
+// than TFLM's own planner's for it.
+func stripesLarger(striped, given *TFLMArenas, err error) string {
+	switch {
+	case striped == nil:
+		return fmt.Sprintf("TFLM's whole arena with the stripes cannot be sized (%v): the model is kept as given", err)
+	case given != nil && striped.Emitted.Bytes > given.Emitted.Bytes:
+		return fmt.Sprintf("the stripes lower heliac's arena but TFLM's whole tensor_arena would grow %d -> %d B (%s): the model is kept as given",
+			given.Emitted.Bytes, striped.Emitted.Bytes, striped.Target)
+	case striped.Emitted.Bytes > striped.Original.Bytes:
+		return fmt.Sprintf("with the stripes TFLM's whole tensor_arena (%d B) would exceed what TFLM's own planner needs for the model as given (%d B, %s): the model is kept as given",
+			striped.Emitted.Bytes, striped.Original.Bytes, striped.Target)
+	}
+	return ""
 }
 
 // planned is a model planned and not yet emitted.

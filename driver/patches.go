@@ -136,17 +136,52 @@ func lessCost(ha, sa, hb, sb int64) bool {
 // config's TFLM target, or head alone (and false) when tflmarena cannot
 // size it.
 func arenaOf(m *graph.Model, head int64, cfg Config) (int64, bool) {
-	t := tflmarena.CortexM
-	if cfg.TFLMTarget != "" {
-		if tt, ok := tflmarena.TargetNamed(cfg.TFLMTarget); ok {
-			t = tt
-		}
-	}
-	a, err := computeEach(m, head, t, tflmarena.Kernels{Library: cfg.Kernels, CPU: cfg.Target})
+	a, err := arenaOn(m, head, cfg, primaryTFLMTarget(cfg))
 	if err != nil {
 		return head, false
 	}
-	return a.Bytes, true
+	return a, true
+}
+
+// arenaOn is TFLM's whole arena for m with a head of head bytes on target
+// t, with the config's kernels (the largest over a set's members).
+func arenaOn(m *graph.Model, head int64, cfg Config, t tflmarena.Target) (int64, error) {
+	a, err := computeEach(m, head, t, tflmarena.Kernels{Library: cfg.Kernels, CPU: cfg.Target})
+	return a.Bytes, err
+}
+
+// primaryTFLMTarget is the target the choice scores TFLM's whole arena
+// on: --tflm-target's, or cortex-m.
+func primaryTFLMTarget(cfg Config) tflmarena.Target {
+	if t, ok := tflmarena.TargetNamed(cfg.TFLMTarget); ok {
+		return t
+	}
+	return tflmarena.CortexM
+}
+
+// tflmTargets are the targets on which a rewrite must not enlarge TFLM's
+// whole arena: --tflm-target's, or, when it names none, every target
+// heliac sizes (a firmware may build the model for either; TFLM's tail
+// differs between them).
+func tflmTargets(cfg Config) []tflmarena.Target {
+	if t, ok := tflmarena.TargetNamed(cfg.TFLMTarget); ok {
+		return []tflmarena.Target{t}
+	}
+	return []tflmarena.Target{tflmarena.CortexM, tflmarena.Host64}
+}
+
+// wholeArenas is TFLM's whole arena for m with a head of head bytes on
+// each of targets, in order, or an error naming what cannot be sized.
+func wholeArenas(m *graph.Model, head int64, cfg Config, targets []tflmarena.Target) ([]int64, error) {
+	out := make([]int64, len(targets))
+	for i, t := range targets {
+		a, err := arenaOn(m, head, cfg, t)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		out[i] = a
+	}
+	return out, nil
 }
 
 // quickScore is the cheap evaluation of a model: its plan with the
@@ -446,8 +481,6 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	total := stripe.ModelMACs(m)
 	info := &Patches{ModelMACs: total, Cap: capFrac}
 	info.HeadBefore, _ = head(s.p)
-	var sized bool
-	info.ArenaBefore, sized = arenaOf(m, info.HeadBefore, cfg)
 	if len(m.Subgraphs) == 0 || total == 0 || liveness.HasOwnPlan(m) {
 		return nil, info, nil
 	}
@@ -455,6 +488,31 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	all := stripe.Candidates(m)
 	if len(all) == 0 {
 		return nil, info, nil
+	}
+	// Stripes add operators, and each adds its kernel's data to TFLM's
+	// persistent tail: a rewrite is judged on TFLM's whole arena, on
+	// every target the firmware may build for, so a model whose whole
+	// arena cannot be sized is kept as given.
+	targets := tflmTargets(cfg)
+	before, err := wholeArenas(m, info.HeadBefore, cfg, targets)
+	if err != nil {
+		info.Reason = fmt.Sprintf("TFLM's whole arena cannot be sized (%v), and stripes add operators to TFLM's persistent tail: the model is kept as given", err)
+		return nil, info, nil
+	}
+	info.ArenaBefore = before[0]
+	// noLarger says a rewrite leaves TFLM's whole arena no larger than
+	// before on every target.
+	noLarger := func(rm *graph.Model, hd int64) bool {
+		after, err := wholeArenas(rm, hd, cfg, targets)
+		if err != nil {
+			return false
+		}
+		for i := range after {
+			if after[i] > before[i] {
+				return false
+			}
+		}
+		return true
 	}
 	// Halo rows cached first: no MACs computed twice, so deep regions
 	// and many stripes stay within the cap; recomputed where a region
@@ -654,14 +712,11 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 		bestC               *candidate
 	)
 	keep := func(c *candidate, ps *planned, hd, sc int64) {
-		if sc <= limit && (bestS == nil || lessCost(hd, sc, bestHead, bestArena)) {
+		if sc <= limit && (bestS == nil || lessCost(hd, sc, bestHead, bestArena)) && noLarger(c.m, hd) {
 			bestS, bestHead, bestArena, bestC = ps, hd, sc, c
 		}
 	}
 	for i, c := range final {
-		if _, ok := arenaOf(c.m, 0, cfg); ok != sized {
-			continue
-		}
 		keep(c, c.s, c.head, c.score)
 		last := i < min(len(rounds), confirmed)
 		if last && cfg.Liveness.Order == nil && cfg.Schedule != ScheduleModel {
@@ -694,9 +749,6 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	info.ExtraOps = opCount(bestC.m) - opCount(m)
 	info.HeadAfter, _ = head(bestS.p)
 	info.ArenaAfter = bestArena
-	if !sized {
-		info.ArenaBefore, info.ArenaAfter = 0, 0
-	}
 	return bestS, info, nil
 }
 

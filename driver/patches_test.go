@@ -14,9 +14,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heliac/heliac"
 	"github.com/heliac/heliac/driver"
+	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
+	"github.com/heliac/heliac/plan"
+	"github.com/heliac/heliac/tflite"
 	"github.com/heliac/heliac/tflmarena"
 )
 
@@ -141,6 +145,114 @@ func TestPatchesAutoChoice(t *testing.T) {
 			} else {
 				assert.LessOrEqual(t, float64(tight.Patches.ExtraMACs), 1e-9*float64(tight.Patches.ModelMACs))
 			}
+		})
+	}
+}
+
+// TestPatchesAutoJudgedOnWholeArena: --patches auto keeps a rewrite only
+// where TFLM's whole tensor_arena is known and no larger. magic_wand,
+// which it stripes (TestPatchesAutoChoice), with a RANK operator added
+// after its output (an operator TFLM does not register: heliac has no data
+// on what it adds to TFLM's persistent tail) is kept as given, and the
+// summary says why; the plain model's stripes leave the whole arena no
+// larger on both targets, and the summary leads with it.
+func TestPatchesAutoJudgedOnWholeArena(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(corpus.Require(t), "corpus", "tflite-micro/magic_wand.tflite"))
+	require.NoError(t, err)
+	m, err := tflite.Load(data)
+	require.NoError(t, err)
+	sg := &m.Subgraphs[0]
+	rank := graph.TensorID(len(sg.Tensors))
+	sg.Tensors = append(sg.Tensors, graph.Tensor{Name: "rank", Type: graph.Int32, Shape: []int32{}})
+	sg.Ops = append(sg.Ops, graph.Op{Code: 110, CodeName: "RANK", Version: 1, Inputs: []graph.TensorID{sg.Outputs[0]}, Outputs: []graph.TensorID{rank}})
+	sg.Outputs = append(sg.Outputs, rank)
+	unknown, err := tflite.Encode(m, tflite.EncodeOptions{})
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		target string
+	}{
+		{"magic_wand", data, ""},
+		{"magic_wand host64", data, tflmarena.Host64.Name},
+		{"magic_wand with RANK", unknown, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := referenceConfig(t)
+			cfg.EmitTFLite, cfg.TFLMTarget = true, tc.target
+			off, err := driver.Compile(context.Background(), tc.data, cfg)
+			require.NoError(t, err)
+			cfg.Patches, cfg.Report = driver.PatchesAuto, true
+			out, err := driver.Compile(context.Background(), tc.data, cfg)
+			require.NoError(t, err)
+			p := out.Patches
+			require.NotNil(t, p)
+			if strings.Contains(tc.name, "RANK") {
+				require.Nil(t, off.TFLMArena, "no figure with an operator TFLM does not register")
+				assert.Empty(t, p.Regions, "kept as given")
+				assert.Same(t, out.Original, out.Model)
+				assert.Equal(t, off.PlanJSON, out.PlanJSON)
+				assert.Contains(t, p.Text(), "TFLM's whole arena cannot be sized")
+				assert.Contains(t, p.Text(), "RANK")
+				assert.Contains(t, string(out.Report), "no stripes: TFLM&#39;s whole arena cannot be sized")
+				return
+			}
+			require.NotEmpty(t, p.Regions, "magic_wand gains from stripes")
+			require.NotNil(t, off.TFLMArena)
+			assert.LessOrEqual(t, out.TFLMArena.Emitted.Bytes, off.TFLMArena.Emitted.Bytes, "TFLM's whole arena")
+			assert.Equal(t, off.TFLMArena.Emitted.Bytes, p.ArenaBefore)
+			assert.True(t, strings.HasPrefix(strings.Split(p.Text(), "\n")[1], "  TFLM's whole tensor_arena "), "the summary leads with the whole arena: %s", p.Text())
+			assert.Contains(t, string(out.Report), "<p class=\"patches\">--patches auto: TFLM&#39;s whole tensor_arena ", "the report leads with the whole arena")
+		})
+	}
+}
+
+// TestPatchesAutoFitsFirst: person_detect's scratch (55296 B by default)
+// does not fit a bank of 34000 B. Without --patches the error says that
+// --patches auto makes it fit; with it, the rewrite fits and the summary
+// says why it was striped; a bank too small even for the stripes fails
+// with a *driver.FitError that says how much they need.
+func TestPatchesAutoFitsFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans person_detect's stripes three times; skipped with -short")
+	}
+	data, err := os.ReadFile(filepath.Join(corpus.Require(t), "corpus", "tflite-micro/person_detect.tflite"))
+	require.NoError(t, err)
+	platform := func(sram int64) *plan.Platform {
+		return &plan.Platform{Name: "small", Banks: []plan.Bank{{Name: "SRAM", Capacity: sram, Writable: true}, {Name: "FLASH", Order: 1}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		sram    int64
+		patches string
+		hint    string // the FitError's hint; "" when it compiles
+	}{
+		{"suggests", 34000, driver.PatchesOff, "it fits with --patches auto: 1 region(s) run stripe by stripe"},
+		{"fits", 34000, driver.PatchesAuto, ""},
+		{"too small", 20000, driver.PatchesAuto, "even run stripe by stripe by --patches auto"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := heliac.Options{Version: "test"}.Config() // the CLI's defaults
+			require.NoError(t, err)
+			cfg.Plan.Platform, cfg.Patches = platform(tc.sram), tc.patches
+			out, err := driver.Compile(context.Background(), data, cfg)
+			if tc.hint != "" {
+				var fe *driver.FitError
+				require.ErrorAs(t, err, &fe)
+				var ce *plan.CapacityError
+				require.ErrorAs(t, err, &ce, "still a capacity error")
+				assert.Equal(t, "SRAM", ce.Bank)
+				assert.Contains(t, fe.Hint, tc.hint)
+				return
+			}
+			require.NoError(t, err)
+			require.NotNil(t, out.Patches)
+			require.NotEmpty(t, out.Patches.Regions)
+			assert.Contains(t, out.Patches.Text(), "the model as given does not fit: its scratch needs 55296 B in bank \"SRAM\", which has 34000")
+			size, _ := out.Plan.ScratchTotals()
+			assert.LessOrEqual(t, size, int64(34000))
+			assert.Equal(t, size, out.Patches.HeadAfter)
 		})
 	}
 }

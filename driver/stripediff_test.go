@@ -23,6 +23,7 @@ import (
 	"github.com/heliac/heliac/internal/validmodel"
 	"github.com/heliac/heliac/stripe"
 	"github.com/heliac/heliac/tflite"
+	"github.com/heliac/heliac/tflmarena"
 	"github.com/heliac/heliac/verify"
 )
 
@@ -297,6 +298,41 @@ func stripeDifferential(t *testing.T, tool string, seed int64, m *graph.Model, d
 	st.pipeline++
 	if len(out.Model.Stripes) > 0 {
 		st.striped++
+		wholeArenaNoLarger(t, tool, seed, data, cfg, filepath.Join(dir, "auto"))
+	}
+}
+
+// wholeArenaNoLarger requires a model --patches auto striped (out, its
+// emitted model at path, compiled from data with cfg) to leave TFLM's
+// whole tensor_arena no larger than without stripes: heliac's figures on
+// both targets, and stock TFLM (tool) allocating and running the striped
+// model in the arena the model without stripes needs in tool's setup (its
+// planner outside the arena). path names the files it writes.
+func wholeArenaNoLarger(t *testing.T, tool string, seed int64, data []byte, cfg driver.Config, path string) {
+	t.Helper()
+	for _, target := range []tflmarena.Target{tflmarena.Host64, tflmarena.CortexM} {
+		c := cfg
+		c.TFLMTarget = target.Name
+		striped, err := driver.Compile(context.Background(), data, c)
+		require.NoError(t, err, "seed %d", seed)
+		c.Patches = driver.PatchesOff
+		off, err := driver.Compile(context.Background(), data, c)
+		require.NoError(t, err, "seed %d", seed)
+		require.NotNil(t, off.TFLMArena, "seed %d: stripes kept although TFLM's whole arena without them is unknown: %v", seed, off.TFLMArenaErr)
+		require.NotNil(t, striped.TFLMArena, "seed %d", seed)
+		require.LessOrEqual(t, striped.TFLMArena.Emitted.Bytes, off.TFLMArena.Emitted.Bytes,
+			"seed %d: --patches auto grew TFLM's whole arena on %s", seed, target.Name)
+		if target != tflmarena.Host64 || len(striped.Model.Stripes) == 0 {
+			continue
+		}
+		file := path + ".host64.tflite"
+		require.NoError(t, os.WriteFile(file, striped.TFLite.Data, 0o644))
+		em, err := tflite.Load(off.TFLite.Data)
+		require.NoError(t, err)
+		a, err := tflmarena.ComputeSetup(em, off.TFLMArena.Emitted.Head, target, tflmarena.Kernels{Library: c.Kernels, CPU: c.Target}, tflmarena.PlannerOutside)
+		require.NoError(t, err)
+		got, o := runOracle(context.Background(), tool, file, a.Bytes, time.Minute)
+		require.Equal(t, ran, got, "seed %d: the striped model does not run in the arena the model without stripes needs (%d B): %v", seed, a.Bytes, o["error"])
 	}
 }
 

@@ -378,7 +378,7 @@ func (o *Output) TFLMHeads() *emit.TFLMHeads {
 	if t == nil {
 		return nil
 	}
-	h := &emit.TFLMHeads{OwnHead: t.OwnHead, Head: t.Head, Kept: t.Kept, Discarded: t.Discarded, DiscardedBytes: t.DiscardedBytes}
+	h := &emit.TFLMHeads{OwnHead: t.OwnHead, Head: t.Head, Kept: t.Kept, Discarded: t.Discarded, DiscardedBytes: t.DiscardedBytes, Patches: o.Patches}
 	for _, m := range t.Members {
 		h.Members = append(h.Members, emit.TFLMMemberHeads{Kernels: m.Kernels, OwnHead: m.OwnHead, Head: m.Head})
 	}

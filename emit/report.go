@@ -56,7 +56,11 @@ func ReportWithTFLM(m *graph.Model, p *plan.Plan, meta Meta, tflm *TFLMHeads) []
 	w("<p class=\"legend\"><span class=\"tensor\"></span>tensor<span class=\"inplace\"></span>written in place<span class=\"view\"></span>view"+
 		"<span class=\"kscratch\"></span>kernel scratch<span class=\"variable\"></span>resource variable<span class=\"spilled\"></span>spilled · "+
 		"%sdashed red: lower bound · dotted black: peak step</p>\n", map[bool]string{true: "<span class=\"stripe\"></span>stripe (tensors one stripe computes) · "}[len(m.Stripes) > 0])
-	reportStripes(&b, m)
+	var patches *Patches
+	if tflm != nil {
+		patches = tflm.Patches
+	}
+	reportStripes(&b, m, patches)
 	w("<div id=\"detail\">Point at a box for its details.</div>\n")
 	// Scratch arenas first: they are what a plan is about.
 	for _, role := range []liveness.Class{liveness.Scratch, liveness.Persistent, liveness.Constant} {

@@ -72,9 +72,18 @@ func stripeTensors(m *graph.Model) map[graph.TensorRef]stripeInfo {
 	return out
 }
 
-// reportStripes writes the legend line of a rewritten model's regions:
-// input, output, k, rows and the MACs the stripes compute again.
-func reportStripes(b *bytes.Buffer, m *graph.Model) {
+// reportStripes writes what --patches auto chose (p; nil without it):
+// TFLM's whole tensor_arena and heliac's arena before and after, or why
+// it kept the model as given; then the legend line of a rewritten model's
+// regions: input, output, k, rows and the MACs the stripes compute again.
+func reportStripes(b *bytes.Buffer, m *graph.Model, p *Patches) {
+	if p != nil {
+		if len(p.Regions) > 0 {
+			fmt.Fprintf(b, "<p class=\"patches\">--patches auto: %s</p>\n", esc(p.ArenaText()))
+		} else {
+			fmt.Fprintf(b, "<p class=\"patches\">%s</p>\n", esc(p.Text()))
+		}
+	}
 	if len(m.Stripes) == 0 {
 		return
 	}

@@ -308,6 +308,12 @@ type Patches struct {
 	ArenaBefore, ArenaAfter int64
 	// Tried is how many rewrites the choice evaluated.
 	Tried int
+	// Reason says why the model is kept as given when the choice could
+	// not judge a rewrite (TFLM's whole arena not sized); "" otherwise.
+	Reason string
+	// Fit says the model as given does not fit the platform and the
+	// stripes were chosen to make it fit; "" otherwise.
+	Fit string
 }
 
 // ExtraPercent is ExtraMACs as a percentage of ModelMACs.
@@ -322,6 +328,9 @@ func (p *Patches) ExtraPercent() float64 {
 // operators and MACs, and the arenas before and after; or why there are
 // none.
 func (p *Patches) Text() string {
+	if len(p.Regions) == 0 && p.Reason != "" {
+		return "--patches auto: no stripes: " + p.Reason
+	}
 	if len(p.Regions) == 0 && p.Tried == 0 {
 		return fmt.Sprintf("--patches auto: no stripes: no region of row-local operators holding the arena's peak fits %.3g%% extra MACs", 100*p.Cap)
 	}
@@ -329,6 +338,9 @@ func (p *Patches) Text() string {
 		return fmt.Sprintf("--patches auto: no stripes: none of %d rewrite(s) tried lowers the arena within %.3g%% extra MACs", p.Tried, 100*p.Cap)
 	}
 	var b strings.Builder
+	if p.Fit != "" {
+		fmt.Fprintf(&b, "--patches auto: %s\n  ", p.Fit)
+	}
 	fmt.Fprintf(&b, "--patches auto: %d region(s) run stripe by stripe:", len(p.Regions))
 	for i, r := range p.Regions {
 		if i > 0 {
@@ -342,10 +354,20 @@ func (p *Patches) Text() string {
 			b.WriteString(", halo rows cached")
 		}
 	}
-	fmt.Fprintf(&b, "\n  stripes cost %+d operator(s) and %+d MACs (%+.2f%% of %d, cap %.3g%%); heliac's arena %d -> %d B (%s)",
-		p.ExtraOps, p.ExtraMACs, p.ExtraPercent(), p.ModelMACs, 100*p.Cap, p.HeadBefore, p.HeadAfter, Percent(p.HeadAfter, p.HeadBefore))
+	b.WriteString("\n  ")
+	b.WriteString(p.ArenaText())
+	return b.String()
+}
+
+// ArenaText is what the stripes chosen cost and save, TFLM's whole
+// tensor_arena first (what a rewrite is judged on), then heliac's arena
+// (TFLM's head), then the extra operators and MACs.
+func (p *Patches) ArenaText() string {
+	var b strings.Builder
 	if p.ArenaBefore > 0 {
-		fmt.Fprintf(&b, ", TFLM's whole arena with it %d -> %d B (%s)", p.ArenaBefore, p.ArenaAfter, Percent(p.ArenaAfter, p.ArenaBefore))
+		fmt.Fprintf(&b, "TFLM's whole tensor_arena %d -> %d B (%s), ", p.ArenaBefore, p.ArenaAfter, Percent(p.ArenaAfter, p.ArenaBefore))
 	}
+	fmt.Fprintf(&b, "heliac's arena (TFLM's head) %d -> %d B (%s); stripes cost %+d operator(s) and %+d MACs (%+.2f%% of %d, cap %.3g%%)",
+		p.HeadBefore, p.HeadAfter, Percent(p.HeadAfter, p.HeadBefore), p.ExtraOps, p.ExtraMACs, p.ExtraPercent(), p.ModelMACs, 100*p.Cap)
 	return b.String()
 }

@@ -55,6 +55,9 @@ type TFLMHeads struct {
 	// Members are, for a plan made for a set of kernel libraries, each
 	// library's heads (driver.TFLM.Members); nil for one library.
 	Members []TFLMMemberHeads
+	// Patches is what --patches auto chose (driver.Patches), which the
+	// report states before the stripes; nil without --patches auto.
+	Patches *Patches
 }
 
 // TFLMMemberHeads is one kernel library's heads: TFLM's own, and TFLM's

@@ -90,7 +90,7 @@ func TestReportLeadsWithTFLM(t *testing.T) {
 
 // TestPatchesText: the summary's --patches line names each region, its
 // stripes and rows, the extra operators and MACs, and the arenas before
-// and after; without stripes it says why.
+// and after (TFLM's whole arena first); without stripes it says why.
 func TestPatchesText(t *testing.T) {
 	p := emit.Patches{
 		Regions:  []graph.StripeRegion{{Subgraph: 0, Input: 3, Output: 9, Ops: []int{1, 2, 3}, Rows: [][2]int32{{0, 4}, {4, 8}}}},
@@ -98,9 +98,11 @@ func TestPatchesText(t *testing.T) {
 		HeadBefore: 2000, HeadAfter: 1000, ArenaBefore: 3000, ArenaAfter: 2400, Tried: 7,
 	}
 	assert.Equal(t, "--patches auto: 1 region(s) run stripe by stripe: 0:3 -> 0:9 (3 operator(s)) in 2 stripes of rows [0,4) [4,8)\n"+
-		"  stripes cost +9 operator(s) and +500 MACs (+5.00% of 10000, cap 10%); heliac's arena 2000 -> 1000 B (-50.0%), "+
-		"TFLM's whole arena with it 3000 -> 2400 B (-20.0%)", p.Text())
+		"  TFLM's whole tensor_arena 3000 -> 2400 B (-20.0%), heliac's arena (TFLM's head) 2000 -> 1000 B (-50.0%); "+
+		"stripes cost +9 operator(s) and +500 MACs (+5.00% of 10000, cap 10%)", p.Text())
 	none := emit.Patches{Cap: 0.1, Tried: 7}
 	assert.Equal(t, "--patches auto: no stripes: none of 7 rewrite(s) tried lowers the arena within 10% extra MACs", none.Text())
 	assert.Contains(t, (&emit.Patches{Cap: 0.1}).Text(), "no region of row-local operators")
+	why := emit.Patches{Cap: 0.1, Reason: "TFLM's whole arena cannot be sized (x)"}
+	assert.Equal(t, "--patches auto: no stripes: TFLM's whole arena cannot be sized (x)", why.Text())
 }

@@ -32,17 +32,20 @@ type jsonSummary struct {
 // jsonPatches is driver.Patches: what --patches auto chose, cost and
 // saved (regions empty when it chose none).
 type jsonPatches struct {
+	// TFLM's whole tensor_arena first (what a rewrite is judged on), then
+	// heliac's arena (TFLM's head).
+	TFLMArenaBefore  int64              `json:"tflm_arena_before,omitempty"`
+	TFLMArenaAfter   int64              `json:"tflm_arena_after,omitempty"`
+	HeadBefore       int64              `json:"arena_before"`
+	HeadAfter        int64              `json:"arena_after"`
 	Regions          []jsonStripeRegion `json:"regions"`
 	ExtraOperators   int                `json:"extra_operators"`
 	ExtraMACs        int64              `json:"extra_macs"`
 	ExtraMACsPercent float64            `json:"extra_macs_percent"`
 	ModelMACs        int64              `json:"model_macs"`
 	CapPercent       float64            `json:"cap_percent"`
-	HeadBefore       int64              `json:"arena_before"`
-	HeadAfter        int64              `json:"arena_after"`
-	TFLMArenaBefore  int64              `json:"tflm_arena_before,omitempty"`
-	TFLMArenaAfter   int64              `json:"tflm_arena_after,omitempty"`
 	Tried            int                `json:"tried"`
+	Reason           string             `json:"reason,omitempty"`
 }
 
 // jsonStripeRegion is one region run stripe by stripe, ids as plan.json
@@ -176,7 +179,7 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 	if p := out.Patches; p != nil {
 		s.Patches = &jsonPatches{Regions: []jsonStripeRegion{}, ExtraOperators: p.ExtraOps, ExtraMACs: p.ExtraMACs, ExtraMACsPercent: p.ExtraPercent(),
 			ModelMACs: p.ModelMACs, CapPercent: 100 * p.Cap, HeadBefore: p.HeadBefore, HeadAfter: p.HeadAfter,
-			TFLMArenaBefore: p.ArenaBefore, TFLMArenaAfter: p.ArenaAfter, Tried: p.Tried}
+			TFLMArenaBefore: p.ArenaBefore, TFLMArenaAfter: p.ArenaAfter, Tried: p.Tried, Reason: p.Reason}
 		for _, r := range p.Regions {
 			jr := jsonStripeRegion{Input: fmt.Sprintf("%d:%d", r.Subgraph, r.Input), Output: fmt.Sprintf("%d:%d", r.Subgraph, r.Output),
 				Operators: []string{}, K: r.K(), Rows: r.Rows, Halo: string(r.HaloKind()), MACs: r.MACs, ExtraMACs: r.ExtraMACs}
