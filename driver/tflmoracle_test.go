@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -22,12 +21,6 @@ const (
 	allocFailed verdict = iota
 	// ran: TFLM allocated the model and every invocation ran.
 	ran
-	// harnessOnly: TFLM allocated the model (AllocateTensors returned
-	// ok), then tflm_run's own bookkeeping, which asks the
-	// GreedyMemoryPlanner for its offsets after AllocateTensors, read
-	// the planner's working memory that TFLM had handed back to the
-	// tail, and crashed, looped or found the mapping inconsistent.
-	harnessOnly
 	// other: anything else (an invocation failed, no output).
 	other
 )
@@ -63,15 +56,6 @@ func runOracle(ctx context.Context, tool, model string, n int64, timeout time.Du
 	switch {
 	case v["status"] == "ok" && v["invoke.0"] == "ok" && v["warning"] == "" && err == nil:
 		return ran, v
-	case v["status"] == "ok" && v["invoke.0"] == "ok":
-		// The mapping check failed (exit 3), yet TFLM ran the model.
-		return harnessOnly, v
-	case v["status"] == "error" && strings.Contains(v["error"], "crashed with signal") && !tflmAllocError(v["error"]):
-		return harnessOnly, v
-	case (ctx.Err() != nil || timedOut(err)) && v["status"] == "":
-		// Killed while in tflm_run's bookkeeping: nothing printed, as
-		// status= comes after it.
-		return harnessOnly, v
 	case v["status"] == "error" && tflmAllocError(v["error"]):
 		return allocFailed, v
 	}
@@ -88,11 +72,4 @@ func tflmAllocError(e string) bool {
 		}
 	}
 	return false
-}
-
-// timedOut reports whether tflm_run_m55's QEMU_TIMEOUT stopped the run
-// (timeout(1)'s exit status 124).
-func timedOut(err error) bool {
-	var exit *exec.ExitError
-	return errors.As(err, &exit) && exit.ExitCode() == 124
 }

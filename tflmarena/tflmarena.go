@@ -156,13 +156,6 @@ type Arena struct {
 	Head int64
 	// Tail is TFLM's persistent section once the model is allocated.
 	Tail int64
-	// PlannerReadable says the GreedyMemoryPlanner's working memory is
-	// still intact after AllocateTensors with an arena of Bytes. TFLM
-	// lends the planner all free memory while planning and gives part of
-	// it to the persistent tail afterwards, so with an arena this small
-	// code that asks the planner for its offsets after AllocateTensors
-	// (as tflm_run does) may read overwritten data; TFLM itself does not.
-	PlannerReadable bool
 }
 
 // op is one allocator call replayed.
@@ -261,7 +254,7 @@ func ComputeSetup(m *graph.Model, head int64, t Target, k Kernels, setup Setup) 
 		hi -= 16
 	}
 	r := replayOn(steps, hi)
-	return Arena{Target: t.Name, Bytes: hi, Head: head, Tail: r.tail, PlannerReadable: r.plannerReadable}, nil
+	return Arena{Target: t.Name, Bytes: hi, Head: head, Tail: r.tail}, nil
 }
 
 // base is where the replay puts the arena: any 16-byte aligned address
@@ -283,17 +276,11 @@ func run(steps []step, n int64) (bool, int64) {
 type replayed struct {
 	ok   bool
 	tail int64 // persistent bytes at the end
-	// plannerReadable: the planner's arrays (GreedyMemoryPlanner::Init:
-	// requirements_, two int arrays, buffers_sorted_by_offset_, then
-	// buffer_offsets_, each max_buffer_count_ long, the last ending
-	// highest) lie below the tail's final end.
-	plannerReadable bool
 }
 
 func replayOn(steps []step, n int64) replayed {
 	bufHead, bufTail := int64(base), base+n
 	head, temp, tail := bufHead, bufHead, bufTail
-	var plannerEnd int64
 	for _, s := range steps {
 		switch s.kind {
 		case opPersistent, opPersistentOverTemps:
@@ -344,13 +331,14 @@ func replayOn(steps []step, n int64) replayed {
 			// past remaining / per_buffer_size buffers.
 			start := alignUp(temp, arenaAlign)
 			avail := alignDown(tail, arenaAlign) - start
+			// The planner's records live in that memory only while it
+			// plans: the persistent buffers after it may take it.
 			if avail < 0 || avail/plannerBytesPerBuffer < s.bytes {
 				return replayed{}
 			}
-			plannerEnd = start + (plannerBytesPerBuffer-4)*(avail/plannerBytesPerBuffer) + 4*s.bytes
 		}
 	}
-	return replayed{ok: true, tail: bufTail - tail, plannerReadable: plannerEnd <= tail}
+	return replayed{ok: true, tail: bufTail - tail}
 }
 
 // replay lists TFLM's allocator calls for m.
