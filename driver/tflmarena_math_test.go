@@ -388,3 +388,43 @@ func TestTFLMArenaMathOps(t *testing.T) {
 			n, results[n].exact, results[n].lessRuns)
 	}
 }
+
+// TestTFLMArenaSaysWhatTFLMCannotRun checks that where TFLM's reference
+// kernels cannot run a model (an operator type its kernel refuses, an
+// operator it does not register), the compile's TFLM arena error says so
+// rather than that the data is missing.
+func TestTFLMArenaSaysWhatTFLMCannotRun(t *testing.T) {
+	cases := []struct {
+		name, want string
+		add        func(b *opModel)
+	}{
+		{"EXP int8", "TFLM cannot run it: TFLM's EXP kernel takes input 0 of FLOAT32 only, not INT8 (exp.cc ExpPrepare)",
+			func(b *opModel) {
+				x := b.tensor(graph.Int8, q(0.1, 0), 2, 3)
+				o := b.tensor(graph.Int8, q(0.1, 0), 2, 3)
+				b.op(builtin("EXP"), "EXP", []graph.TensorID{x}, []graph.TensorID{o}, "", nil)
+				b.io([]graph.TensorID{x}, []graph.TensorID{o})
+			}},
+		{"POW", "TFLM cannot run it: TFLM registers no kernel for POW",
+			func(b *opModel) {
+				x := b.tensor(graph.Float32, nil, 2, 3)
+				y := b.tensor(graph.Float32, nil, 2, 3)
+				o := b.tensor(graph.Float32, nil, 2, 3)
+				b.op(builtin("POW"), "POW", []graph.TensorID{x, y}, []graph.TensorID{o}, "", nil)
+				b.io([]graph.TensorID{x, y}, []graph.TensorID{o})
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data, err := tflite.Encode(opVariantsModel(opVariant{c.name, c.add}), tflite.EncodeOptions{})
+			require.NoError(t, err)
+			o := heliac.Options{Kernels: kernels.TFLMReference, TFLMTarget: tflmarena.CortexM.Name, EmitTFLite: true, Version: "test"}
+			cfg, err := o.Config()
+			require.NoError(t, err)
+			out, err := driver.Compile(context.Background(), data, cfg)
+			require.NoError(t, err)
+			require.Error(t, out.TFLMArenaErr)
+			require.Contains(t, out.TFLMArenaErr.Error(), c.want)
+		})
+	}
+}

@@ -184,6 +184,18 @@ func TestTFLMArenaDataForEveryRegisteredOperator(t *testing.T) {
 	ops := registeredTFLMOps(string(src))
 	// A sanity floor: 100 builtins and 18 custom operators at tflmCommit.
 	require.GreaterOrEqual(t, len(ops), 118, "parsed too few operators from %s", tflmResolverHeader)
+	// tflmRegistered and tflmRegisteredCustom (TFLMRefusal's) are the
+	// header's list.
+	var listed []string
+	for n := range tflmRegistered {
+		listed = append(listed, n)
+	}
+	for n := range tflmRegisteredCustom {
+		listed = append(listed, "custom "+n)
+	}
+	listed = append(listed, "custom ethos-u")
+	sort.Strings(listed)
+	assert.Equal(t, ops, listed, "tflmRegistered and tflmRegisteredCustom differ from %s", tflmResolverHeader)
 	var missing, stale []string
 	for _, name := range ops {
 		known := tflmKnows(t, name)

@@ -310,16 +310,3 @@ func tflmMath(m *graph.Model, sg *graph.Subgraph, op *graph.Op, ptr int64) (k TF
 	}
 	return k, true, true
 }
-
-// TFLMRefusal says why TFLM's reference kernel cannot run operator op of
-// subgraph s of m: its Prepare or Eval refuses the operands' types (or
-// needs constant an operand that is not), so TFLM fails to allocate or
-// invoke the model whatever its arena. It is "" when TFLM runs the
-// operator or the data does not say. TFLM reports no data for an
-// operator TFLM refuses.
-func TFLMRefusal(m *graph.Model, s graph.SubgraphIndex, op *graph.Op) string {
-	if m == nil || op == nil || s < 0 || int(s) >= len(m.Subgraphs) || op.Code == graph.Custom {
-		return ""
-	}
-	return tflmMathRefusal(m, &m.Subgraphs[s], op)
-}

@@ -89,7 +89,8 @@ func TestTFLMMathSizesMatchHeaders(t *testing.T) {
 }
 
 // TestTFLMMathKernels checks a few operators' steps by hand, and that a
-// type TFLM refuses has no data and says why.
+// type TFLM refuses, or an operator it does not register, has no data
+// and says why.
 func TestTFLMMathKernels(t *testing.T) {
 	tensors := []graph.Tensor{
 		{Name: "x", Type: graph.Int8, Shape: []int32{2, 5}, Quantization: &graph.Quantization{Scale: []float32{0.1}, ZeroPoint: []int64{0}}},
@@ -132,6 +133,10 @@ func TestTFLMMathKernels(t *testing.T) {
 			TFLMKernel{}, "TFLM's LOG_SOFTMAX kernel takes an INT8 output of scale 1/16 and zero point 127 only (log_softmax.cc CalculateOpData)"},
 		{"fill variable dims refused", graph.Op{CodeName: "FILL", Inputs: []graph.TensorID{0, 4}, Outputs: []graph.TensorID{5}}, 8,
 			TFLMKernel{}, "TFLM's FILL kernel takes a constant input 0 only (fill.cc FillPrepare)"},
+		{"pow unregistered", graph.Op{Code: 92, CodeName: "POW", Inputs: []graph.TensorID{4, 4}, Outputs: []graph.TensorID{5}}, 8,
+			TFLMKernel{}, "TFLM registers no kernel for POW (micro_mutable_op_resolver.h at tflite-micro@90b983c)"},
+		{"custom unregistered", graph.Op{Code: graph.Custom, CustomName: "Foo", Inputs: []graph.TensorID{4}, Outputs: []graph.TensorID{5}}, 8,
+			TFLMKernel{}, `TFLM registers no custom operator "Foo" (micro_mutable_op_resolver.h at tflite-micro@90b983c)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
