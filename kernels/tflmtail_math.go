@@ -12,7 +12,7 @@ import (
 // tensorflow/lite/micro/kernels unless a path says otherwise; the
 // parsers in tensorflow/lite/core/api/flatbuffer_conversions.cc). The
 // tables follow tflmtail.go's: sizes are {host64, cortex-m}, checked
-// against the compilers by TestTFLMSizesMatchHeaders. Their scratch
+// against the compilers by TestTFLMMathSizesMatchHeaders. Their scratch
 // requests are scratch.go's (ADD_N, REDUCE_MAX, REDUCE_MIN, REDUCE_ALL;
 // the others ask for none).
 
@@ -46,7 +46,7 @@ var tflmMathOpData = map[string]pair{
 }
 
 // Sizes of the OpData some of these kernels allocate in Prepare, for
-// INT8 only (declared in the kernels' .cc files; tflmtail_test.go
+// INT8 only (declared in the kernels' .cc files; tflmtail_math_test.go
 // compiles each struct's members).
 var (
 	addNOpData       = pair{40, 40} // add_n.cc OpData: six int32_t, four int
