@@ -115,7 +115,7 @@ var tflmParams = map[string][2]pair{
 // host64 and cortex-m: sizeof the struct named, at tflmCommit.
 var tflmOpData = map[string]pair{
 	"ADD":                          {60, 60},   // add.cc AddInit: OpDataAdd (add.h)
-	"ABS":                          {28, 20},   // elementwise.cc ElementWiseAbsRsqrtInit: OpDataAbsRsqrt (there; two enums after a bool)
+	"ABS":                          {28, 28},   // elementwise.cc ElementWiseAbsRsqrtInit: OpDataAbsRsqrt (there; TfLiteQuantizationType is an int in C++)
 	"AVERAGE_POOL_2D":              {32, 32},   // pooling.cc Init: OpDataPooling (pooling.h)
 	"MAX_POOL_2D":                  {32, 32},   // pooling.cc Init: OpDataPooling
 	"BATCH_MATMUL":                 {32, 16},   // batch_matmul.cc BatchMatMulInit: OpDataBatchMatmul
@@ -217,6 +217,9 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 	name := op.CodeName
 	if op.Code == graph.Custom {
 		return tflmSignal(sg, op, ptr)
+	}
+	if k, ok, handled := tflmMath(m, sg, op, ptr); handled {
+		return k, ok
 	}
 	if p, ok := tflmParams[name]; ok {
 		k.Params = []TFLMAlloc{{p[0].on(ptr), p[1].on(ptr)}}

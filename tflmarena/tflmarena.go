@@ -384,6 +384,9 @@ func replay(m *graph.Model, head int64, t Target, kl Kernels, setup Setup) ([]st
 				if op.Code == graph.Custom {
 					name = "custom " + op.CustomName
 				}
+				if why := kernels.TFLMRefusal(m, graph.SubgraphIndex(s), op); why != "" {
+					return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): TFLM cannot run it: %s", s, i, name, why)
+				}
 				return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): no data on what TFLM's %s kernel takes from the arena", s, i, name, lib.Name)
 			}
 			req, _ := lib.Scratch(m, graph.SubgraphIndex(s), op, kt)
