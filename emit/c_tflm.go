@@ -157,6 +157,9 @@ func TFLMKernelState(m *graph.Model) (cortexM, host64 int64, err error) {
 					return 0, 0, fmt.Errorf("emit: runtime: operator %d:%d %s: heliac has no data on what its TFLM kernel keeps (kernels.TFLM), so it cannot size the kernels' persistent data",
 						si, oi, op.Name())
 				}
+				if kd.Refused != "" {
+					return 0, 0, fmt.Errorf("emit: runtime: operator %d:%d %s: TFLM cannot run it: %s", si, oi, op.Name(), kd.Refused)
+				}
 				for _, a := range kd.Init {
 					state[i] += alignUp(a.Bytes, 16)
 				}

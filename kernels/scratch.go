@@ -220,13 +220,14 @@ func init() {
 	// kernels ask for no scratch (circular_buffer.cc, decode.cc, and
 	// signal/micro/kernels: only rfft.cc requests any).
 	// TFLite_Detection_PostProcess asks for eleven buffers sized by its
-	// flexbuffer options (detection_postprocess.cc 187-219), which heliac
-	// does not read: it stays unknown.
+	// flexbuffer options (detection_postprocess.cc 187-219):
+	// detectionPostprocessScratch.
 	for _, name := range []string{"CIRCULAR_BUFFER", "TFLM_DECODE", "SignalDelay", "SignalEnergy", "SignalFftAutoScale",
 		"SignalFilterBank", "SignalFilterBankLog", "SignalFilterBankSquareRoot", "SignalFilterBankSpectralSubtraction",
 		"SignalFramer", "SignalIrfft", "SignalOverlapAdd", "SignalPCAN", "SignalStacker", "SignalWindow"} {
 		custom[name] = none
 	}
+	custom["TFLite_Detection_PostProcess"] = detectionPostprocessScratch
 	tflmReference.customScratch = custom
 	for name, rule := range map[string]scratchRule{
 		// signal/micro/kernels/rfft.cc RfftPrepare 104-105: fft_length

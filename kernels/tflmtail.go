@@ -53,6 +53,9 @@ type TFLMKernel struct {
 	// resource variable's buffer (Prepare's input 1 bytes) the first time
 	// the variable is assigned; tflmarena knows which variable.
 	AssignResource bool
+	// Refused, when not empty, says why TFLM's kernel refuses the
+	// operator (its Init or Prepare fails: no arena runs the model).
+	Refused string
 }
 
 // pair is a size or alignment on host64 and cortex-m.
@@ -215,6 +218,9 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 	}
 	sg := &m.Subgraphs[s]
 	name := op.CodeName
+	if k, ok, mine := tflmShape(m, sg, op, ptr); mine {
+		return k, ok
+	}
 	if op.Code == graph.Custom {
 		return tflmSignal(sg, op, ptr)
 	}

@@ -389,6 +389,9 @@ func replay(m *graph.Model, head int64, t Target, kl Kernels, setup Setup) ([]st
 				}
 				return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): no data on what TFLM's %s kernel takes from the arena", s, i, name, lib.Name)
 			}
+			if k.Refused != "" {
+				return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): TFLM cannot run it: %s", s, i, opName(op), k.Refused)
+			}
 			req, _ := lib.Scratch(m, graph.SubgraphIndex(s), op, kt)
 			data[s] = append(data[s], opData{k, len(req)})
 		}
@@ -535,6 +538,14 @@ func replay(m *graph.Model, head int64, t Target, kl Kernels, setup Setup) ([]st
 		}
 	}
 	return steps, nil
+}
+
+// opName names op in errors: its builtin name or "custom <name>".
+func opName(op *graph.Op) string {
+	if op.Code == graph.Custom {
+		return "custom " + op.CustomName
+	}
+	return op.CodeName
 }
 
 // globalIndex is tensor i of subgraph s counted over all subgraphs.
