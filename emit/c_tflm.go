@@ -151,14 +151,14 @@ func TFLMKernelState(m *graph.Model) (cortexM, host64 int64, err error) {
 	for si := range m.Subgraphs {
 		for oi := range m.Subgraphs[si].Ops {
 			op := &m.Subgraphs[si].Ops[oi]
+			if why := kernels.TFLMRefusal(m, graph.SubgraphIndex(si), op); why != "" {
+				return 0, 0, fmt.Errorf("emit: runtime: operator %d:%d %s: TFLM cannot run it: %s", si, oi, op.Name(), why)
+			}
 			for i, ptr := range []int64{4, 8} {
 				kd, ok := kernels.TFLM(m, graph.SubgraphIndex(si), op, ptr)
 				if !ok {
 					return 0, 0, fmt.Errorf("emit: runtime: operator %d:%d %s: heliac has no data on what its TFLM kernel keeps (kernels.TFLM), so it cannot size the kernels' persistent data",
 						si, oi, op.Name())
-				}
-				if kd.Refused != "" {
-					return 0, 0, fmt.Errorf("emit: runtime: operator %d:%d %s: TFLM cannot run it: %s", si, oi, op.Name(), kd.Refused)
 				}
 				for _, a := range kd.Init {
 					state[i] += alignUp(a.Bytes, 16)

@@ -42,7 +42,8 @@ func init() {
 	}
 }
 
-// TFLMRefusal says why TFLM's reference kernels cannot run operator op
+// TFLMRefusal is the one place that says why TFLM's reference kernels
+// cannot run operator op
 // of subgraph s of m whatever the arena: TFLM registers no kernel for it,
 // or its kernel's Prepare or Eval refuses the operands' types (or needs
 // constant an operand that is not), so TFLM fails to allocate or invoke
@@ -62,5 +63,11 @@ func TFLMRefusal(m *graph.Model, s graph.SubgraphIndex, op *graph.Op) string {
 	case op.Code == graph.Custom:
 		return ""
 	}
-	return tflmMathRefusal(m, &m.Subgraphs[s], op)
+	if why := tflmMathRefusal(m, &m.Subgraphs[s], op); why != "" {
+		return why
+	}
+	if k, ok := TFLM(m, s, op, 8); ok && k.Refused != "" {
+		return k.Refused
+	}
+	return ""
 }

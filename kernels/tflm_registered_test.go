@@ -30,19 +30,6 @@ var tflmNoArena = map[string]string{
 	"custom ethos-u": "Ethos-U runs on the NPU only",
 }
 
-// tflmPendingArena are operators another change gives arena data.
-//
-// TODO(opshape): delete this list when the shape, spatial, gather and
-// signal operators' data (kernels/tflmtail_shape.go) is merged.
-var tflmPendingArena = map[string]bool{
-	"BATCH_TO_SPACE_ND": true, "SPACE_TO_BATCH_ND": true, "DEPTH_TO_SPACE": true, "SPACE_TO_DEPTH": true,
-	"DYNAMIC_UPDATE_SLICE": true, "EMBEDDING_LOOKUP": true, "GATHER_ND": true, "L2_POOL_2D": true, "MIRROR_PAD": true,
-	"RESIZE_BILINEAR": true, "RESIZE_NEAREST_NEIGHBOR": true, "REVERSE_V2": true, "SLICE": true,
-	"custom TFLite_Detection_PostProcess": true, "custom SignalIrfft": true, "custom SignalDelay": true,
-	"custom SignalFramer": true, "custom SignalOverlapAdd": true, "custom SignalStacker": true,
-	"custom CIRCULAR_BUFFER": true, "custom TFLM_DECODE": true,
-}
-
 // registeredTFLMOps lists the operators src (micro_mutable_op_resolver.h)
 // registers: each AddBuiltin(BuiltinOperator_X, ...) as "X" and each
 // AddCustom("Name", ...) or AddCustom(tflite::GetString_NAME(), ...) as
@@ -169,8 +156,7 @@ func tflmKnows(t *testing.T, name string) bool {
 // MicroMutableOpResolver registers (../shared/tflm's
 // micro_mutable_op_resolver.h: every AddBuiltin and AddCustom of its Add*
 // methods) and fails naming each one kernels.TFLM has no arena data for,
-// save those tflmNoArena excuses (and, until they merge, those
-// tflmPendingArena lists).
+// save those tflmNoArena excuses.
 func TestTFLMArenaDataForEveryRegisteredOperator(t *testing.T) {
 	dir := corpus.SharedDir()
 	if dir == "" {
@@ -196,13 +182,10 @@ func TestTFLMArenaDataForEveryRegisteredOperator(t *testing.T) {
 	listed = append(listed, "custom ethos-u")
 	sort.Strings(listed)
 	assert.Equal(t, ops, listed, "tflmRegistered and tflmRegisteredCustom differ from %s", tflmResolverHeader)
-	var missing, stale []string
+	var missing []string
 	for _, name := range ops {
-		known := tflmKnows(t, name)
 		switch {
-		case known && tflmPendingArena[name]:
-			stale = append(stale, name)
-		case known, tflmPendingArena[name]:
+		case tflmKnows(t, name):
 		case tflmNoArena[name] != "":
 			t.Logf("%s: no arena data: %s", name, tflmNoArena[name])
 		default:
@@ -210,7 +193,6 @@ func TestTFLMArenaDataForEveryRegisteredOperator(t *testing.T) {
 		}
 	}
 	assert.Empty(t, missing, "registered operators with no TFLM arena data")
-	assert.Empty(t, stale, "operators listed pending that have data now: take them out of tflmPendingArena")
 }
 
 // TestRegisteredTFLMOps checks the header parsing on a made-up excerpt.

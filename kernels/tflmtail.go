@@ -54,7 +54,9 @@ type TFLMKernel struct {
 	// the variable is assigned; tflmarena knows which variable.
 	AssignResource bool
 	// Refused, when not empty, says why TFLM's kernel refuses the
-	// operator (its Init or Prepare fails: no arena runs the model).
+	// operator (its Init or Prepare fails: no arena runs the model);
+	// TFLMRefusal, which also knows the operators TFLM does not register
+	// and the types its kernels refuse, is where callers ask.
 	Refused string
 }
 

@@ -378,19 +378,12 @@ func replay(m *graph.Model, head int64, t Target, kl Kernels, setup Setup) ([]st
 		sg := &m.Subgraphs[s]
 		for i := range sg.Ops {
 			op := &sg.Ops[i]
+			if why := kernels.TFLMRefusal(m, graph.SubgraphIndex(s), op); why != "" {
+				return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): TFLM cannot run it: %s", s, i, opName(op), why)
+			}
 			k, ok := lib.TFLMArena(m, graph.SubgraphIndex(s), op, kt)
 			if !ok {
-				name := op.CodeName
-				if op.Code == graph.Custom {
-					name = "custom " + op.CustomName
-				}
-				if why := kernels.TFLMRefusal(m, graph.SubgraphIndex(s), op); why != "" {
-					return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): TFLM cannot run it: %s", s, i, name, why)
-				}
-				return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): no data on what TFLM's %s kernel takes from the arena", s, i, name, lib.Name)
-			}
-			if k.Refused != "" {
-				return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): TFLM cannot run it: %s", s, i, opName(op), k.Refused)
+				return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): no data on what TFLM's %s kernel takes from the arena", s, i, opName(op), lib.Name)
 			}
 			req, _ := lib.Scratch(m, graph.SubgraphIndex(s), op, kt)
 			data[s] = append(data[s], opData{k, len(req)})
