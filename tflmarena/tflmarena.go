@@ -379,7 +379,7 @@ func replay(m *graph.Model, head int64, t Target, kl Kernels, setup Setup) ([]st
 		for i := range sg.Ops {
 			op := &sg.Ops[i]
 			if why := kernels.TFLMRefusal(m, graph.SubgraphIndex(s), op); why != "" {
-				return nil, fmt.Errorf("tflmarena: subgraph %d operator %d (%s): TFLM cannot run it: %s", s, i, opName(op), why)
+				return nil, &RefusedError{Subgraph: s, Op: i, Name: opName(op), Why: why}
 			}
 			k, ok := lib.TFLMArena(m, graph.SubgraphIndex(s), op, kt)
 			if !ok {
@@ -531,6 +531,19 @@ func replay(m *graph.Model, head int64, t Target, kl Kernels, setup Setup) ([]st
 		}
 	}
 	return steps, nil
+}
+
+// RefusedError says TFLM cannot run the model whatever its arena: an
+// operator it registers no kernel for, or whose kernel refuses it
+// (kernels.TFLMRefusal), so no tensor_arena figure means anything.
+type RefusedError struct {
+	Subgraph, Op int
+	Name         string // the operator's name ("custom " and its name for a custom one)
+	Why          string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("tflmarena: subgraph %d operator %d (%s): TFLM cannot run it: %s", e.Subgraph, e.Op, e.Name, e.Why)
 }
 
 // opName names op in errors: its builtin name or "custom <name>".

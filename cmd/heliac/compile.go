@@ -240,6 +240,10 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 				fmt.Fprintf(opts.stdout, "    %-20s %7d bytes (head %d, tail %d); TFLM's own planner on the original: %d (head %d)\n",
 					m.Kernels+":", m.Emitted.Bytes, m.Emitted.Head, m.Emitted.Tail, m.Original.Bytes, m.Original.Head)
 			}
+		} else if re := (*tflmarena.RefusedError)(nil); errors.As(out.TFLMArenaErr, &re) {
+			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at the plan's offsets (%s metadata%s); no tensor_arena figure: TFLM (%s) cannot run this model: "+
+				"operator %d:%d %s: %s\n", out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName,
+				map[bool]string{true: ", replacing the model's own"}[t.Replaced], tflmarena.Commit, re.Subgraph, re.Op, re.Name, re.Why)
 		} else {
 			fmt.Fprintf(opts.stdout, "  %s: %d tensor(s) at the plan's offsets (%s metadata%s); give the interpreter an arena of "+
 				"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail (not computed: %v)\n",

@@ -81,3 +81,22 @@ func TestZooPanic(t *testing.T) {
 	assert.Equal(t, 9, strings.Count(string(csv), "\n"), "a header and a line per model")
 	assert.Contains(t, string(csv), "empty,")
 }
+
+// TestSummaryTFLMCannotRun: for a model TFLM cannot run (RANK, which TFLM
+// registers no kernel for), --emit-tflite's summary gives no tensor_arena
+// figure and says why, naming the operator.
+func TestSummaryTFLMCannotRun(t *testing.T) {
+	m := &graph.Model{Version: tflite.SchemaVersion, Buffers: []graph.Buffer{{}}, Subgraphs: []graph.Subgraph{{
+		Tensors: []graph.Tensor{{Name: "x", Type: graph.Float32, Shape: []int32{1, 4}}, {Name: "rank", Type: graph.Int32, Shape: []int32{}}},
+		Ops:     []graph.Op{{Code: 110, CodeName: "RANK", Version: 1, Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}}},
+		Inputs:  []graph.TensorID{0}, Outputs: []graph.TensorID{1},
+	}}}
+	data, err := tflite.Encode(m, tflite.EncodeOptions{})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "rank.tflite")
+	require.NoError(t, os.WriteFile(model, data, 0o644))
+	code, stdout, stderr := runHeliac(model, "-o", t.TempDir(), "--emit-tflite")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "no tensor_arena figure: TFLM (tflite-micro@90b983c) cannot run this model: operator 0:0 RANK: TFLM registers no kernel for RANK")
+}
