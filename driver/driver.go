@@ -115,6 +115,12 @@ type Output struct {
 	// it cannot be computed, and TFLMArenaErr says why.
 	TFLMArena    *TFLMArenas
 	TFLMArenaErr error
+	// TFLMArenaHost is TFLM's whole arena on tflmarena.Host64 for the
+	// model emitted, computed beside TFLMArena's cortex-m figure when
+	// Config.TFLMTarget is "" (nil otherwise, or when it cannot be
+	// computed: Meta.TFLMTargets says why). The headers pick between the
+	// two by pointer size.
+	TFLMArenaHost *TFLMArenas
 }
 
 // TFLiteOutput is the input model with the plan written in as TFLM's
@@ -323,9 +329,10 @@ func (s *planned) finish() (*Output, error) {
 	// The model for TFLM first: its whole arena goes into plan.json and
 	// the C header.
 	var (
-		tfl       *TFLiteOutput
-		arenas    *TFLMArenas
-		arenasErr error
+		tfl        *TFLiteOutput
+		arenas     *TFLMArenas
+		arenasErr  error
+		otherArena *TFLMArenas
 	)
 	if cfg.EmitTFLite {
 		target := tflmarena.CortexM
@@ -348,6 +355,16 @@ func (s *planned) finish() (*Output, error) {
 			tfl, arenas = s.keepTFLMArena(tfl, arenas, target, k)
 			meta.TFLMArena = &emit.TFLMArena{Target: arenas.Target, Bytes: arenas.Emitted.Bytes}
 		}
+		// The headers size the arena for every pointer size heliac
+		// knows: the other target's figure on the model emitted.
+		var other *TFLMArenas
+		var otherErr error
+		if cfg.TFLMTarget == "" {
+			other, otherErr = s.tflmArenasHost(orig, tfl, k)
+		}
+		meta.TFLMTargets = tflmTargets(target, arenas, arenasErr, other, otherErr, cfg.TFLMTarget)
+		meta.TFLMResourceVariables = tflmarena.ResourceVariables(m)
+		otherArena = other
 	}
 	lt, p, ord := s.lt, s.p, s.ord
 	// The JSON and the C only read the model and the plan: write them at
@@ -376,11 +393,12 @@ func (s *planned) finish() (*Output, error) {
 		}
 	}
 	out.TFLite, out.TFLMArena, out.TFLMArenaErr = tfl, arenas, arenasErr
+	out.TFLMArenaHost = otherArena
 	if cfg.Report {
 		out.Report = emit.ReportWithTFLM(m, p, meta, out.TFLMHeads())
 	}
 	if tfl != nil {
-		tfl.C = emit.TFLiteC(out.Prefix(), p, meta, tfl.Data)
+		tfl.C = emit.TFLiteC(out.Prefix(), m, p, meta, tfl.Data)
 	}
 	return out, nil
 }

@@ -32,7 +32,7 @@ func tfliteC(t *testing.T) (module, model emit.Files, data []byte) {
 	meta := emit.Meta{ModelName: "hello_world_int8", Subgraphs: 1, Version: "test"}
 	module, err = emit.C(m, p, emit.COptions{Meta: meta})
 	require.NoError(t, err)
-	return module, emit.TFLiteC("hello_world_int8", p, meta, data), data
+	return module, emit.TFLiteC("hello_world_int8", m, p, meta, data), data
 }
 
 func TestTFLiteC(t *testing.T) {

@@ -86,8 +86,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
 	f.BoolVar(&opts.oneBank, "one-scratch-bank", false,
 		"plan every scratch tensor and kernel scratch buffer into one bank, the fastest that holds them all, as TFLM's one tensor_arena needs (for --emit-tflite on a platform of several RAM banks)")
-	f.StringVar(&opts.tflmTarget, "tflm-target", tflmarena.CortexM.Name,
-		"the target TFLM runs on: cortex-m (32-bit) or host64 (which runs CMSIS-NN's portable code: --cpu generic); sizes TFLM's whole arena with --emit-tflite (TFLM "+tflmarena.Commit+", for each kernel build of --kernels) and the kernels' pointer-sized scratch")
+	f.StringVar(&opts.tflmTarget, "tflm-target", "",
+		"the one target TFLM runs on: cortex-m (32-bit) or host64 (which runs CMSIS-NN's portable code: --cpu generic); sizes TFLM's whole arena with --emit-tflite (TFLM "+tflmarena.Commit+", for each kernel build of --kernels) and the kernels' pointer-sized scratch (default: plan for cortex-m and size the arena for both, the headers picking the figure by pointer size)")
 	f.BoolVar(&opts.external, "external-arenas", false,
 		"emit no storage for scratch, persistent and staged constant arenas: the application binds its own buffers (<prefix>_bind_arena); the config's external_arenas names some")
 	f.StringVar(&opts.runtime, "runtime", string(emit.RuntimeNone),
