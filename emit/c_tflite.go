@@ -68,11 +68,15 @@ func TFLiteC(prefix string, m *graph.Model, p *plan.Plan, meta Meta, model []byt
 	} else {
 		h.f(" *   tflite::MicroAllocator* allocator = tflite::MicroAllocator::Create(arena, size);\n")
 	}
-	h.f(" *   tflite::MicroResourceVariables* variables = %s_TFLM_RESOURCE_VARIABLES > 0\n"+
-		" *       ? tflite::MicroResourceVariables::Create(allocator, %s_TFLM_RESOURCE_VARIABLES)\n"+
-		" *       : nullptr;\n"+
-		" *   tflite::MicroInterpreter interpreter(tflite::GetModel(%s_tflite), resolver,\n"+
-		" *                                        allocator, variables);\n */\n", P, P, prefix)
+	vars := "nullptr"
+	if len(meta.TFLMTargets) > 0 {
+		vars = "variables"
+		h.f(" *   tflite::MicroResourceVariables* variables = %s_TFLM_RESOURCE_VARIABLES > 0\n"+
+			" *       ? tflite::MicroResourceVariables::Create(allocator, %s_TFLM_RESOURCE_VARIABLES)\n"+
+			" *       : nullptr;\n", P, P)
+	}
+	h.f(" *   tflite::MicroInterpreter interpreter(tflite::GetModel(%s_tflite), resolver,\n"+
+		" *                                        allocator, %s);\n */\n", prefix, vars)
 	h.f("#ifndef %s_TFLITE_H\n#define %s_TFLITE_H\n\n#include <stdint.h>\n", P, P)
 	h.WriteString(kernelGuardText(file, p.Kernels, p.KernelsPath))
 	if !sized && len(meta.TFLMTargets) == 0 {
