@@ -246,6 +246,18 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 				out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
 				t.Offline.ArenaSize, out.TFLMArenaErr)
 		}
+		if ts := out.Meta.TFLMTargets; len(ts) > 0 {
+			var each []string
+			for _, a := range ts {
+				if a.Bytes > 0 {
+					each = append(each, fmt.Sprintf("%d B on %s (%d-bit)", a.Bytes, a.Target, 8*a.PointerSize))
+				} else {
+					each = append(each, fmt.Sprintf("none on %s (%d-bit)", a.Target, 8*a.PointerSize))
+				}
+			}
+			fmt.Fprintf(opts.stdout, "  %s: %s_TFLM_ARENA_SIZE %s, picked by pointer size; for an application's MicroInterpreter (its planner in the arena) with %d resource variable(s)\n",
+				out.Prefix()+".tflite.h", strings.ToUpper(out.Prefix()), strings.Join(each, ", "), out.Meta.TFLMResourceVariables)
+		}
 		if t.Reordered {
 			fmt.Fprintf(opts.stdout, "  note: its operators are listed in the plan's schedule order, which TFLM runs them in\n")
 		}
