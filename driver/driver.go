@@ -61,7 +61,7 @@ type Config struct {
 	// Report also renders the plan as an HTML page (Output.Report).
 	Report bool
 	// TFLMTarget is the target of Output.TFLMArena (tflmarena.TargetNamed);
-	// "" is tflmarena.CortexM.
+	// "" is tflmarena.CortexM, with Output.TFLMArenaHost beside it.
 	TFLMTarget string
 	// Runtime emit.RuntimeTFLM also writes <prefix>.tflm.cc (emit.COptions.Runtime).
 	Runtime emit.Runtime
