@@ -30,7 +30,9 @@ func tfliteC(t *testing.T) (module, model emit.Files, data []byte) {
 	require.NoError(t, err)
 	p, err := plan.Build(context.Background(), m, lt, plan.Options{})
 	require.NoError(t, err)
-	meta := emit.Meta{ModelName: "hello_world_int8", Subgraphs: 1, Version: "test"}
+	// Both headers carry the TFLM arena macros, one figure missing.
+	meta := emit.Meta{ModelName: "hello_world_int8", Subgraphs: 1, Version: "test", TFLMTargets: []emit.TFLMTarget{
+		{Target: "cortex-m", PointerSize: 4, Bytes: 1312}, {Target: "host64", PointerSize: 8, Reason: `a "quoted" reason\ ??( */`}}}
 	module, err = emit.C(m, p, emit.COptions{Meta: meta})
 	require.NoError(t, err)
 	return module, emit.TFLiteC("hello_world_int8", m, p, meta, data), data
