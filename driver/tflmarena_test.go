@@ -318,6 +318,13 @@ func TestTFLMArenaInPlanAndHeader(t *testing.T) {
 				assert.Zero(t, e.Bytes)
 				assert.Contains(t, e.Error, "heliac ran with --tflm-target "+target)
 				assert.Nil(t, out.TFLMArenaHost)
+				// A size where plan.json gives none is refused too.
+				h := string(out.Files()[0].Data)
+				guard := "#if defined(HELLO_WORLD_INT8_TFLM_REQUIRE_ARENA_SIZE)\n"
+				require.Contains(t, h, guard)
+				tampered := strings.Replace(h, guard, "#define HELLO_WORLD_INT8_TFLM_ARENA_SIZE 4096u\n"+guard, 1)
+				v := verify.PlanAndC(out.Model, out.PlanJSON, verify.Module{Header: []byte(tampered), Source: out.Files()[1].Data})
+				assert.Contains(t, fmt.Sprint(v), "but plan.json's tflm_arenas gives "+e.Target+" none")
 			}
 		}
 		files := out.Files()
