@@ -38,6 +38,7 @@ func TestTFLiteCRunsInTFLM(t *testing.T) {
 	armGxx, _ := exec.LookPath("arm-none-eabi-g++")
 	for _, model := range []string{"tflite-micro/person_detect", "esphome-mww/vad_v2"} {
 		t.Run(model, func(t *testing.T) {
+			t.Parallel()
 			data, err := os.ReadFile(filepath.Join(corpus.SharedDir(), "corpus", model+".tflite"))
 			if os.IsNotExist(err) {
 				t.Skipf("%s not in the corpus", model)
@@ -86,7 +87,7 @@ func TestTFLiteCRunsInTFLM(t *testing.T) {
 			}
 			vars := tflmarena.ResourceVariables(out.Model)
 			assert.Contains(t, string(out.TFLite.C[0].Data), fmt.Sprintf("#define MODEL_TFLM_RESOURCE_VARIABLES %d\n", vars))
-			t.Logf("%s: host64 %d B, cortex-m %d B, %d resource variable(s)", model, n, out.TFLMArena.Emitted.Bytes, vars)
+			t.Logf("%s: host64 %d B (set by %s), cortex-m %d B (set by %s), %d resource variable(s)", model, n, out.TFLMArenaHost.Kernels, out.TFLMArena.Emitted.Bytes, out.TFLMArena.Kernels, vars)
 
 			if armGxx == "" {
 				t.Log("arm-none-eabi-g++ not on PATH: the 32-bit figure is not checked")
