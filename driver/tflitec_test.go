@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,9 @@ import (
 // MODEL_TFLM_ARENA_SIZE, the host64 figure (Output.TFLMArenaHost), and
 // fails to allocate with 16 bytes less; cross-compiled with
 // arm-none-eabi-g++ for the Cortex-M55, the macro is the cortex-m figure
-// (Output.TFLMArena), which a static_assert checks.
+// (Output.TFLMArena), which a static_assert checks, and on QEMU's
+// Cortex-M55 the program runs with it and fails with 16 bytes less
+// (runOnM55).
 func TestTFLiteCRunsInTFLM(t *testing.T) {
 	tflm, lib, gxx, gcc := needHostTFLM(t, "host-x86_64")
 	example := readmeExample(t, "README.md", "tflm")
@@ -98,7 +101,58 @@ func TestTFLiteCRunsInTFLM(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "m55.cc"), []byte(check), 0o644))
 			run(t, dir, armGxx, "-mcpu=cortex-m55", "-mfpu=auto", "-mthumb", "-mfloat-abi=hard", "-std=c++17", "-fno-rtti",
 				"-fno-exceptions", "-DTF_LITE_STATIC_MEMORY", "-Wall", "-Werror", "-I", filepath.Join(tflm, "include"), "-I.", "-c", "m55.cc")
+			runOnM55(t, dir, tflm, armGxx, out.TFLMArena)
 		})
+	}
+}
+
+// runOnM55 runs the README's program (main.cc, and less.cc with 16 bytes
+// less, in dir beside model.tflite.c) on QEMU's MPS3 AN547, a Cortex-M55,
+// with the start-up code and linker script of ../shared/tflm/check/m55
+// (semihosting: QEMU's exit status is the program's), when qemu-system-arm
+// is on PATH: it allocates and invokes with the header's 32-bit figure a
+// (the cortex-m one) on TFLM's reference kernels and on its CMSIS-NN
+// kernels (MVE), and the build that sets the figure fails with 16 bytes
+// less.
+func runOnM55(t *testing.T, dir, tflm, armGxx string, a *driver.TFLMArenas) {
+	t.Helper()
+	qemu, err := exec.LookPath("qemu-system-arm")
+	if err != nil {
+		t.Log("qemu-system-arm not on PATH: the program does not run on the Cortex-M55")
+		return
+	}
+	armGcc := strings.TrimSuffix(armGxx, "g++") + "gcc"
+	arch := []string{"-mcpu=cortex-m55", "-mfpu=auto", "-mthumb", "-mfloat-abi=hard"}
+	board := filepath.Join(tflm, "check", "m55")
+	run(t, dir, armGcc, append(arch, "-std=c17", "-O2", "-c", filepath.Join(board, "platform.c"), "-o", "platform.o")...)
+	run(t, dir, armGcc, append(arch, "-std=c11", "-Wall", "-Werror", "-c", "model.tflite.c", "-o", "model_m55.o")...)
+	for _, build := range []struct{ lib, define, kernels string }{
+		{"cortex-m55", "-DHELIAC_REFERENCE_KERNELS", kernels.TFLMReference},
+		{"cortex-m55-cmsis-nn", "-DCMSIS_NN", kernels.CMSISNN + " (mve)"},
+	} {
+		srcs := []string{"main.cc"}
+		if build.kernels == a.Kernels {
+			srcs = append(srcs, "less.cc")
+		}
+		for _, src := range srcs {
+			elf := strings.TrimSuffix(src, ".cc") + "_" + build.lib + ".elf"
+			run(t, dir, armGxx, append(arch, "-std=c++17", "-O2", "-fno-rtti", "-fno-exceptions", "-DTF_LITE_STATIC_MEMORY", build.define,
+				"-I", filepath.Join(tflm, "include"), "-I.", "--specs=rdimon.specs", "-nostartfiles", "-T", filepath.Join(board, "an547.ld"),
+				"-Wl,--gc-sections", "platform.o", src, "model_m55.o", filepath.Join(tflm, "lib", build.lib, "libtflm.a"), "-lm", "-o", elf)...)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			cmd := exec.CommandContext(ctx, qemu, "-M", "mps3-an547", "-nographic", "-monitor", "none", "-serial", "null",
+				"-semihosting", "-kernel", filepath.Join(dir, elf))
+			cmd.Dir = dir
+			got, err := cmd.Output()
+			cancel()
+			if src == "main.cc" {
+				assert.NoError(t, err, "%s on the Cortex-M55", build.kernels)
+				assert.Equal(t, fmt.Sprintf("ran with a %d-byte tensor_arena\n", a.Emitted.Bytes), string(got),
+					"%s allocates and invokes the model on the Cortex-M55 with the header's cortex-m figure", build.kernels)
+			} else {
+				assert.Error(t, err, "%s on the Cortex-M55, an arena of %d B", build.kernels, a.Emitted.Bytes-16)
+			}
+		}
 	}
 }
 
