@@ -41,7 +41,7 @@ func main() {
 }
 `
 
-// TestUseFromCheckout does what the README says to use the Go API from a
+// TestUseFromCheckout does what docs/usage.md says to use the Go API from a
 // checkout (the module path is not fetchable): a module of its own that
 // requires github.com/heliac/heliac and replaces it with the checkout's
 // directory builds and runs offline (GOPROXY=off, the module cache this

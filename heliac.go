@@ -80,10 +80,12 @@ type Options struct {
 	// writes constant arenas ("" is emit.ConstantsC).
 	EmitTFLite bool
 	Constants  emit.Constants
-	// TFLMTarget is the target TFLM runs on: "cortex-m" (or "") or
-	// "host64". It sizes TFLM's whole arena with EmitTFLite
+	// TFLMTarget is the one target TFLM runs on: "cortex-m" or "host64".
+	// It sizes TFLM's whole arena with EmitTFLite
 	// (driver.Output.TFLMArena), and host64 plans the kernels'
-	// pointer-sized scratch with 8-byte pointers.
+	// pointer-sized scratch with 8-byte pointers. "" plans for cortex-m
+	// and sizes the arena for both (driver.Output.TFLMArenaHost), the
+	// headers picking the figure by pointer size.
 	TFLMTarget string
 	// Report also returns the plan as a self-contained HTML page
 	// (Output.Report, <prefix>.report.html among the files).

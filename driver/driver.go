@@ -62,7 +62,7 @@ type Config struct {
 	// Report also renders the plan as an HTML page (Output.Report).
 	Report bool
 	// TFLMTarget is the target of Output.TFLMArena (tflmarena.TargetNamed);
-	// "" is tflmarena.CortexM.
+	// "" is tflmarena.CortexM, with Output.TFLMArenaHost beside it.
 	TFLMTarget string
 	// Runtime emit.RuntimeTFLM also writes <prefix>.tflm.cc (emit.COptions.Runtime).
 	Runtime emit.Runtime
@@ -116,6 +116,12 @@ type Output struct {
 	// it cannot be computed, and TFLMArenaErr says why.
 	TFLMArena    *TFLMArenas
 	TFLMArenaErr error
+	// TFLMArenaHost is TFLM's whole arena on tflmarena.Host64 for the
+	// model emitted, computed beside TFLMArena's cortex-m figure when
+	// Config.TFLMTarget is "" (nil otherwise, or when it cannot be
+	// computed: Meta.TFLMTargets says why). The headers pick between the
+	// two by pointer size.
+	TFLMArenaHost *TFLMArenas
 }
 
 // TFLiteOutput is the input model with the plan written in as TFLM's
@@ -195,6 +201,10 @@ func Compile(ctx context.Context, data []byte, cfg Config) (*Output, error) {
 		return nil, err
 	}
 	why := stripesLarger(striped.TFLMArena, out.TFLMArena, striped.TFLMArenaErr)
+	if why == "" && out.TFLMArenaHost != nil {
+		// Both targets' figures, when the header carries both.
+		why = stripesLarger(striped.TFLMArenaHost, out.TFLMArenaHost, fmt.Errorf("no host64 figure"))
+	}
 	if why == "" {
 		striped.setPatches(info, cfg)
 		return striped, nil
@@ -370,9 +380,10 @@ func (s *planned) finish() (*Output, error) {
 	// The model for TFLM first: its whole arena goes into plan.json and
 	// the C header.
 	var (
-		tfl       *TFLiteOutput
-		arenas    *TFLMArenas
-		arenasErr error
+		tfl        *TFLiteOutput
+		arenas     *TFLMArenas
+		arenasErr  error
+		otherArena *TFLMArenas
 	)
 	if cfg.EmitTFLite {
 		target := tflmarena.CortexM
@@ -395,6 +406,16 @@ func (s *planned) finish() (*Output, error) {
 			tfl, arenas = s.keepTFLMArena(tfl, arenas, target, k)
 			meta.TFLMArena = &emit.TFLMArena{Target: arenas.Target, Bytes: arenas.Emitted.Bytes}
 		}
+		// The headers size the arena for every pointer size heliac
+		// knows: the other target's figure on the model emitted.
+		var other *TFLMArenas
+		var otherErr error
+		if cfg.TFLMTarget == "" {
+			other, otherErr = s.tflmArenasHost(orig, tfl, k)
+		}
+		meta.TFLMTargets = tflmTargets(target, arenas, arenasErr, other, otherErr, cfg.TFLMTarget)
+		meta.TFLMResourceVariables = tflmarena.ResourceVariables(m)
+		otherArena = other
 	}
 	lt, p, ord := s.lt, s.p, s.ord
 	// The JSON and the C only read the model and the plan: write them at
@@ -423,11 +444,12 @@ func (s *planned) finish() (*Output, error) {
 		}
 	}
 	out.TFLite, out.TFLMArena, out.TFLMArenaErr = tfl, arenas, arenasErr
+	out.TFLMArenaHost = otherArena
 	if cfg.Report {
 		out.Report = emit.ReportWithTFLM(m, p, meta, out.TFLMHeads())
 	}
 	if tfl != nil {
-		tfl.C = emit.TFLiteC(out.Prefix(), p, meta, tfl.Data)
+		tfl.C = emit.TFLiteC(out.Prefix(), m, p, meta, tfl.Data)
 	}
 	return out, nil
 }

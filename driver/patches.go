@@ -159,11 +159,11 @@ func primaryTFLMTarget(cfg Config) tflmarena.Target {
 	return tflmarena.CortexM
 }
 
-// tflmTargets are the targets on which a rewrite must not enlarge TFLM's
+// judgedTargets are the targets on which a rewrite must not enlarge TFLM's
 // whole arena: --tflm-target's, or, when it names none, every target
 // heliac sizes (a firmware may build the model for either; TFLM's tail
 // differs between them).
-func tflmTargets(cfg Config) []tflmarena.Target {
+func judgedTargets(cfg Config) []tflmarena.Target {
 	if t, ok := tflmarena.TargetNamed(cfg.TFLMTarget); ok {
 		return []tflmarena.Target{t}
 	}
@@ -493,7 +493,7 @@ func (s *planned) choosePatches(ctx context.Context) (*planned, *Patches, error)
 	// persistent tail: a rewrite is judged on TFLM's whole arena, on
 	// every target the firmware may build for, so a model whose whole
 	// arena cannot be sized is kept as given.
-	targets := tflmTargets(cfg)
+	targets := judgedTargets(cfg)
 	before, err := wholeArenas(m, info.HeadBefore, cfg, targets)
 	if err != nil {
 		info.Reason = fmt.Sprintf("TFLM's whole arena cannot be sized (%v), and stripes add operators to TFLM's persistent tail: the model is kept as given", err)

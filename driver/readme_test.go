@@ -18,16 +18,17 @@ import (
 	"github.com/heliac/heliac/plan"
 )
 
-// readmeExample returns the fenced block that follows the README's
-// "<!-- README example: name -->" marker, so the tests build exactly what
-// the README shows.
-func readmeExample(t *testing.T, name string) string {
+// readmeExample returns the fenced block that follows the
+// "<!-- README example: name -->" marker in doc (README.md or a file of
+// docs/, from the repository's root), so the tests build exactly what the
+// documentation shows.
+func readmeExample(t *testing.T, doc, name string) string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", doc))
 	require.NoError(t, err)
 	re := regexp.MustCompile("(?s)<!-- README example: " + regexp.QuoteMeta(name) + " -->\n```[a-z]*\n(.*?)```")
 	m := re.FindSubmatch(readme)
-	require.NotNil(t, m, "README.md has no example %q", name)
+	require.NotNil(t, m, "%s has no example %q", doc, name)
 	return string(m[1])
 }
 
@@ -45,7 +46,7 @@ func writeModule(t *testing.T, dir, model string, cfg driver.Config) *driver.Out
 	return out
 }
 
-// TestCReadmeExample builds the README's integration example with the
+// TestCReadmeExample builds docs/c-integration.md's example with the
 // module `heliac testdata/models/hello_world_int8.tflite --external-arenas`
 // writes, as the README says to (C99, warnings as errors), and runs it:
 // it binds its arena, initialises the module, quantizes its input and
@@ -56,7 +57,7 @@ func TestCReadmeExample(t *testing.T) {
 	cfg := testConfig("hello_world_int8")
 	cfg.Plan.External = []string{"*"}
 	out := writeModule(t, dir, "hello_world_int8", cfg)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.c"), []byte(readmeExample(t, "main.c")), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.c"), []byte(readmeExample(t, "docs/c-integration.md", "main.c")), 0o644))
 
 	run(t, dir, gcc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I.", "-o", "example", "main.c", "hello_world_int8.c")
 	got := run(t, dir, filepath.Join(dir, "example"))
@@ -72,7 +73,8 @@ func TestCReadmeExample(t *testing.T) {
 	assert.Equal(t, want, got, "the example prints the schedule in order and the plan's hash")
 }
 
-// TestCReadmeLinkerScript links a module for apollo510 with the README's
+// TestCReadmeLinkerScript links a module for apollo510 with
+// docs/c-integration.md's
 // GNU ld script and checks, from the linked ELF's symbols, that each arena
 // lies in its bank's memory: scratch in DTCM (.bss), a staged constant
 // arena in SRAM (.sram_bss), its image and the cold constants in MRAM
@@ -87,7 +89,7 @@ func TestCReadmeLinkerScript(t *testing.T) {
 	if err != nil {
 		t.Skip("arm-none-eabi-nm not on PATH")
 	}
-	script := readmeExample(t, "apollo510.ld")
+	script := readmeExample(t, "docs/c-integration.md", "apollo510.ld")
 	regions := ldRegions(t, script)
 	for _, name := range []string{"DTCM", "SRAM", "MRAM"} {
 		require.Contains(t, regions, name, "the README's script names every apollo510 bank")

@@ -262,7 +262,7 @@ func TestRuntimeHarnessTFLMBackend(t *testing.T) {
 			require.NoError(t, err)
 			dir := t.TempDir()
 			writeFiles(t, dir, out.CFiles[:1]) // the header: the array's header includes it
-			srcs := writeFiles(t, dir, emit.TFLiteC(cfg.Prefix, out.Plan, out.Meta, data))
+			srcs := writeFiles(t, dir, emit.TFLiteC(cfg.Prefix, out.Model, out.Plan, out.Meta, data))
 			exe, err := kit.build(dir, cfg.Prefix, "backend_tflm.cc", srcs, nil)
 			require.NoError(t, err)
 			for _, seed := range runtimeSeeds {

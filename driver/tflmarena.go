@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/liveness"
@@ -57,10 +58,25 @@ func tflmArenas(ctx context.Context, orig, m *graph.Model, p *plan.Plan, tfl *TF
 	if len(members) <= 1 {
 		return tflmArenasOf(ctx, orig, tfl, tfl.Offline.ArenaSize, t, k)
 	}
+	return tflmArenasEach(ctx, orig, m, p, tfl, t, k)
+}
+
+// tflmArenasEach is tflmArenas with each library's head TFLM's
+// placement of that library's scratch requests on t around the plan's
+// tensors (plan.Plan.TFLMHead), as for a plan made for a set of
+// libraries or for another pointer size (kernels ask for pointer-sized
+// scratch). Members stays nil for one library.
+func tflmArenasEach(ctx context.Context, orig, m *graph.Model, p *plan.Plan, tfl *TFLiteOutput, t tflmarena.Target, k tflmarena.Kernels) (*TFLMArenas, error) {
 	var top *TFLMArenas
 	var all []TFLMArenas
 	for _, mk := range memberKernels(k) {
 		mem := mk.Library
+		if mem == nil {
+			var err error
+			if mem, err = kernels.Lookup(kernels.TFLMReference); err != nil {
+				return nil, err
+			}
+		}
 		reqs, _ := scratchRequests(m, mem, mk.Target(t))
 		head, ok := p.TFLMHead(reqs)
 		if !ok {
@@ -76,8 +92,52 @@ func tflmArenas(ctx context.Context, orig, m *graph.Model, p *plan.Plan, tfl *TF
 		}
 	}
 	out := *top
-	out.Members = all
+	if len(all) > 1 {
+		out.Members = all
+	}
 	return &out, nil
+}
+
+// tflmArenasHost is TFLMArenas on tflmarena.Host64 for the model emitted
+// as tfl from a plan made for cortex-m (k its kernels there): a 64-bit
+// host runs CMSIS-NN's portable code (TFLM's x86-64 build of its CMSIS-NN
+// kernels), so the figure is for the plan's libraries on that path; a
+// plan for another code path of CMSIS-NN has none.
+func (s *planned) tflmArenasHost(orig *graph.Model, tfl *TFLiteOutput, k tflmarena.Kernels) (*TFLMArenas, error) {
+	lib := k.Library
+	if isa, ok := lib.Path(); ok && isa != kernels.NoDSP {
+		return nil, fmt.Errorf("the plan is for kernels %s, and a 64-bit host runs CMSIS-NN's portable code: run heliac with --tflm-target %s for a plan and figure for it",
+			lib, tflmarena.Host64.Name)
+	}
+	hk := tflmarena.Kernels{Library: lib.On(kernels.NoDSP), CPU: kernels.Target{CPU: kernels.GenericCPU, PointerSize: tflmarena.Host64.PointerSize}}
+	return tflmArenasEach(context.Background(), orig, s.m, s.p, tfl, tflmarena.Host64, hk)
+}
+
+// tflmTargets is emit.Meta.TFLMTargets: the figure on target (a, or aErr
+// why none) and on the other target heliac knows (other, or otherErr;
+// both nil when --tflm-target forced forced one), by pointer size.
+func tflmTargets(target tflmarena.Target, a *TFLMArenas, aErr error, other *TFLMArenas, otherErr error, forced string) []emit.TFLMTarget {
+	entry := func(t tflmarena.Target, a *TFLMArenas, err error) emit.TFLMTarget {
+		e := emit.TFLMTarget{Target: t.Name, PointerSize: t.PointerSize}
+		switch {
+		case a != nil:
+			e.Bytes = a.Emitted.Bytes
+		case err != nil:
+			e.Reason = err.Error()
+		default:
+			e.Reason = fmt.Sprintf("heliac ran with --tflm-target %s; run it without --tflm-target for a figure on every target", forced)
+		}
+		return e
+	}
+	o := tflmarena.Host64
+	if target.PointerSize == o.PointerSize {
+		o = tflmarena.CortexM
+	}
+	out := []emit.TFLMTarget{entry(target, a, aErr), entry(o, other, otherErr)}
+	if out[0].PointerSize > out[1].PointerSize {
+		out[0], out[1] = out[1], out[0]
+	}
+	return out
 }
 
 // memberKernels returns k for each library k's library stands for, each

@@ -247,10 +247,50 @@ func TestTFLMArenaInPlanAndHeader(t *testing.T) {
 		var doc struct {
 			Bytes  int64  `json:"tflm_arena_bytes"`
 			Target string `json:"tflm_target"`
+			Arenas []struct {
+				Target      string `json:"target"`
+				PointerSize int64  `json:"pointer_size"`
+				Bytes       int64  `json:"bytes"`
+				Error       string `json:"error"`
+			} `json:"tflm_arenas"`
+			Vars *int `json:"tflm_resource_variables"`
 		}
 		require.NoError(t, json.Unmarshal(out.PlanJSON, &doc))
 		assert.Equal(t, a.Emitted.Bytes, doc.Bytes)
 		assert.Equal(t, want, doc.Target)
+		require.NotNil(t, doc.Vars)
+		assert.Zero(t, *doc.Vars)
+		// tflm_arenas: cortex-m then host64, both sized without
+		// --tflm-target, the other one saying why not with it.
+		require.Len(t, doc.Arenas, 2)
+		assert.Equal(t, []string{"cortex-m", "host64"}, []string{doc.Arenas[0].Target, doc.Arenas[1].Target})
+		assert.Equal(t, []int64{4, 8}, []int64{doc.Arenas[0].PointerSize, doc.Arenas[1].PointerSize})
+		for _, e := range doc.Arenas {
+			switch {
+			case e.Target == want:
+				assert.Equal(t, a.Emitted.Bytes, e.Bytes)
+			case target == "":
+				require.NotNil(t, out.TFLMArenaHost)
+				assert.Equal(t, out.TFLMArenaHost.Emitted.Bytes, e.Bytes)
+				assert.Greater(t, e.Bytes, a.Emitted.Bytes, "TFLM's tail is larger with 64-bit pointers")
+				host := fmt.Sprintf("#define HELLO_WORLD_INT8_TFLM_ARENA_SIZE %du\n", e.Bytes)
+				tampered := strings.Replace(string(out.Files()[0].Data), host,
+					fmt.Sprintf("#define HELLO_WORLD_INT8_TFLM_ARENA_SIZE %du\n", e.Bytes+16), 1)
+				v := verify.PlanAndC(out.Model, out.PlanJSON, verify.Module{Header: []byte(tampered), Source: out.Files()[1].Data})
+				assert.Contains(t, fmt.Sprint(v), "for 64-bit pointers, but plan.json's tflm_arenas gives host64")
+			default:
+				assert.Zero(t, e.Bytes)
+				assert.Contains(t, e.Error, "heliac ran with --tflm-target "+target)
+				assert.Nil(t, out.TFLMArenaHost)
+				// A size where plan.json gives none is refused too.
+				h := string(out.Files()[0].Data)
+				guard := "#if defined(HELLO_WORLD_INT8_TFLM_REQUIRE_ARENA_SIZE)\n"
+				require.Contains(t, h, guard)
+				tampered := strings.Replace(h, guard, "#define HELLO_WORLD_INT8_TFLM_ARENA_SIZE 4096u\n"+guard, 1)
+				v := verify.PlanAndC(out.Model, out.PlanJSON, verify.Module{Header: []byte(tampered), Source: out.Files()[1].Data})
+				assert.Contains(t, fmt.Sprint(v), "but plan.json's tflm_arenas gives "+e.Target+" none")
+			}
+		}
 		files := out.Files()
 		define := fmt.Sprintf("#define HELLO_WORLD_INT8_TFLM_ARENA_SIZE %du\n", a.Emitted.Bytes)
 		require.Contains(t, string(files[0].Data), define)

@@ -34,11 +34,12 @@ func (g *cgen) header() ([]byte, error) {
 	w.define(P+"_OPERAND_COUNT", "%du", g.sched.nOperand)
 	w.define(P+"_CALL_COUNT", "%du", g.sched.nCall)
 	w.define(P+"_NO_TENSOR", "%du", cNoTensor)
-	if a := g.meta.TFLMArena; a != nil {
+	if a := g.meta.TFLMArena; a != nil && len(g.meta.TFLMTargets) == 0 {
 		w.f("/* The smallest tensor_arena TensorFlow Lite Micro needs for %s.tflite on %s:\n"+
 			"   the plan's head, TFLM's persistent tail and allocation's temporaries. */\n", p, a.Target)
 		w.define(P+"_TFLM_ARENA_SIZE", "%du", a.Bytes)
 	}
+	tflmArenaMacros(w, P, p, p+".h", g.meta, g.p.Kernels, g.p.KernelsPath)
 	for _, a := range g.arenas {
 		w.define(a.sizeMacro(), "%du", a.Size)
 		w.define(a.alignMacro(), "%du", a.Alignment)

@@ -13,22 +13,28 @@ import "github.com/heliac/heliac/plan"
 // ARM_MATH_DSP from __ARM_FEATURE_DSP), so the checks read the same
 // macros. A plan for any library on every path checks nothing.
 func (g *cgen) kernelGuard(w *cwriter) {
-	lib, path := g.p.Kernels, g.p.KernelsPath
+	w.WriteString(kernelGuardText(g.prefix+".h", g.p.Kernels, g.p.KernelsPath))
+}
+
+// kernelGuardText is kernelGuard's text for header file, a plan made for
+// kernel library lib on code path path (plan.json "kernels",
+// "kernels_path"): "" when the plan holds for every library and path.
+func kernelGuardText(file, lib, path string) string {
 	if lib == "" || (lib == kernelsAny && path == "") {
-		return
+		return ""
 	}
-	p := g.prefix
+	w := &cwriter{}
 	w.f("\n/* Outputs are written over dying inputs where the kernels the plan was made\n" +
 		" * for allow it (plan.json \"kernels\", \"kernels_path\"); with other kernels the\n" +
 		" * model may compute other outputs, so other kernels do not compile. */\n")
 	switch lib {
 	case kernelsReference:
-		w.f("#if defined(CMSIS_NN)\n#error \"%s.h: planned for TFLM's reference kernels, but this build defines CMSIS_NN "+
-			"(TFLM's CMSIS-NN kernels): run heliac without --kernels (a plan for every kernel library) or with --kernels cmsis-nn\"\n#endif\n", p)
-		return
+		w.f("#if defined(CMSIS_NN)\n#error \"%s: planned for TFLM's reference kernels, but this build defines CMSIS_NN "+
+			"(TFLM's CMSIS-NN kernels): run heliac without --kernels (a plan for every kernel library) or with --kernels cmsis-nn\"\n#endif\n", file)
+		return w.String()
 	case kernelsCMSISNN:
-		w.f("#if !defined(CMSIS_NN)\n#error \"%s.h: planned for TFLM's CMSIS-NN kernels, but this build does not define CMSIS_NN "+
-			"(TFLM's reference kernels): run heliac without --kernels (a plan for every kernel library) or with --kernels tflm-reference\"\n#endif\n", p)
+		w.f("#if !defined(CMSIS_NN)\n#error \"%s: planned for TFLM's CMSIS-NN kernels, but this build does not define CMSIS_NN "+
+			"(TFLM's reference kernels): run heliac without --kernels (a plan for every kernel library) or with --kernels tflm-reference\"\n#endif\n", file)
 	}
 	// The code path: CMSIS-NN's kernels, whichever library the plan also
 	// holds for, are those of the CPU the module is compiled for.
@@ -41,10 +47,11 @@ func (g *cgen) kernelGuard(w *cwriter) {
 	case "portable":
 		wrong, runs = "defined(__ARM_FEATURE_DSP) || defined(__ARM_FEATURE_MVE)", "its DSP or MVE code"
 	default:
-		return
+		return w.String()
 	}
-	w.f("#if defined(CMSIS_NN) && (%s)\n#error \"%s.h: planned for CMSIS-NN's %s code, but CMSIS-NN runs %s "+
-		"for this CPU: run heliac with --cpu naming this CPU (generic for a host)\"\n#endif\n", wrong, p, path, runs)
+	w.f("#if defined(CMSIS_NN) && (%s)\n#error \"%s: planned for CMSIS-NN's %s code, but CMSIS-NN runs %s "+
+		"for this CPU: run heliac with --cpu naming this CPU (generic for a host)\"\n#endif\n", wrong, file, path, runs)
+	return w.String()
 }
 
 // The kernel libraries' names, as plan.json spells them (package kernels).

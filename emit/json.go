@@ -29,9 +29,32 @@ type Meta struct {
 	Subgraphs   int
 	Version     string // heliac's version; goldens use "test"
 	// TFLMArena is TFLM's whole tensor_arena for the model emitted with
-	// --emit-tflite (nil without): plan.json's tflm_arena_bytes and
-	// tflm_target, the C header's <P>_TFLM_ARENA_SIZE.
+	// --emit-tflite on the run's TFLM target (nil without, or when it
+	// cannot be computed): plan.json's tflm_arena_bytes and tflm_target.
 	TFLMArena *TFLMArena
+	// TFLMTargets are TFLM's whole tensor_arena on every target the
+	// headers' <P>_TFLM_ARENA_SIZE picks between by pointer size
+	// (UINTPTR_MAX), with --emit-tflite: one per pointer size, a target
+	// without a figure saying why (plan.json's tflm_arenas).
+	TFLMTargets []TFLMTarget
+	// TFLMResourceVariables is the number of resource variables the
+	// figures assume the application creates
+	// (MicroResourceVariables::Create's num_variables): one per VAR_HANDLE
+	// operator, as package tflmarena counts them.
+	TFLMResourceVariables int
+}
+
+// TFLMTarget is TFLM's whole tensor_arena for the emitted model on one
+// target, or why heliac gives none there.
+type TFLMTarget struct {
+	// Target names it (tflmarena.Target.Name: "cortex-m", "host64").
+	Target string
+	// PointerSize is its sizeof(void*): 4 or 8.
+	PointerSize int64
+	// Bytes is the arena's size; 0 when Reason says why there is none.
+	Bytes int64
+	// Reason says why there is no figure.
+	Reason string
 }
 
 // TFLMArena is the smallest tensor_arena, in bytes, with which TensorFlow
@@ -40,6 +63,14 @@ type Meta struct {
 type TFLMArena struct {
 	Target string
 	Bytes  int64
+}
+
+// jsonTFLMArena is one entry of plan.json's tflm_arenas.
+type jsonTFLMArena struct {
+	Target      string `json:"target"`
+	PointerSize int64  `json:"pointer_size"`
+	Bytes       int64  `json:"bytes,omitempty"`
+	Error       string `json:"error,omitempty"`
 }
 
 type jsonPlan struct {
@@ -75,6 +106,8 @@ type jsonPlan struct {
 	Schedule         []jsonRun                  `json:"schedule"`
 	TFLMArenaBytes   int64                      `json:"tflm_arena_bytes,omitempty"`
 	TFLMTarget       string                     `json:"tflm_target,omitempty"`
+	TFLMArenas       []jsonTFLMArena            `json:"tflm_arenas,omitempty"`
+	TFLMResourceVars *int                       `json:"tflm_resource_variables,omitempty"`
 	Stripes          []jsonStripe               `json:"stripes,omitempty"`
 }
 
@@ -472,6 +505,13 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	}
 	if a := meta.TFLMArena; a != nil {
 		out.TFLMArenaBytes, out.TFLMTarget = a.Bytes, a.Target
+	}
+	for _, t := range meta.TFLMTargets {
+		out.TFLMArenas = append(out.TFLMArenas, jsonTFLMArena{Target: t.Target, PointerSize: t.PointerSize, Bytes: t.Bytes, Error: t.Reason})
+	}
+	if len(meta.TFLMTargets) > 0 {
+		n := meta.TFLMResourceVariables
+		out.TFLMResourceVars = &n
 	}
 	out.Stripes = stripesOf(m)
 	js, err := compactJSON(out)

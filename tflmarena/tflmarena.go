@@ -400,14 +400,7 @@ func replay(m *graph.Model, head int64, t Target, kl Kernels, setup Setup) ([]st
 	p(fw.microAllocator[0], fw.microAllocator[1])
 	// MicroResourceVariables::Create (micro_resource_variable.cc): one
 	// slot per VAR_HANDLE operator, as tflm_run.
-	varHandles := 0
-	for _, sg := range m.Subgraphs {
-		for _, op := range sg.Ops {
-			if op.Code == graph.VarHandle {
-				varHandles++
-			}
-		}
-	}
+	varHandles := ResourceVariables(m)
 	if varHandles > 0 {
 		p(fw.resourceVariables[0], arenaAlign)
 		p(fw.resourceVariable[0]*int64(varHandles), arenaAlign)
@@ -575,6 +568,22 @@ func offlineOffsets(m *graph.Model) []int32 {
 		}
 	}
 	return nil
+}
+
+// ResourceVariables is the num_variables the figures assume the
+// application passes to MicroResourceVariables::Create
+// (micro_resource_variable.cc @90b983c, Create): one slot per VAR_HANDLE
+// operator of m, as tflm_run creates them; 0 for a model without.
+func ResourceVariables(m *graph.Model) int {
+	n := 0
+	for _, sg := range m.Subgraphs {
+		for _, op := range sg.Ops {
+			if op.Code == graph.VarHandle {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // resourceIDs maps each ASSIGN_VARIABLE to the resource variable it

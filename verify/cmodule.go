@@ -210,7 +210,9 @@ func cUint(n int64) string { return strconv.FormatInt(n, 10) + "u" }
 
 func (cm *cModule) checkHash() {
 	cm.expect("PLAN_HASH", `"`+cm.doc.planHash+`"`, "plan.json's plan_hash")
-	if n := cm.doc.tflmArena; n != nil {
+	if cm.doc.tflmArenas != nil {
+		cm.checkTFLMArenas()
+	} else if n := cm.doc.tflmArena; n != nil {
 		// Checked, and so used, only when plan.json gives it.
 		cm.expect("TFLM_ARENA_SIZE", cUint(*n), "plan.json's tflm_arena_bytes")
 	}
@@ -220,6 +222,54 @@ func (cm *cModule) checkHash() {
 	case b.value != cm.doc.planHash:
 		cm.r.add(CMismatch, "%s:%d: made for plan hash %s, but plan.json's plan_hash is %s", cm.c.name, b.line, b.value, cm.doc.planHash)
 	}
+}
+
+// checkTFLMArenas checks the TFLM arena macros against plan.json's
+// tflm_arenas: in the branch of each entry's pointer size
+// (#if UINTPTR_MAX == ...), <P>_TFLM_ARENA_SIZE is its bytes, or is not
+// defined where it gives an error; tflm_arena_bytes is the entry of
+// tflm_target; <P>_TFLM_RESOURCE_VARIABLES is the model's number of
+// VAR_HANDLE operators, as tflm_resource_variables.
+func (cm *cModule) checkTFLMArenas() {
+	name := cm.P + "_TFLM_ARENA_SIZE"
+	primary := false
+	for _, a := range cm.doc.tflmArenas {
+		key := fmt.Sprintf("%s@%d", name, 8*a.pointerSize)
+		cm.used[key] = true
+		l, ok := cm.h.defines[key]
+		switch {
+		case a.bytes > 0 && !ok:
+			cm.r.add(CMismatch, "%s: no #define %s for %d-bit pointers, but plan.json's tflm_arenas gives %s %d B",
+				cm.h.name, name, 8*a.pointerSize, a.target, a.bytes)
+		case a.bytes > 0 && l.value != cUint(a.bytes):
+			cm.r.add(CMismatch, "%s:%d: %s is %s for %d-bit pointers, but plan.json's tflm_arenas gives %s %d B",
+				cm.h.name, l.line, name, l.value, 8*a.pointerSize, a.target, a.bytes)
+		case a.bytes == 0 && ok:
+			cm.r.add(CMismatch, "%s:%d: %s is %s for %d-bit pointers, but plan.json's tflm_arenas gives %s none (%s)",
+				cm.h.name, l.line, name, l.value, 8*a.pointerSize, a.target, a.err)
+		}
+		if n := cm.doc.tflmArena; n != nil && a.target == cm.doc.tflmTarget {
+			primary = true
+			if a.bytes != *n {
+				cm.r.add(CMismatch, "plan.json: tflm_arena_bytes is %d, but tflm_arenas gives %s %d B", *n, a.target, a.bytes)
+			}
+		}
+	}
+	if cm.doc.tflmArena != nil && !primary {
+		cm.r.add(CMismatch, "plan.json: tflm_arenas has no entry for tflm_target %q", cm.doc.tflmTarget)
+	}
+	vars := 0
+	for _, sg := range cm.m.Subgraphs {
+		for _, op := range sg.Ops {
+			if op.Code == graph.VarHandle {
+				vars++
+			}
+		}
+	}
+	if n := cm.doc.tflmResourceVariables; n != nil && *n != int64(vars) {
+		cm.r.add(CMismatch, "plan.json: tflm_resource_variables is %d, but the model has %d VAR_HANDLE operator(s)", *n, vars)
+	}
+	cm.expect("TFLM_RESOURCE_VARIABLES", strconv.Itoa(vars), "the model's number of VAR_HANDLE operators")
 }
 
 // checkCounts checks the macros that count the tables' entries.

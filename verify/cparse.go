@@ -68,7 +68,22 @@ var (
 	cEmbed   = regexp.MustCompile(`^#embed "([^"]*)"$`)
 	cComment = regexp.MustCompile(`^/\*.*\*/$`)
 	cBanner  = regexp.MustCompile(`^/\* Memory plan for model .*; plan hash ([0-9a-f]*)\. \*/$`)
+	// cPointerIf opens a branch for one pointer size, as the TFLM arena
+	// macros pick their figure: #if / #elif UINTPTR_MAX == max.
+	cPointerIf = regexp.MustCompile(`^#(if|elif) UINTPTR_MAX == (0x[0-9A-Fa-f]+)u$`)
 )
+
+// pointerBranch is the suffix parseC gives a define inside an
+// #if UINTPTR_MAX == max branch: "@32", "@64", "@other" for #else.
+func pointerBranch(max string) string {
+	switch strings.ToUpper(max) {
+	case "0XFFFFFFFF":
+		return "@32"
+	case "0XFFFFFFFFFFFFFFFF":
+		return "@64"
+	}
+	return "@" + max
+}
 
 // parseC reads the lines of data that C checks.
 func parseC(name string, data []byte) *cFile {
@@ -77,9 +92,28 @@ func parseC(name string, data []byte) *cFile {
 	var enum map[string]cLine
 	var table *cTable
 	array := ""
+	// branch is the pointer-size branch the line is in (pointerBranch),
+	// depth the conditionals nested in it.
+	branch, depth := "", 0
 	for i, text := range strings.Split(string(data), "\n") {
 		n := i + 1
 		text = strings.TrimSpace(text)
+		if array == "" && strings.HasPrefix(text, "#") {
+			m := cPointerIf.FindStringSubmatch(text)
+			switch {
+			case m != nil && depth == 0 && (m[1] == "if") == (branch == ""):
+				branch = pointerBranch(m[2])
+			case branch == "":
+			case strings.HasPrefix(text, "#if"):
+				depth++
+			case text == "#endif" && depth > 0:
+				depth--
+			case text == "#endif":
+				branch = ""
+			case text == "#else" && depth == 0:
+				branch = "@other"
+			}
+		}
 		switch {
 		case array != "":
 			if text == "};" {
@@ -108,7 +142,7 @@ func parseC(name string, data []byte) *cFile {
 			enum = map[string]cLine{}
 		case strings.HasPrefix(text, "#define "):
 			if m := cDefine.FindStringSubmatch(text); m != nil {
-				f.put(f.defines, m[1], cLine{n, m[2]})
+				f.put(f.defines, m[1]+branch, cLine{n, m[2]})
 			}
 		case cArrayRe.MatchString(text):
 			m := cArrayRe.FindStringSubmatch(text)

@@ -17,6 +17,14 @@ import (
 // schemaVersion is the plan.json version this package reads.
 const schemaVersion = 4
 
+// tflmArenaDoc is one entry of plan.json's tflm_arenas.
+type tflmArenaDoc struct {
+	target      string
+	pointerSize int64
+	bytes       int64
+	err         string
+}
+
 // planDoc is plan.json as the verifier reads it: the fields it checks, each
 // entry with its JSON path for messages.
 type planDoc struct {
@@ -57,6 +65,13 @@ type planDoc struct {
 	// tflmArena is tflm_arena_bytes, TFLM's whole tensor_arena for the
 	// model written with --emit-tflite (nil when absent).
 	tflmArena *int64
+	// tflmTarget is tflm_target, the target of tflmArena.
+	tflmTarget string
+	// tflmArenas are tflm_arenas: TFLM's whole tensor_arena on every
+	// target the headers pick between by pointer size (nil when absent).
+	tflmArenas []tflmArenaDoc
+	// tflmResourceVariables is tflm_resource_variables (nil when absent).
+	tflmResourceVariables *int64
 	// stripes are the stripes entries (nil when the key is absent): the
 	// regions the model the plan was made for runs stripe by stripe,
 	// which the verifier rebuilds from the original (stripes.go).
@@ -303,7 +318,23 @@ func decode(data []byte) (*planDoc, []Violation) {
 	doc.kernels = top.optString("kernels")
 	doc.kernelsPath = top.optString("kernels_path")
 	doc.tflmArena = top.optInt("tflm_arena_bytes")
-	top.optString("tflm_target")
+	doc.tflmTarget = top.optString("tflm_target")
+	doc.tflmResourceVariables = top.optInt("tflm_resource_variables")
+	if _, ok := top.m["tflm_arenas"]; ok {
+		doc.tflmArenas = []tflmArenaDoc{}
+		for i, v := range top.list("tflm_arenas") {
+			o := newObject(&r, v, "tflm_arenas["+strconv.Itoa(i)+"]")
+			a := tflmArenaDoc{target: o.str("target"), pointerSize: o.int("pointer_size")}
+			if n := o.optInt("bytes"); n != nil {
+				a.bytes = *n
+			}
+			a.err = o.optString("error")
+			if (a.bytes > 0) == (a.err != "") {
+				r.add(Malformed, "%s: wants either bytes or error", o.where())
+			}
+			doc.tflmArenas = append(doc.tflmArenas, a)
+		}
+	}
 	if b := top.optBool("overwrite_inputs"); b != nil {
 		doc.overwriteInputs = *b
 	}

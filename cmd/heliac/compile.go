@@ -86,8 +86,8 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
 	f.BoolVar(&opts.oneBank, "one-scratch-bank", false,
 		"plan every scratch tensor and kernel scratch buffer into one bank, the fastest that holds them all, as TFLM's one tensor_arena needs (for --emit-tflite on a platform of several RAM banks)")
-	f.StringVar(&opts.tflmTarget, "tflm-target", tflmarena.CortexM.Name,
-		"the target TFLM runs on: cortex-m (32-bit) or host64 (which runs CMSIS-NN's portable code: --cpu generic); sizes TFLM's whole arena with --emit-tflite (TFLM "+tflmarena.Commit+", for each kernel build of --kernels) and the kernels' pointer-sized scratch")
+	f.StringVar(&opts.tflmTarget, "tflm-target", "",
+		"the one target TFLM runs on: cortex-m (32-bit) or host64 (which runs CMSIS-NN's portable code: --cpu generic); sizes TFLM's whole arena with --emit-tflite (TFLM "+tflmarena.Commit+", for each kernel build of --kernels) and the kernels' pointer-sized scratch (default: plan for cortex-m and size the arena for both, the headers picking the figure by pointer size)")
 	f.BoolVar(&opts.external, "external-arenas", false,
 		"emit no storage for scratch, persistent and staged constant arenas: the application binds its own buffers (<prefix>_bind_arena); the config's external_arenas names some")
 	f.StringVar(&opts.runtime, "runtime", string(emit.RuntimeNone),
@@ -249,6 +249,18 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 				"%d bytes for them and the kernels' scratch, plus TFLM's persistent tail (not computed: %v)\n",
 				out.Prefix()+".tflite", t.Offline.Planned, graph.OfflinePlanName, map[bool]string{true: ", replacing the model's own"}[t.Replaced],
 				t.Offline.ArenaSize, out.TFLMArenaErr)
+		}
+		if ts := out.Meta.TFLMTargets; len(ts) > 0 {
+			var each []string
+			for _, a := range ts {
+				if a.Bytes > 0 {
+					each = append(each, fmt.Sprintf("%d B on %s (%d-bit)", a.Bytes, a.Target, 8*a.PointerSize))
+				} else {
+					each = append(each, fmt.Sprintf("none on %s (%d-bit)", a.Target, 8*a.PointerSize))
+				}
+			}
+			fmt.Fprintf(opts.stdout, "  %s: %s_TFLM_ARENA_SIZE %s, picked by pointer size; for an application's MicroInterpreter (its planner in the arena) with %d resource variable(s)\n",
+				out.Prefix()+".tflite.h", strings.ToUpper(out.Prefix()), strings.Join(each, ", "), out.Meta.TFLMResourceVariables)
 		}
 		if t.Reordered {
 			fmt.Fprintf(opts.stdout, "  note: its operators are listed in the plan's schedule order, which TFLM runs them in\n")
