@@ -34,6 +34,10 @@ import (
 // Cortex-M55 the program runs with it and fails with 16 bytes less
 // (runOnM55).
 func TestTFLiteCRunsInTFLM(t *testing.T) {
+	skipUnderRace(t)
+	if testing.Short() {
+		t.Skip("builds TFLM programs for two models on the host and the Cortex-M55; skipped with -short")
+	}
 	tflm, lib, gxx, gcc := needHostTFLM(t, "host-x86_64")
 	example := readmeExample(t, "README.md", "tflm")
 	const arena = "tensor_arena[MODEL_TFLM_ARENA_SIZE]"
