@@ -100,3 +100,43 @@ func TestSummaryTFLMCannotRun(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "no tensor_arena figure: TFLM (tflite-micro@90b983c) cannot run this model: operator 0:0 RANK: TFLM registers no kernel for RANK")
 }
+
+// TestREADMECommands runs the README's first commands (the block after
+// "<!-- README commands -->"): make build and make test are targets of
+// the Makefile, and the line that runs bin/heliac on a bundled model
+// runs, from the checkout's root, with the output the README promises.
+func TestREADMECommands(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	_, block, ok := strings.Cut(string(readme), "<!-- README commands -->\n```sh\n")
+	require.True(t, ok, "README.md has its commands block")
+	block, _, _ = strings.Cut(block, "```")
+	mk, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	require.NoError(t, err)
+	var ran bool
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		f := strings.Fields(cmd)
+		switch {
+		case len(f) == 2 && f[0] == "make":
+			assert.Contains(t, string(mk), "\n"+f[1]+":", "the Makefile has the README's target %q", f[1])
+		case len(f) > 1 && f[0] == "bin/heliac":
+			args := f[1:]
+			for i, a := range args {
+				if strings.HasPrefix(a, "testdata/") {
+					args[i] = filepath.Join("..", "..", a)
+				}
+				if a == "-o" {
+					args[i+1] = t.TempDir()
+				}
+			}
+			code, stdout, stderr := runHeliac(args...)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Contains(t, stdout, "hello_world_int8.tflite.h")
+			ran = true
+		default:
+			t.Errorf("README command %q: the test does not know how to check it", line)
+		}
+	}
+	assert.True(t, ran, "the README runs heliac on a bundled model")
+}
