@@ -61,6 +61,11 @@ func TFLMRefusal(m *graph.Model, s graph.SubgraphIndex, op *graph.Op) string {
 	case op.Code != graph.Custom && op.CodeName != "" && !tflmRegistered[op.CodeName]:
 		return fmt.Sprintf("TFLM registers no kernel for %s (micro_mutable_op_resolver.h at %s)", op.CodeName, tflmCommit)
 	case op.Code == graph.Custom:
+		// A registered custom operator: its kernel data's Refused (the
+		// shape kernels' options and types, TFLM_DECODE's DCM).
+		if k, ok := TFLM(m, s, op, 8); ok {
+			return k.Refused
+		}
 		return ""
 	}
 	if why := tflmMathRefusal(m, &m.Subgraphs[s], op); why != "" {

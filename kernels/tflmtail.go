@@ -223,6 +223,9 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 	if k, ok, mine := tflmShape(m, sg, op, ptr); mine {
 		return k, ok
 	}
+	if op.Code == graph.Custom && op.CustomName == "TFLM_DECODE" {
+		return tflmDecode(m, sg, op, ptr), true // tflmtail_decode.go
+	}
 	if op.Code == graph.Custom {
 		return tflmSignal(sg, op, ptr)
 	}
