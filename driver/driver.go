@@ -115,6 +115,10 @@ type Output struct {
 	// it cannot be computed, and TFLMArenaErr says why.
 	TFLMArena    *TFLMArenas
 	TFLMArenaErr error
+	// TFLMRefusals are why stock TFLM will not run the model as given
+	// (kernels.TFLMRefusals): the plan is sound, and of no use to TFLM
+	// until the model changes. Empty when no check refuses it.
+	TFLMRefusals []kernels.Refusal
 }
 
 // TFLiteOutput is the input model with the plan written in as TFLM's
@@ -369,7 +373,8 @@ func (s *planned) finish() (*Output, error) {
 	if cErr != nil {
 		return nil, cErr
 	}
-	out := &Output{Model: m, Original: orig, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord, TFLM: s.tflm}
+	out := &Output{Model: m, Original: orig, Lifetimes: lt, Plan: p, Meta: meta, PlanJSON: js, CFiles: files, Order: ord, TFLM: s.tflm,
+		TFLMRefusals: kernels.TFLMRefusals(orig)}
 	if !cfg.NoVerify {
 		if v := verifyOutput(s.rewrittenFrom(), m, js, cModule(files)); len(v) > 0 {
 			return out, &VerifyError{Violations: v}

@@ -106,6 +106,9 @@ func refuseOp(sg *graph.Subgraph, op *graph.Op) (reason, source string) {
 	const registration = tflmCommit + ": tensorflow/lite/micro/micro_op_resolver.cc:24-54 (GetRegistrationFromOpCode), " +
 		"tensorflow/lite/micro/micro_interpreter.cc:126-133 (PrepareNodeAndRegistrationDataFromFlatbuffer)"
 	switch {
+	case op.Code == graph.Custom && op.CustomName == "ethos-u":
+		return "TFLM's reference and CMSIS-NN builds have no kernel for custom operator \"ethos-u\" (Register_ETHOSU returns null); " +
+			"only a TFLM build for an Ethos-U NPU runs it", tflmCommit + ": " + microDir + "ethosu.cc:23 (Register_ETHOSU)"
 	case op.Code == graph.Custom && !tflmCustomOps[op.CustomName]:
 		return fmt.Sprintf("TFLM has no kernel for custom operator %q (\"Failed to get registration from op code CUSTOM\")", op.CustomName), registration
 	case op.Code != graph.Custom && !tflmBuiltinOps[op.CodeName]:

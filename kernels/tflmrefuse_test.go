@@ -56,7 +56,7 @@ func TestTFLMRefusals(t *testing.T) {
 		{"unregistered builtin", hybridModel(48, "TOPK_V2", f32, i32), `TFLM has no kernel for it ("Didn't find op for builtin opcode 'TOPK_V2'")`, "micro_op_resolver.cc"},
 		{"unknown builtin", hybridModel(250, "", f32), "Didn't find op for builtin opcode 'BUILTIN_250'", "micro_op_resolver.cc"},
 		{"unknown custom", withName(hybridModel(graph.Custom, "", i8), "edgetpu-custom-op"), `custom operator "edgetpu-custom-op"`, "GetRegistrationFromOpCode"},
-		{"ethos-u", withName(hybridModel(graph.Custom, "", i8), "ethos-u"), `custom operator "ethos-u"`, "micro_interpreter.cc"},
+		{"ethos-u", withName(hybridModel(graph.Custom, "", i8), "ethos-u"), `only a TFLM build for an Ethos-U NPU runs it`, "ethosu.cc:23"},
 		{"detection postprocess", withName(hybridModel(graph.Custom, "", f32), "TFLite_Detection_PostProcess"), "", ""},
 		{"svdf of matching units", svdf(6), "", ""},
 		{"svdf of wrong units", svdf(4), `its output "out" has 4 units where its 6 filters of rank 1 give 6`, "svdf_common.cc"},

@@ -126,9 +126,6 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if err := writeOutput(opts, cfg.ModelName, files); err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)
 	}
-	if !opts.quiet {
-		warnHybrid(opts, out.Model)
-	}
 	switch {
 	case opts.quiet:
 	case opts.json:
@@ -217,6 +214,7 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	fmt.Fprintf(opts.stdout, "heliac %s: %d subgraph(s), %d step(s), %d tensor(s) placed\n",
 		opts.model, len(out.Model.Subgraphs), out.Plan.Schedule.Steps, tensors)
 	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
+	printRefusals(opts.stdout, out)
 	if h := out.TFLMHeads(); h != nil {
 		fmt.Fprintf(opts.stdout, "  %s\n", h.Text())
 	}
@@ -267,14 +265,30 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	fmt.Fprintf(opts.stdout, "wrote %s\n", strings.Join(names, ", "))
 }
 
-// warnHybrid warns on stderr of each operator of m that reads FLOAT32
-// activations with weights of another type: TFLM's kernels refuse such
-// hybrid models, so the plan is of no use to them until the model is
-// quantized through (or keeps float weights).
-func warnHybrid(opts *compileOptions, m *graph.Model) {
-	for _, h := range kernels.Hybrid(m) {
-		fmt.Fprintf(opts.stderr, "heliac: warning: %s: %s; quantize the model fully (int8 activations) or keep float weights\n",
-			opts.model, h.Describe(m))
+// maxRefusals is how many of TFLM's refusals the summary lists; --json
+// lists them all.
+const maxRefusals = 8
+
+// refusalText is a warning line of the summary for one of TFLM's refusals,
+// the operator's name escaped as every name from the model (its reason
+// quotes the tensors' names as Go does).
+func refusalText(r kernels.Refusal) string {
+	r.Name = emit.EscapeName(r.Name)
+	return "TFLM will not run this model: " + r.String()
+}
+
+// printRefusals prints why stock TFLM will not run the model
+// (driver.Output.TFLMRefusals), as the summary's warnings.
+func printRefusals(w io.Writer, out *driver.Output) {
+	for i, r := range out.TFLMRefusals {
+		if i == maxRefusals {
+			fmt.Fprintf(w, "  … and %d more reason(s) TFLM will not run it (--json lists them in warnings)\n", len(out.TFLMRefusals)-i)
+			break
+		}
+		fmt.Fprintf(w, "  warning: %s\n", refusalText(r))
+	}
+	if len(out.TFLMRefusals) > 0 {
+		fmt.Fprintf(w, "  the plan is sound, and of no use to stock TFLM until the model changes (an int8 model quantized throughout runs)\n")
 	}
 }
 
