@@ -41,6 +41,7 @@ type compileOptions struct {
 	noInPlace    bool
 	exactOverlap string
 	overwriteIn  bool
+	keepInputs   bool
 	strict       bool
 	emitTFLite   bool
 	oneBank      bool
@@ -79,8 +80,11 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.noInPlace, "no-in-place", false, "write no operator's output over its input (give every output buffer bytes of its own)")
 	f.StringVar(&opts.exactOverlap, "exact-overlap", "on",
 		"on or off: let a concatenation's inputs live in their slots of its output, and a slice's output over its input's block, so the kernel copies bytes exactly onto themselves (memcpy(p, p, n), which GCC and LLVM require to work); off for an unusual libc")
-	f.BoolVar(&opts.overwriteIn, "overwrite-inputs", false,
-		"let in-place outputs take model inputs' bytes (the application then fills the inputs before every run)")
+	f.BoolVar(&opts.keepInputs, "keep-inputs", false,
+		"write no output over a model input (by default an in-place output may take a model input's bytes while its operator reads it, "+
+			"as TFLM's own planner reuses an input's bytes once it is read: the application fills the inputs before every run)")
+	f.BoolVar(&opts.overwriteIn, "overwrite-inputs", false, "the default; accepted for compatibility")
+	_ = f.MarkHidden("overwrite-inputs")
 	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing, or an operator may ask for kernel scratch the library has no rule for (by default a warning)")
 	f.BoolVar(&opts.report, "report", false, "also write DIR/<prefix>.report.html: the plan as one self-contained page (memory maps, arenas, peaks)")
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
@@ -147,7 +151,7 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 	}
 	o := heliac.Options{Prefix: opts.prefix, PlatformSpec: po.Platform, Rules: po.Rules, External: po.External,
 		Kernels: opts.kernels, CPU: opts.cpu, KernelScratch: file.KernelScratch, Schedule: opts.schedule,
-		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias, ExactOverlap: opts.exactOverlap,
+		NoInPlace: opts.noInPlace, KeepInputs: opts.keepInputs, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias, ExactOverlap: opts.exactOverlap,
 		Planner: opts.planner, TimeLimit: opts.timeLimit, Strict: opts.strict,
 		Patches:    opts.patches,
 		EmitTFLite: opts.emitTFLite, OneScratchBank: opts.oneBank, TFLMTarget: opts.tflmTarget, Report: opts.report, Constants: emit.Constants(opts.constants), Runtime: opts.runtime, Version: heliacVersion()}
