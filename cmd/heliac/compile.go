@@ -151,12 +151,16 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 	}
 	o := heliac.Options{Prefix: opts.prefix, PlatformSpec: po.Platform, Rules: po.Rules, External: po.External,
 		Kernels: opts.kernels, CPU: opts.cpu, KernelScratch: file.KernelScratch, Schedule: opts.schedule,
-		NoInPlace: opts.noInPlace, KeepInputs: opts.keepInputs, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias, ExactOverlap: opts.exactOverlap,
+		NoInPlace: opts.noInPlace, KeepInputs: opts.keepInputs, NoAlias: opts.noAlias, ExactOverlap: opts.exactOverlap,
 		Planner: opts.planner, TimeLimit: opts.timeLimit, Strict: opts.strict,
 		Patches:    opts.patches,
 		EmitTFLite: opts.emitTFLite, OneScratchBank: opts.oneBank, TFLMTarget: opts.tflmTarget, Report: opts.report, Constants: emit.Constants(opts.constants), Runtime: opts.runtime, Version: heliacVersion()}
 	if opts.external {
 		o.External = append(o.External, "*")
+	}
+	if opts.overwriteIn && opts.keepInputs {
+		// --overwrite-inputs is the default, kept for compatibility.
+		return driver.Config{}, &usageError{errors.New("--overwrite-inputs (the default) and --keep-inputs contradict each other; give --keep-inputs alone to keep model inputs intact")}
 	}
 	if opts.patchMACs != "" {
 		if o.PatchMACs, err = driver.ParsePatchMACs(opts.patchMACs); err != nil {
