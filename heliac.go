@@ -52,12 +52,21 @@ type Options struct {
 	KernelScratch []kernels.ScratchOverride
 	// Schedule is driver.ScheduleMemory ("") or driver.ScheduleModel.
 	Schedule string
-	// NoInPlace writes no output over its input; OverwriteInputs lets
-	// in-place outputs take model inputs' bytes; NoAlias gives view
-	// operators' outputs bytes of their own.
-	NoInPlace       bool
+	// NoInPlace writes no output over its input; KeepInputs writes none
+	// over a model input (by default an in-place output may take a model
+	// input's bytes while its operator reads it, as TFLM's own planner
+	// reuses an input's bytes once it is read: the application fills the
+	// inputs before every run); NoAlias gives view operators' outputs
+	// bytes of their own.
+	NoInPlace  bool
+	KeepInputs bool
+	NoAlias    bool
+	// OverwriteInputs is what inputs get by default now
+	// (--overwrite-inputs, kept for compatibility): it changes nothing,
+	// and contradicts KeepInputs.
+	//
+	// Deprecated: model inputs are overwritten unless KeepInputs is set.
 	OverwriteInputs bool
-	NoAlias         bool
 	// ExactOverlap is "on" ("" too) or "off": whether a concatenation's
 	// inputs may live in their slots of its output and a slice's output
 	// over its input's block, which makes the copying kernel copy bytes
@@ -206,13 +215,13 @@ func (o Options) Config() (driver.Config, error) {
 	cfg.Target.PointerSize = pointer
 	cfg.Kernels = lib
 	cfg.Liveness.NoAlias = o.NoAlias
-	switch {
-	case !o.NoInPlace:
+	if o.OverwriteInputs && o.KeepInputs {
+		return bad("--overwrite-inputs (the default) and --keep-inputs contradict each other; give --keep-inputs alone to keep model inputs intact")
+	}
+	if !o.NoInPlace {
 		cfg.Liveness.Kernels = lib
-		cfg.Liveness.OverwriteInputs = o.OverwriteInputs
+		cfg.Liveness.OverwriteInputs = !o.KeepInputs
 		cfg.Liveness.ExactOverlap = o.ExactOverlap != "off"
-	case o.OverwriteInputs:
-		return bad("--overwrite-inputs writes in place; it cannot go with --no-in-place")
 	}
 	switch o.Patches {
 	case "", driver.PatchesOff, driver.PatchesAuto:

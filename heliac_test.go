@@ -91,7 +91,7 @@ func TestOptions(t *testing.T) {
 		{"unknown platform CPU", heliac.Options{PlatformSpec: &plan.Platform{Name: "board", CPU: "cortex-a9",
 			Banks: []plan.Bank{{Name: "SRAM", Writable: true}}}}, `platform board's cpu: kernels: unknown CPU "cortex-a9"`},
 		{"unknown CPU", heliac.Options{CPU: "cortex-a9"}, `unknown CPU "cortex-a9"`},
-		{"overwrite without in-place", heliac.Options{NoInPlace: true, OverwriteInputs: true}, "cannot go with --no-in-place"},
+		{"overwrite and keep inputs", heliac.Options{OverwriteInputs: true, KeepInputs: true}, "--overwrite-inputs (the default) and --keep-inputs contradict"},
 		{"unknown schedule", heliac.Options{Schedule: "random"}, `unknown schedule "random"`},
 		{"exact overlap neither on nor off", heliac.Options{ExactOverlap: "maybe"}, `--exact-overlap: "maybe" is neither on nor off`},
 		{"a Cortex-M CPU on a 64-bit host", heliac.Options{CPU: "cortex-m55", TFLMTarget: "host64"}, "is a 64-bit host"},
@@ -113,6 +113,19 @@ func TestOptions(t *testing.T) {
 	assert.Len(t, cfg.Kernels.Members(), 4, "the reference kernels and CMSIS-NN on three code paths")
 	assert.Equal(t, cfg.Kernels, cfg.Liveness.Kernels, "in place with the same library")
 	assert.Equal(t, kernels.CortexM, cfg.Target)
+	assert.True(t, cfg.Liveness.OverwriteInputs, "in-place outputs may take model inputs' bytes, as TFLM's planner reuses them")
+	for _, tt := range []struct {
+		opts      heliac.Options
+		overwrite bool
+	}{
+		{heliac.Options{OverwriteInputs: true}, true},
+		{heliac.Options{KeepInputs: true}, false},
+		{heliac.Options{NoInPlace: true, OverwriteInputs: true}, false},
+	} {
+		cfg, err := tt.opts.Config()
+		require.NoError(t, err)
+		assert.Equal(t, tt.overwrite, cfg.Liveness.OverwriteInputs, "%+v", tt.opts)
+	}
 	cfg, err = heliac.Options{TFLMTarget: "host64"}.Config()
 	require.NoError(t, err)
 	assert.Equal(t, int64(8), cfg.Target.PointerSize, "a 64-bit host's kernels ask for pointer-sized scratch of 8 bytes a pointer")

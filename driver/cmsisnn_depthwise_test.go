@@ -327,8 +327,9 @@ func TestCMSISNNDepthwiseContracts(t *testing.T) {
 
 // TestCMSISNNDepthwisePlans runs heliac's own plans, with the windows of
 // the depthwise contracts in them, on TFLM built with CMSIS-NN: each model
-// of TestCMSISNNDepthwiseContracts (the hand-built ones with
-// --overwrite-inputs, as their depthwise inputs are model inputs) planned
+// of TestCMSISNNDepthwiseContracts (the hand-built ones writing over model
+// inputs, the default, as their depthwise inputs are model inputs; the
+// corpus ones with --keep-inputs, as they were measured) planned
 // for the default library (any: every library on every path) runs on
 // every runner, and planned for cmsis-nn on a runner's CPU runs on that
 // runner, each with the original model's outputs and every operator's
@@ -362,7 +363,7 @@ func TestCMSISNNDepthwisePlans(t *testing.T) {
 		// --emit-tflite, writes the model with the plan, and counts its
 		// depthwise outputs written in place.
 		compile := func(t *testing.T, lib, cpu string) (string, int64, int) {
-			cfg, err := heliac.Options{Name: base, Kernels: lib, CPU: cpu, OverwriteInputs: md.overwrite, EmitTFLite: true,
+			cfg, err := heliac.Options{Name: base, Kernels: lib, CPU: cpu, KeepInputs: !md.overwrite, EmitTFLite: true,
 				Version: "test"}.Config()
 			require.NoError(t, err)
 			out, err := driver.Compile(context.Background(), md.data, cfg)

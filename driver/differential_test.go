@@ -69,7 +69,7 @@ type diffTally struct {
 	models    int
 	failed    []int64
 	inPlace   int // tensors written in place over an input
-	overInput int // of those, written over a model input (--overwrite-inputs)
+	overInput int // of those, written over a model input (the default; not with --keep-inputs)
 	views     int // view outputs sharing their input's buffer
 	blocks    int // of views, slice outputs over their input's block (kernels.Block)
 	slots     int // concatenation inputs in their slots of its output (kernels.Slot)
@@ -190,7 +190,7 @@ func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
 	f := tally.features
 	sort.Slice(tally.failed, func(i, j int) bool { return tally.failed[i] < tally.failed[j] })
 	t.Logf("differential test: %d models from seed %d, %d failed %v; %d of them also on %s (the default plan and --kernels cmsis-nn --cpu generic)\n"+
-		"  heliac: %d tensors written in place (%d over a model input: --overwrite-inputs on one model in three), %d views sharing their input's buffer (%d slices' blocks, %d concatenation inputs in their slots: exact-overlap copies), %d operators moved by the memory order (%d models reordered)\n"+
+		"  heliac: %d tensors written in place (%d over a model input: the default, --keep-inputs on one model in three), %d views sharing their input's buffer (%d slices' blocks, %d concatenation inputs in their slots: exact-overlap copies), %d operators moved by the memory order (%d models reordered)\n"+
 		"  models: %d operators, %d writing their own input, %d second writers, %d views (%d read after their input is written again), "+
 		"%d convolutions/pools, %d pads, %d broadcasts, %d VAR_HANDLEs (%d without a container; %d shared names with and without one), "+
 		"%d is_variable tensors, %d CALL_ONCE, %d IF, %d WHILE, %d INT8 operators, "+
@@ -276,9 +276,10 @@ func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally 
 	}()
 
 	// The CLI's default (--kernels any: a plan every kernel library
-	// computes the outputs with), here on tflm_run's 64-bit pointers. One
-	// model in three with --overwrite-inputs: tflm_run fills the inputs
-	// before every invocation, as such a plan requires.
+	// computes the outputs with), here on tflm_run's 64-bit pointers, whose
+	// in-place writes may take model inputs' bytes: tflm_run fills the
+	// inputs before every invocation, as such a plan requires. One model
+	// in three with --keep-inputs.
 	cfg := diffConfig(t, seed, "", "")
 	out, err := driver.Compile(context.Background(), data, cfg)
 	if err != nil {
@@ -361,11 +362,11 @@ type diffRun struct {
 
 // diffConfig is the CLI's configuration for a generated model: --emit-tflite
 // with the kernels and CPU named ("" for the defaults), kernel scratch on
-// tflm_run's 64-bit pointers, and --overwrite-inputs on one seed in three.
+// tflm_run's 64-bit pointers, and --keep-inputs on one seed in three.
 func diffConfig(t *testing.T, seed int64, kernelsName, cpu string) driver.Config {
 	t.Helper()
 	opts := heliac.Options{Name: fmt.Sprintf("diff_%d", seed), Version: "test", EmitTFLite: true, Kernels: kernelsName, CPU: cpu,
-		OverwriteInputs: seed%3 == 0}
+		KeepInputs: seed%3 == 0}
 	if cpu == kernels.GenericCPU {
 		opts.TFLMTarget = tflmarena.Host64.Name
 	}

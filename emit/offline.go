@@ -134,7 +134,7 @@ func soleScratchArena(p *plan.Plan) (*plan.Arena, error) {
 			where = append(where, fmt.Sprintf("%s (%s)", a.Name, a.Memory))
 		}
 		return nil, fmt.Errorf("emit: TFLM has one arena, but this plan puts scratch tensors in %d: %s; "+
-			"plan them into one bank with --one-scratch-bank (plan.Options.OneScratchBank): the fastest bank that holds them all",
+			"plan them into one bank with --one-scratch-bank: the fastest bank that holds them all",
 			len(found), strings.Join(where, ", "))
 	}
 	if len(found) == 0 {

@@ -51,6 +51,10 @@ func escapeName(s string) string {
 	return b.String()
 }
 
+// EscapeName is escapeName, for the lines the heliac command writes
+// itself around a name from the model.
+func EscapeName(s string) string { return escapeName(s) }
+
 // plainName reports whether escapeName leaves s as it is.
 func plainName(s string) bool {
 	if !utf8.ValidString(s) {

@@ -21,6 +21,11 @@ type HybridOp struct {
 
 // Describe says what is hybrid about h, naming the tensors of m.
 func (h HybridOp) Describe(m *graph.Model) string {
+	return fmt.Sprintf("op %v %s %s (%s)", h.Op, h.Name, h.what(m), h.Source)
+}
+
+// what is Describe without the operator and the source.
+func (h HybridOp) what(m *graph.Model) string {
 	sg := &m.Subgraphs[h.Op.Subgraph]
 	tensor := func(id graph.TensorID) string {
 		t := &sg.Tensors[id]
@@ -34,8 +39,8 @@ func (h HybridOp) Describe(m *graph.Model) string {
 	if h.Misreads {
 		what = "have no hybrid path: the float kernel would read the weights as floats"
 	}
-	return fmt.Sprintf("op %v %s reads FLOAT32 activation %s with weights %s: TFLM's kernels %s (%s)",
-		h.Op, h.Name, tensor(h.Input), strings.Join(weights, ", "), what, h.Source)
+	return fmt.Sprintf("reads FLOAT32 activation %s with weights %s: TFLM's kernels %s",
+		tensor(h.Input), strings.Join(weights, ", "), what)
 }
 
 // hybridRule says which operands of an operator are its activation and

@@ -1,8 +1,6 @@
 package kernels
 
 import (
-	"fmt"
-
 	"github.com/heliac/heliac/graph"
 )
 
@@ -42,37 +40,31 @@ func init() {
 	}
 }
 
-// TFLMRefusal is the one place that says why TFLM's reference kernels
-// cannot run operator op
-// of subgraph s of m whatever the arena: TFLM registers no kernel for it,
-// or its kernel's Prepare or Eval refuses the operands' types (or needs
-// constant an operand that is not), so TFLM fails to allocate or invoke
-// the model. It is "" when TFLM runs the operator or the data does not
-// say. TFLM reports no arena data for an operator TFLM refuses.
+// TFLMRefusal says why TFLM's reference kernels cannot run operator op
+// of subgraph s of m whatever the arena (opRefusal, TFLMRefusals' check
+// of one operator, with its source), or "" when TFLM runs it or no check
+// says otherwise. tflmarena reports no arena figure for such an operator.
 func TFLMRefusal(m *graph.Model, s graph.SubgraphIndex, op *graph.Op) string {
 	if m == nil || op == nil || s < 0 || int(s) >= len(m.Subgraphs) {
 		return ""
 	}
-	switch {
-	case op.Code == graph.Custom && op.CustomName == "ethos-u":
-		return "ethos-u runs on an Arm Ethos-U NPU (micro_mutable_op_resolver.h AddEthosU registers it only in an Ethos-U build)"
-	case op.Code == graph.Custom && !tflmRegisteredCustom[op.CustomName]:
-		return fmt.Sprintf("TFLM registers no custom operator %q (micro_mutable_op_resolver.h at %s)", op.CustomName, tflmCommit)
-	case op.Code != graph.Custom && op.CodeName != "" && !tflmRegistered[op.CodeName]:
-		return fmt.Sprintf("TFLM registers no kernel for %s (micro_mutable_op_resolver.h at %s)", op.CodeName, tflmCommit)
-	case op.Code == graph.Custom:
-		// A registered custom operator: its kernel data's Refused (the
-		// shape kernels' options and types, TFLM_DECODE's DCM).
-		if k, ok := TFLM(m, s, op, 8); ok {
-			return k.Refused
+	ref := graph.OpRef{Subgraph: s, Op: -1}
+	for i := range m.Subgraphs[s].Ops {
+		if &m.Subgraphs[s].Ops[i] == op {
+			ref.Op = graph.OpIndex(i)
 		}
-		return ""
 	}
-	if why := tflmMathRefusal(m, &m.Subgraphs[s], op); why != "" {
-		return why
+	hybrid := map[graph.OpRef]HybridOp{}
+	if ref.Op >= 0 {
+		for _, h := range Hybrid(m) {
+			if h.Op == ref {
+				hybrid[ref] = h
+			}
+		}
 	}
-	if k, ok := TFLM(m, s, op, 8); ok && k.Refused != "" {
-		return k.Refused
+	reason, source := opRefusal(m, ref, op, hybrid)
+	if reason != "" && source != "" && source != dataSource {
+		return reason + " (" + source + ")"
 	}
-	return ""
+	return reason
 }

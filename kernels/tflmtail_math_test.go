@@ -134,9 +134,9 @@ func TestTFLMMathKernels(t *testing.T) {
 		{"fill variable dims refused", graph.Op{CodeName: "FILL", Inputs: []graph.TensorID{0, 4}, Outputs: []graph.TensorID{5}}, 8,
 			TFLMKernel{}, "TFLM's FILL kernel takes a constant input 0 only (fill.cc FillPrepare)"},
 		{"pow unregistered", graph.Op{Code: 92, CodeName: "POW", Inputs: []graph.TensorID{4, 4}, Outputs: []graph.TensorID{5}}, 8,
-			TFLMKernel{}, "TFLM registers no kernel for POW (micro_mutable_op_resolver.h at tflite-micro@90b983c)"},
+			TFLMKernel{}, `TFLM has no kernel for it ("Didn't find op for builtin opcode 'POW'") (tflite-micro@90b983c: tensorflow/lite/micro/micro_op_resolver.cc:24-54 (GetRegistrationFromOpCode), tensorflow/lite/micro/micro_interpreter.cc:126-133 (PrepareNodeAndRegistrationDataFromFlatbuffer))`},
 		{"custom unregistered", graph.Op{Code: graph.Custom, CustomName: "Foo", Inputs: []graph.TensorID{4}, Outputs: []graph.TensorID{5}}, 8,
-			TFLMKernel{}, `TFLM registers no custom operator "Foo" (micro_mutable_op_resolver.h at tflite-micro@90b983c)`},
+			TFLMKernel{}, `TFLM has no kernel for custom operator "Foo" ("Failed to get registration from op code CUSTOM") (tflite-micro@90b983c: tensorflow/lite/micro/micro_op_resolver.cc:24-54 (GetRegistrationFromOpCode), tensorflow/lite/micro/micro_interpreter.cc:126-133 (PrepareNodeAndRegistrationDataFromFlatbuffer))`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

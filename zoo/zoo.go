@@ -350,6 +350,12 @@ type Row struct {
 	StripeK          []int   `json:"stripe_k,omitempty"`
 	ExtraMACs        int64   `json:"extra_macs,omitempty"`
 	ExtraMACsPercent float64 `json:"extra_macs_percent,omitempty"`
+	// TFLMRuns says whether stock TFLM runs the model, as far as
+	// heliac's checks tell (driver.Output.TFLMRefusals), and TFLMRefuses
+	// why not: the first reason, and how many more there are. Both are
+	// empty for a model that failed or was skipped.
+	TFLMRuns    *bool  `json:"tflm_runs,omitempty"`
+	TFLMRefuses string `json:"tflm_refuses,omitempty"`
 }
 
 // Statuses of a Row.
@@ -401,6 +407,14 @@ func Summarize(results []Result) []Row {
 			row.TFLMTarget, row.TFLMArenaBytes, row.TFLMOwnArenaBytes = a.Target, a.Emitted.Bytes, a.Original.Bytes
 		}
 		stripeFigures(&row, r.Output)
+		runs := len(r.Output.TFLMRefusals) == 0
+		row.TFLMRuns = &runs
+		if !runs {
+			row.TFLMRefuses = r.Output.TFLMRefusals[0].String()
+			if n := len(r.Output.TFLMRefusals) - 1; n > 0 {
+				row.TFLMRefuses += fmt.Sprintf(" (and %d more)", n)
+			}
+		}
 		rows[i] = row
 	}
 	return rows
@@ -453,13 +467,15 @@ func firstLine(s string) string {
 // four, so that a few bytes above TFLM's never read 0, milliseconds with
 // one; the TFLM columns empty where the plan is not compared; stripe_k
 // the regions' k joined by "+", extra_macs_percent with two decimals,
-// both with extra_macs empty for a model compiled as given).
+// both with extra_macs empty for a model compiled as given; tflm_runs
+// true or false, tflm_refuses why not, both empty for a model not
+// compiled).
 func CSV(rows []Row) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"model", "path", "status", "error", "steps", "arenas", "bound", "arena", "over_bound", "kernel_scratch", "milliseconds", "timed_out",
 		"tflm_own_head", "vs_tflm", "vs_tflm_percent", "kept", "tflm_target", "tflm_arena_bytes", "tflm_own_arena_bytes",
-		"stripe_k", "extra_macs", "extra_macs_percent"})
+		"stripe_k", "extra_macs", "extra_macs_percent", "tflm_runs", "tflm_refuses"})
 	for _, r := range rows {
 		tflm := []string{"", "", "", ""}
 		if r.Kept != "" {
@@ -480,6 +496,11 @@ func CSV(rows []Row) []byte {
 			stripes = []string{strings.Join(ks, "+"), strconv.FormatInt(r.ExtraMACs, 10), strconv.FormatFloat(r.ExtraMACsPercent, 'f', 2, 64)}
 		}
 		tflm = append(tflm, stripes...)
+		runs := ""
+		if r.TFLMRuns != nil {
+			runs = strconv.FormatBool(*r.TFLMRuns)
+		}
+		tflm = append(tflm, runs, r.TFLMRefuses)
 		w.Write(append([]string{r.Model, r.Path, r.Status, r.Error, strconv.Itoa(r.Steps), strconv.Itoa(r.Arenas),
 			strconv.FormatInt(r.Bound, 10), strconv.FormatInt(r.Arena, 10), strconv.FormatFloat(r.OverBound, 'f', 2, 64),
 			strconv.FormatInt(r.KernelScratch, 10), strconv.FormatFloat(r.Milliseconds, 'f', 1, 64), strconv.FormatBool(r.TimedOut)}, tflm...))

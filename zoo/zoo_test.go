@@ -16,6 +16,7 @@ import (
 
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/zoo"
 )
 
@@ -126,17 +127,17 @@ func TestRun(t *testing.T) {
 	require.Len(t, lines, 4)
 	assert.Equal(t, "model,path,status,error,steps,arenas,bound,arena,over_bound,kernel_scratch,milliseconds,timed_out,"+
 		"tflm_own_head,vs_tflm,vs_tflm_percent,kept,tflm_target,tflm_arena_bytes,tflm_own_arena_bytes,"+
-		"stripe_k,extra_macs,extra_macs_percent", lines[0])
+		"stripe_k,extra_macs,extra_macs_percent,tflm_runs,tflm_refuses", lines[0])
 	assert.True(t, strings.HasPrefix(lines[2], "bad,bad,failed,corrupt model,0,0,0,0,0.00,0,"), lines[2])
-	assert.True(t, strings.HasSuffix(lines[2], ",false,,,,,,,,,,"), "no TFLM or stripe figures for a failed model: %s", lines[2])
-	assert.True(t, strings.HasSuffix(lines[1], fmt.Sprintf(",%d,%d,%.4f,%s,,,,,,", rows[0].TFLMOwnHead, rows[0].VsTFLM, rows[0].VsTFLMPercent, rows[0].Kept)),
+	assert.True(t, strings.HasSuffix(lines[2], ",false,,,,,,,,,,,,"), "no TFLM or stripe figures for a failed model: %s", lines[2])
+	assert.True(t, strings.HasSuffix(lines[1], fmt.Sprintf(",%d,%d,%.4f,%s,,,,,,,true,", rows[0].TFLMOwnHead, rows[0].VsTFLM, rows[0].VsTFLMPercent, rows[0].Kept)),
 		"no whole arena without --emit-tflite: %s", lines[1])
 	whole := results[2].Output.TFLMArena
 	require.NotNil(t, whole, "c was compiled for TFLM")
 	assert.Equal(t, whole.Emitted.Bytes, rows[2].TFLMArenaBytes)
 	assert.Equal(t, whole.Original.Bytes, rows[2].TFLMOwnArenaBytes)
 	assert.Positive(t, rows[2].TFLMArenaBytes)
-	assert.True(t, strings.HasSuffix(lines[3], fmt.Sprintf(",%s,%d,%d,,,", whole.Target, whole.Emitted.Bytes, whole.Original.Bytes)), lines[3])
+	assert.True(t, strings.HasSuffix(lines[3], fmt.Sprintf(",%s,%d,%d,,,,true,", whole.Target, whole.Emitted.Bytes, whole.Original.Bytes)), lines[3])
 	js, err := zoo.JSON(rows)
 	require.NoError(t, err)
 	var doc struct{ Models []zoo.Row }
@@ -221,8 +222,8 @@ func TestSummarizeStripes(t *testing.T) {
 	assert.Equal(t, int64(8), rows[1].ExtraMACs)
 	assert.InDelta(t, 20.0, rows[1].ExtraMACsPercent, 1e-9)
 	lines := strings.Split(strings.TrimSpace(string(zoo.CSV(rows))), "\n")
-	assert.True(t, strings.HasSuffix(lines[1], ",,,"), lines[1])
-	assert.True(t, strings.HasSuffix(lines[2], ",2+3,8,20.00"), lines[2])
+	assert.True(t, strings.HasSuffix(lines[1], ",,,,true,"), lines[1])
+	assert.True(t, strings.HasSuffix(lines[2], ",2+3,8,20.00,true,"), lines[2])
 	js, err := zoo.JSON(rows)
 	require.NoError(t, err)
 	assert.Contains(t, string(js), `"stripe_k": [
@@ -232,4 +233,34 @@ func TestSummarizeStripes(t *testing.T) {
       "extra_macs": 8,
       "extra_macs_percent": 20`)
 	assert.Equal(t, 1, strings.Count(string(js), "stripe_k"), "omitted for the plain model")
+}
+
+// TestSummarizeTFLMRefuses: a model stock TFLM will not run (a UINT8
+// CONV_2D) is ok, with tflm_runs false and the first reason and how many
+// more in tflm_refuses; one TFLM runs has tflm_runs true.
+func TestSummarizeTFLMRefuses(t *testing.T) {
+	data, err := os.ReadFile("../testdata/models/hello_world_int8.tflite")
+	require.NoError(t, err)
+	out, err := driver.Compile(context.Background(), data, driver.Config{ModelName: "m"})
+	require.NoError(t, err)
+	require.Empty(t, out.TFLMRefusals, "TFLM runs hello_world")
+	refused := *out
+	refused.TFLMRefusals = []kernels.Refusal{
+		{Op: graph.OpRef{Op: 2}, Name: "CONV_2D", Tensor: graph.NoTensor, Reason: `its input "x" is UINT8`, Source: "conv_common.cc"},
+		{Op: graph.OpRef{Op: 3}, Name: "CONV_2D", Tensor: graph.NoTensor, Reason: `its input "y" is UINT8`, Source: "conv_common.cc"},
+	}
+	rows := zoo.Summarize([]zoo.Result{{Model: zoo.Model{Name: "runs"}, Output: out}, {Model: zoo.Model{Name: "uint8"}, Output: &refused}})
+	require.NotNil(t, rows[0].TFLMRuns)
+	require.NotNil(t, rows[1].TFLMRuns)
+	assert.True(t, *rows[0].TFLMRuns)
+	assert.Empty(t, rows[0].TFLMRefuses)
+	assert.False(t, *rows[1].TFLMRuns)
+	assert.Equal(t, `op 0:2 CONV_2D: its input "x" is UINT8 (conv_common.cc) (and 1 more)`, rows[1].TFLMRefuses)
+	lines := strings.Split(strings.TrimSpace(string(zoo.CSV(rows))), "\n")
+	assert.True(t, strings.HasSuffix(lines[1], ",true,"), lines[1])
+	assert.True(t, strings.HasSuffix(lines[2], `,false,"op 0:2 CONV_2D: its input ""x"" is UINT8 (conv_common.cc) (and 1 more)"`), lines[2])
+	js, err := zoo.JSON(rows)
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"tflm_runs": false,
+      "tflm_refuses": "op 0:2 CONV_2D`)
 }

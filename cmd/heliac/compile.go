@@ -41,6 +41,7 @@ type compileOptions struct {
 	noInPlace    bool
 	exactOverlap string
 	overwriteIn  bool
+	keepInputs   bool
 	strict       bool
 	emitTFLite   bool
 	oneBank      bool
@@ -79,8 +80,11 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.noInPlace, "no-in-place", false, "write no operator's output over its input (give every output buffer bytes of its own)")
 	f.StringVar(&opts.exactOverlap, "exact-overlap", "on",
 		"on or off: let a concatenation's inputs live in their slots of its output, and a slice's output over its input's block, so the kernel copies bytes exactly onto themselves (memcpy(p, p, n), which GCC and LLVM require to work); off for an unusual libc")
-	f.BoolVar(&opts.overwriteIn, "overwrite-inputs", false,
-		"let in-place outputs take model inputs' bytes (the application then fills the inputs before every run)")
+	f.BoolVar(&opts.keepInputs, "keep-inputs", false,
+		"write no output over a model input (by default an in-place output may take a model input's bytes while its operator reads it, "+
+			"as TFLM's own planner reuses an input's bytes once it is read: the application fills the inputs before every run)")
+	f.BoolVar(&opts.overwriteIn, "overwrite-inputs", false, "the default; accepted for compatibility")
+	_ = f.MarkHidden("overwrite-inputs")
 	f.BoolVar(&opts.strict, "strict", false, "fail when a tensor or name rule of --config selects nothing, or an operator may ask for kernel scratch the library has no rule for (by default a warning)")
 	f.BoolVar(&opts.report, "report", false, "also write DIR/<prefix>.report.html: the plan as one self-contained page (memory maps, arenas, peaks)")
 	f.BoolVar(&opts.emitTFLite, "emit-tflite", false, "also write DIR/<prefix>.tflite: the model with the plan as TFLM's OfflineMemoryAllocation metadata")
@@ -126,9 +130,6 @@ func runCompile(ctx context.Context, opts *compileOptions) error {
 	if err := writeOutput(opts, cfg.ModelName, files); err != nil {
 		return fmt.Errorf("compile %s: %w", opts.model, err)
 	}
-	if !opts.quiet {
-		warnHybrid(opts, out.Model)
-	}
 	switch {
 	case opts.quiet:
 	case opts.json:
@@ -150,12 +151,16 @@ func compileConfig(opts *compileOptions) (driver.Config, error) {
 	}
 	o := heliac.Options{Prefix: opts.prefix, PlatformSpec: po.Platform, Rules: po.Rules, External: po.External,
 		Kernels: opts.kernels, CPU: opts.cpu, KernelScratch: file.KernelScratch, Schedule: opts.schedule,
-		NoInPlace: opts.noInPlace, OverwriteInputs: opts.overwriteIn, NoAlias: opts.noAlias, ExactOverlap: opts.exactOverlap,
+		NoInPlace: opts.noInPlace, KeepInputs: opts.keepInputs, NoAlias: opts.noAlias, ExactOverlap: opts.exactOverlap,
 		Planner: opts.planner, TimeLimit: opts.timeLimit, Strict: opts.strict,
 		Patches:    opts.patches,
 		EmitTFLite: opts.emitTFLite, OneScratchBank: opts.oneBank, TFLMTarget: opts.tflmTarget, Report: opts.report, Constants: emit.Constants(opts.constants), Runtime: opts.runtime, Version: heliacVersion()}
 	if opts.external {
 		o.External = append(o.External, "*")
+	}
+	if opts.overwriteIn && opts.keepInputs {
+		// --overwrite-inputs is the default, kept for compatibility.
+		return driver.Config{}, &usageError{errors.New("--overwrite-inputs (the default) and --keep-inputs contradict each other; give --keep-inputs alone to keep model inputs intact")}
 	}
 	if opts.patchMACs != "" {
 		if o.PatchMACs, err = driver.ParsePatchMACs(opts.patchMACs); err != nil {
@@ -217,6 +222,7 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	fmt.Fprintf(opts.stdout, "heliac %s: %d subgraph(s), %d step(s), %d tensor(s) placed\n",
 		opts.model, len(out.Model.Subgraphs), out.Plan.Schedule.Steps, tensors)
 	opts.stdout.Write(emit.Summary(out.Model, out.Plan))
+	printRefusals(opts.stdout, out)
 	if h := out.TFLMHeads(); h != nil {
 		fmt.Fprintf(opts.stdout, "  %s\n", h.Text())
 	}
@@ -283,14 +289,30 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	fmt.Fprintf(opts.stdout, "wrote %s\n", strings.Join(names, ", "))
 }
 
-// warnHybrid warns on stderr of each operator of m that reads FLOAT32
-// activations with weights of another type: TFLM's kernels refuse such
-// hybrid models, so the plan is of no use to them until the model is
-// quantized through (or keeps float weights).
-func warnHybrid(opts *compileOptions, m *graph.Model) {
-	for _, h := range kernels.Hybrid(m) {
-		fmt.Fprintf(opts.stderr, "heliac: warning: %s: %s; quantize the model fully (int8 activations) or keep float weights\n",
-			opts.model, h.Describe(m))
+// maxRefusals is how many of TFLM's refusals the summary lists; --json
+// lists them all.
+const maxRefusals = 8
+
+// refusalText is a warning line of the summary for one of TFLM's refusals,
+// the operator's name escaped as every name from the model (its reason
+// quotes the tensors' names as Go does).
+func refusalText(r kernels.Refusal) string {
+	r.Name = emit.EscapeName(r.Name)
+	return "TFLM will not run this model: " + r.String()
+}
+
+// printRefusals prints why stock TFLM will not run the model
+// (driver.Output.TFLMRefusals), as the summary's warnings.
+func printRefusals(w io.Writer, out *driver.Output) {
+	for i, r := range out.TFLMRefusals {
+		if i == maxRefusals {
+			fmt.Fprintf(w, "  … and %d more reason(s) TFLM will not run it (--json lists them in warnings)\n", len(out.TFLMRefusals)-i)
+			break
+		}
+		fmt.Fprintf(w, "  warning: %s\n", refusalText(r))
+	}
+	if len(out.TFLMRefusals) > 0 {
+		fmt.Fprintf(w, "  the plan is sound, and of no use to stock TFLM until the model changes (an int8 model quantized throughout runs)\n")
 	}
 }
 

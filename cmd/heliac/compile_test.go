@@ -80,6 +80,28 @@ func TestLoadPlatform(t *testing.T) {
 
 const microSpeech = "../../testdata/models/micro_speech_quantized.tflite"
 
+// TestKeepInputs: --overwrite-inputs, the default, is accepted and changes
+// nothing; --keep-inputs keeps the inputs (plan.json's overwrite_inputs
+// absent); both at once are a usage error.
+func TestKeepInputs(t *testing.T) {
+	dir := t.TempDir()
+	plans := map[string]string{}
+	for name, flags := range map[string][]string{"default": nil, "overwrite": {"--overwrite-inputs"}, "keep": {"--keep-inputs"}} {
+		out := filepath.Join(dir, name)
+		code, _, stderr := runHeliac(append([]string{helloWorld, "-o", out, "-q"}, flags...)...)
+		require.Equal(t, exitOK, code, stderr)
+		data, err := os.ReadFile(filepath.Join(out, "hello_world_int8.plan.json"))
+		require.NoError(t, err)
+		plans[name] = string(data)
+	}
+	assert.Equal(t, plans["default"], plans["overwrite"])
+	assert.Contains(t, plans["default"], `"overwrite_inputs": true`)
+	assert.NotContains(t, plans["keep"], `"overwrite_inputs"`)
+	code, _, stderr := runHeliac(helloWorld, "-o", filepath.Join(dir, "both"), "--overwrite-inputs", "--keep-inputs")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--overwrite-inputs (the default) and --keep-inputs contradict")
+}
+
 // TestTwoModelsInOneDirectory writes two models' sets into one directory:
 // each keeps its own plan file, and verify checks both.
 func TestTwoModelsInOneDirectory(t *testing.T) {

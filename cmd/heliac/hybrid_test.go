@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
 )
 
@@ -39,30 +43,70 @@ func writeHybrid(t *testing.T, dir string) string {
 }
 
 // TestWarnsOnHybridModels: a model TFLM's kernels refuse (FLOAT32
-// activations, INT8 weights) still plans, with a warning on stderr that
-// names the operator, its tensors and TFLM's source; a model of one type
-// throughout gets none.
+// activations, INT8 weights) still plans, with a warning in the summary
+// that names the operator, its tensors and TFLM's source, and in --json's
+// warnings; a model of one type throughout gets none.
 func TestWarnsOnHybridModels(t *testing.T) {
 	dir := t.TempDir()
 	model := writeHybrid(t, dir)
 	code, stdout, stderr := runHeliac(model, "-o", filepath.Join(dir, "out"), "--emit-tflite")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stderr, `heliac: warning: `+model+`: op 0:0 FULLY_CONNECTED reads FLOAT32 activation 0:0 "input" (FLOAT32) with weights 0:1 "dense/weights" (INT8): TFLM's kernels refuse it`)
-	assert.Contains(t, stderr, "tensorflow/lite/micro/kernels/fully_connected.cc:59-66")
-	assert.NotContains(t, stderr, "op 0:1", "the float operator is not hybrid")
-	assert.NotContains(t, stdout, "warning")
+	want := `TFLM will not run this model: op 0:0 FULLY_CONNECTED: reads FLOAT32 activation 0:0 "input" (FLOAT32) with weights 0:1 "dense/weights" (INT8): TFLM's kernels refuse it`
+	assert.Contains(t, stdout, "  warning: "+want)
+	assert.Contains(t, stdout, "tensorflow/lite/micro/kernels/fully_connected.cc:59-66")
+	assert.Contains(t, stdout, "of no use to stock TFLM until the model changes")
+	assert.NotContains(t, stdout, "op 0:1", "the float operator is not hybrid")
+	assert.Empty(t, stderr)
 
-	code, _, stderr = runHeliac(model, "-o", filepath.Join(dir, "out"), "-q")
+	code, stdout, stderr = runHeliac(model, "-o", filepath.Join(dir, "out"), "--json")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Empty(t, stderr, "--quiet prints nothing on success")
+	var doc struct{ Warnings []string }
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	if assert.Len(t, doc.Warnings, 1) {
+		assert.True(t, strings.HasPrefix(doc.Warnings[0], want), doc.Warnings[0])
+	}
 
-	code, _, stderr = runHeliac(helloWorld, "-o", filepath.Join(dir, "hello"), "--emit-tflite")
+	code, stdout, stderr = runHeliac(model, "-o", filepath.Join(dir, "out"), "-q")
 	require.Equal(t, exitOK, code, stderr)
-	assert.NotContains(t, stderr, "warning", "an int8 model is not hybrid")
+	assert.Empty(t, stdout+stderr, "--quiet prints nothing on success")
+
+	code, stdout, stderr = runHeliac(helloWorld, "-o", filepath.Join(dir, "hello"), "--emit-tflite")
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, stdout+stderr, "warning", "an int8 model is not hybrid")
+	code, stdout, stderr = runHeliac(helloWorld, "-o", filepath.Join(dir, "hello"), "--json")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `"warnings": []`)
 
 	tool := tflmrun.Require(t)
 	res, err := tflmrun.Run(context.Background(), tool, model, tflmrun.Options{ArenaBytes: 64 << 10})
 	require.NoError(t, err)
 	assert.False(t, res.OK(), "stock TFLM refuses the model the warning names")
 	assert.Contains(t, res.Error(), "Input type: FLOAT32 with filter type: INT8 not supported.")
+}
+
+// TestWarnsOnUint8Models: a TF1-style UINT8 corpus model, which stock TFLM
+// refuses (../shared/bench/tflm-reference.tsv), gets the warning in the
+// summary and in zoo's tflm_runs column.
+func TestWarnsOnUint8Models(t *testing.T) {
+	shared := corpus.Require(t)
+	model := filepath.Join(shared, "corpus", "coral", "split_concat.tflite")
+	dir := t.TempDir()
+	code, stdout, stderr := runHeliac(model, "-o", filepath.Join(dir, "out"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `  warning: TFLM will not run this model: op 0:0 CONCATENATION: its input "input1" is UINT8; `+
+		`TFLM's kernel takes FLOAT32, INT8, INT16, INT32, INT64 or BOOL (tflite-micro@90b983c: tensorflow/lite/micro/kernels/concatenation.cc:148-151 (ConcatenationPrepare))`)
+
+	in := filepath.Join(dir, "in")
+	require.NoError(t, os.MkdirAll(in, 0o755))
+	for _, m := range []string{model, helloWorld} {
+		data, err := os.ReadFile(m)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(in, filepath.Base(m)), data, 0o644))
+	}
+	code, _, stderr = runHeliac("zoo", in, "-o", filepath.Join(dir, "zoo"), "-j", "1", "-q")
+	require.Equal(t, exitOK, code, stderr)
+	csv, err := os.ReadFile(filepath.Join(dir, "zoo", "summary.csv"))
+	require.NoError(t, err)
+	assert.Contains(t, string(csv), `,false,"op 0:0 CONCATENATION: its input ""input1"" is UINT8;`)
+	assert.Regexp(t, `\nhello_world_int8,[^\n]*,true,\n`, string(csv), "TFLM runs it")
 }

@@ -27,6 +27,9 @@ type jsonSummary struct {
 	TFLite        *jsonTFLite  `json:"tflite,omitempty"`
 	TFLM          *jsonTFLM    `json:"tflm,omitempty"`
 	Patches       *jsonPatches `json:"patches,omitempty"`
+	// Warnings are why stock TFLM will not run the model
+	// (driver.Output.TFLMRefusals), one line each; empty when none.
+	Warnings []string `json:"warnings"`
 }
 
 // jsonPatches is driver.Patches: what --patches auto chose, cost and
@@ -134,7 +137,7 @@ type jsonTFLMArena struct {
 func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files) error {
 	p := out.Plan
 	s := jsonSummary{Model: opts.model, Subgraphs: len(out.Model.Subgraphs), Steps: p.Schedule.Steps,
-		Arenas: []jsonArena{}, Unknown: len(p.UnknownScratch), Spills: len(p.Spills), Files: []string{},
+		Arenas: []jsonArena{}, Warnings: []string{}, Unknown: len(p.UnknownScratch), Spills: len(p.Spills), Files: []string{},
 		Schedule: jsonSchedule{Strategy: p.Schedule.Ordering.Strategy, Proven: p.Schedule.Ordering.Proven, Moved: p.Schedule.Moved()}}
 	for _, a := range p.Allocs {
 		if a.Kind == plan.TensorAlloc {
@@ -152,6 +155,9 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 	}
 	for _, f := range files {
 		s.Files = append(s.Files, filepath.Join(opts.outDir, f.Name))
+	}
+	for _, r := range out.TFLMRefusals {
+		s.Warnings = append(s.Warnings, refusalText(r))
 	}
 	if t := out.TFLite; t != nil {
 		s.TFLite = &jsonTFLite{Planned: t.Offline.Planned, ArenaSize: t.Offline.ArenaSize}

@@ -61,7 +61,6 @@ func runCompileSet(ctx context.Context, opts *compileOptions) error {
 	for i, out := range set.Outputs {
 		one := *opts
 		one.model = opts.models[i]
-		warnHybrid(&one, out.Model)
 		if opts.json {
 			if err := printJSONSummary(&one, out, out.Files()); err != nil {
 				return err

@@ -48,7 +48,9 @@ it names; an entry named *.tflite that is no regular file (a FIFO, a broken
 link, a link loop) and a link to a folder are listed as skipped, with why.
 OUT/summary.csv and OUT/summary.json give every model's status, error, steps,
 arenas, scratch lower bound, scratch arena, how far above the bound, kernel
-scratch bytes and compile milliseconds. On a terminal a progress bar shows
+scratch bytes, compile milliseconds, and whether stock TFLM runs the model
+(tflm_runs; tflm_refuses says why not: an operator it has no kernel for,
+or one whose kernel refuses its types, such as a TF1-style UINT8 model's). On a terminal a progress bar shows
 on stderr; otherwise a line per model on stdout; with --json, summary.json
 on stdout instead. The exit status is 1 when any model failed.`,
 		Example:       "  heliac zoo ../shared/corpus -o zoo-out/ -j 2",
@@ -205,6 +207,9 @@ func zooLine(done, total int, r zoo.Result) string {
 		case driver.KeptModel:
 			tflm += ", the model's own plan kept (heliac's needed more)"
 		}
+	}
+	if row.TFLMRefuses != "" {
+		tflm += "; TFLM will not run it: " + emit.EscapeName(row.TFLMRefuses)
 	}
 	return fmt.Sprintf("[%d/%d] ok %s: scratch arena %d B, lower bound %d B (%s)%s, %.0f ms",
 		done, total, row.Model, row.Arena, row.Bound, emit.Percent(row.Arena, row.Bound), tflm, row.Milliseconds)

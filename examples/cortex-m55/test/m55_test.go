@@ -51,14 +51,20 @@ var seeds = []int{1, 2}
 
 // refModels are the models on which the harness over TFLM's
 // MicroInterpreter (ref.elf) is checked against tflm_run_m55: the check of
-// the harness itself on the board. With HELIAC_M55_MEASURE (make
-// bench-m55) every model builds it, for the flash and RAM figures.
+// the harness itself on the board. Every model builds ref.elf, for the
+// flash and RAM figures.
 var refModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mul.tflite": true}
 
-// measureEnv, set to a file's path, makes TestQEMU measure every model's
-// flash and RAM against TFLM's MicroInterpreter (internal/cmd/m55size),
-// log them and write them to the file (model=<name> and the figures, per
-// model: m55size -table prints them); make bench-m55 sets it.
+// stagedModels also run with rules.py's rules (RULES=rules.py: every other
+// small constant staged into SRAM from FLASH, the rest cold), so that the
+// staging path runs too; the default rules (stage-none.yaml) stage none.
+var stagedModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mul.tflite": true,
+	"tflite-micro/person_detect.tflite": true}
+
+// measureEnv, set to a file's path, makes TestQEMU write every model's
+// flash and RAM against TFLM's MicroInterpreter (internal/cmd/m55size) to
+// the file (model=<name> and the figures, per model: m55size -table prints
+// them); make bench-m55 sets it. The test measures every model anyway.
 const measureEnv = "HELIAC_M55_MEASURE"
 
 // env is what every model's build needs, found once: the heliac binary,
@@ -186,15 +192,18 @@ func placed(arenas []map[string]any) map[string]bool {
 }
 
 // TestQEMU builds the example for the bundled models and a set of corpus
-// models, each planned on the AN547's banks with every other constant
-// staged into SRAM and the rest cold in FLASH, runs it under QEMU and
-// compares every output line of the harness (driver/testdata/runtime) on
-// heliac's module with tflm_run_m55 on the original model (two seeds,
-// three invocations). The harness on TFLM's MicroInterpreter, on the same
-// start-up code and linker script, must match tflm_run_m55 too (refModels);
-// with HELIAC_M55_MEASURE every model builds it and flash and RAM of both
-// are logged and written (make bench-m55). The example's own main.c must run as
-// well.
+// models, each planned on the AN547's banks with the default rules
+// (stage-none.yaml: scratch in DTCM, every constant cold in FLASH), runs
+// it under QEMU and compares every output line of the harness
+// (driver/testdata/runtime) on heliac's module with tflm_run_m55 on the
+// original model (two seeds, three invocations). The harness on TFLM's
+// MicroInterpreter, on the same start-up code and linker script, must
+// match tflm_run_m55 too (refModels). make measure must show heliac's
+// program below TFLM's MicroInterpreter in flash and in RAM on every model,
+// and name the rules file; the figures are logged, and written with
+// HELIAC_M55_MEASURE (make bench-m55). stagedModels run again with
+// constants staged into SRAM (RULES=rules.py), bit-exact too. The
+// example's own main.c must run as well.
 func TestQEMU(t *testing.T) {
 	skipUnderRace(t)
 	figuresPath := os.Getenv(measureEnv)
@@ -230,11 +239,8 @@ func TestQEMU(t *testing.T) {
 				report.set(name, "error")
 				dir := t.TempDir()
 				args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
-				ref := measure || refModels[name]
-				targets := []string{"all", filepath.Join(dir, "check.elf")}
-				if ref {
-					targets = append(targets, filepath.Join(dir, "ref.elf"))
-				}
+				ref := refModels[name]
+				targets := []string{"all", filepath.Join(dir, "check.elf"), filepath.Join(dir, "ref.elf")}
 				_, err := e.make(t, model, dir, args, targets...)
 				if err != nil && strings.Contains(err.Error(), "TFLM has no kernel for it in this build of heliac") {
 					// The runtime's operator table (emit/tflm_ops.go) does not
@@ -246,14 +252,7 @@ func TestQEMU(t *testing.T) {
 
 				got := placed(planArenas(t, filepath.Join(dir, "gen", "model.plan.json")))
 				assert.True(t, got["scratch in DTCM"], "no scratch arena in DTCM: %v", got)
-				rules, err := os.ReadFile(filepath.Join(dir, "gen", "rules.yaml"))
-				require.NoError(t, err)
-				if bytes.Contains(rules, []byte("tensor:")) {
-					assert.True(t, got["staged SRAM<-FLASH"], "no constants staged into SRAM: %v", got)
-					if !bytes.Contains(rules, []byte("# cold: 0\n")) {
-						assert.True(t, got["cold FLASH"], "no cold constants in FLASH: %v", got)
-					}
-				}
+				assert.False(t, got["staged SRAM<-FLASH"], "the default rules stage no constant: %v", got)
 
 				_, err = e.make(t, model, dir, nil, "run")
 				require.NoError(t, err, "the example's main.c")
@@ -277,11 +276,30 @@ func TestQEMU(t *testing.T) {
 					exact = assert.Equal(t, want, results(out), "seed %d: heliac's program differs from tflm_run_m55", seed) && exact
 				}
 				report.set(name, map[bool]string{true: "bit-exact", false: "differs"}[exact])
-				if measure {
-					fig, err := e.make(t, model, dir, nil, "measure")
+				fig, err := e.make(t, model, dir, nil, "measure")
+				require.NoError(t, err)
+				report.add(name, "\n"+indent(string(bytes.TrimSpace(fig))))
+				figures.set(name, string(bytes.TrimSpace(fig)))
+				belowTFLM(t, fig)
+
+				if stagedModels[name] {
+					staged := filepath.Join(dir, "staged")
+					_, err := e.make(t, model, staged, nil, "RULES=rules.py", filepath.Join(staged, "check.elf"))
 					require.NoError(t, err)
-					report.add(name, "\n"+indent(string(bytes.TrimSpace(fig))))
-					figures.set(name, string(bytes.TrimSpace(fig)))
+					got := placed(planArenas(t, filepath.Join(staged, "gen", "model.plan.json")))
+					rules, err := os.ReadFile(filepath.Join(staged, "gen", "rules.yaml"))
+					require.NoError(t, err)
+					require.Contains(t, string(rules), "tensor:", "rules.py stages some constant")
+					assert.True(t, got["staged SRAM<-FLASH"], "RULES=rules.py: no constants staged into SRAM: %v", got)
+					if !bytes.Contains(rules, []byte("# cold: 0\n")) {
+						assert.True(t, got["cold FLASH"], "RULES=rules.py: no cold constants in FLASH: %v", got)
+					}
+					args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
+					out, err := e.make(t, model, staged, args, "RULES=rules.py", "check")
+					require.NoError(t, err)
+					if !assert.Equal(t, e.want(t, model, seeds[0]), results(out), "RULES=rules.py: heliac's program differs from tflm_run_m55") {
+						report.set(name, "differs with RULES=rules.py")
+					}
 				}
 			})
 		}
@@ -294,6 +312,29 @@ func TestQEMU(t *testing.T) {
 		}
 		require.NoError(t, os.WriteFile(figuresPath, []byte(b.String()), 0o644))
 	}
+}
+
+// belowTFLM checks make measure's figures: the rules file it names is the
+// default (stage-none.yaml), and heliac's program needs less flash and
+// less RAM than TFLM's MicroInterpreter.
+func belowTFLM(t *testing.T, fig []byte) {
+	t.Helper()
+	values := map[string]string{}
+	for _, line := range strings.Split(string(fig), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			if k, v, ok := strings.Cut(f[0], "="); ok {
+				values[k] = v
+			}
+		}
+	}
+	assert.Equal(t, "stage-none.yaml", filepath.Base(values["rules"]), "make measure names the default rules:\n%s", fig)
+	n := func(k string) int64 {
+		v, err := strconv.ParseInt(values[k], 10, 64)
+		require.NoError(t, err, "%s in:\n%s", k, fig)
+		return v
+	}
+	assert.Less(t, n("flash_bytes.heliac"), n("flash_bytes.tflm"), "flash above TFLM's:\n%s", fig)
+	assert.Less(t, n("ram_bytes.heliac"), n("ram_bytes.tflm"), "RAM above TFLM's:\n%s", fig)
 }
 
 // verdicts collects each model's verdict from parallel subtests.
