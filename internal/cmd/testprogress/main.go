@@ -1,7 +1,8 @@
 // Command testprogress runs `go test -json ...` (its arguments: the
 // command) and turns its output into the lines `make test` prints: a line
 // when each package starts and when it ends (ok or FAIL, its time, how many
-// tests passed and were skipped), the whole output of every failed test
+// tests passed and were skipped, and the tests that took 20 s or more),
+// the whole output of every failed test
 // and of build failures, and a last line that counts packages and tests,
 // skipped ones included ("0 skipped" too), with the reasons tests gave for
 // skipping. It exits 1 when the command or a test failed, so `make test`
@@ -58,10 +59,17 @@ type event struct {
 // pkgState is what has been seen of a package.
 type pkgState struct {
 	passed, skipped, failed int
+	// slow are the top-level tests that passed in slowTest or more,
+	// "name 12.3s".
+	slow []string
 	// output holds each running test's output until it passes (then
 	// dropped) or fails (then printed); "" is the package's own.
 	output map[string][]string
 }
+
+// slowTest is the time from which a passed test is named on its
+// package's line: where CI's minutes go.
+const slowTest = 20.0
 
 // report reads go test -json from r, writes the progress lines to w and
 // reports whether everything passed. now stamps the lines.
@@ -107,8 +115,14 @@ func report(r io.Reader, w io.Writer, now func() time.Time) bool {
 			if e.Test == "" {
 				nPkgs++
 				fmt.Fprintf(w, "%s ok    %s %.1fs (%d passed, %d skipped)\n", stamp(), e.Package, e.Elapsed, s.passed, s.skipped)
+				if len(s.slow) > 0 {
+					fmt.Fprintf(w, "         slowest: %s\n", strings.Join(s.slow, ", "))
+				}
 			} else if !strings.Contains(e.Test, "/") {
 				s.passed++
+				if e.Elapsed >= slowTest {
+					s.slow = append(s.slow, fmt.Sprintf("%s %.1fs", e.Test, e.Elapsed))
+				}
 			}
 			delete(s.output, e.Test)
 		case "skip":

@@ -23,10 +23,11 @@ func TestReport(t *testing.T) {
 {"Action":"run","Package":"p","Test":"TestA"}
 {"Action":"output","Package":"p","Test":"TestA","Output":"noise\n"}
 {"Action":"pass","Package":"p","Test":"TestA","Elapsed":0.1}
-{"Action":"pass","Package":"p","Elapsed":1.5}
+{"Action":"pass","Package":"p","Test":"TestSlow","Elapsed":25}
+{"Action":"pass","Package":"p","Elapsed":26.5}
 {"Action":"skip","Package":"q"}
-`, true, []string{"01:02:03 start p\n", "01:02:03 ok    p 1.5s (1 passed, 0 skipped)\n", "01:02:03 ok    q (no tests)\n",
-			"2 package(s), 0 failed; 1 test(s) passed, 0 failed, 0 skipped\n"}},
+`, true, []string{"01:02:03 start p\n", "01:02:03 ok    p 26.5s (2 passed, 0 skipped)\n         slowest: TestSlow 25.0s\n", "01:02:03 ok    q (no tests)\n",
+			"2 package(s), 0 failed; 2 test(s) passed, 0 failed, 0 skipped\n"}},
 		{"a skip and a failure", `{"Action":"start","Package":"p"}
 {"Action":"output","Package":"p","Test":"TestS","Output":"    s_test.go:9: ../shared not found\n"}
 {"Action":"output","Package":"p","Test":"TestS","Output":"--- SKIP: TestS (0.00s)\n"}
