@@ -28,7 +28,7 @@ build: ## build bin/heliac
 # compilers, Python). They skip under the race detector, which slows them
 # tenfold and finds nothing there, and run in a second step without it
 # (driver's TestSweepsListed keeps the list whole).
-SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNConvContracts|TestCMSISNNCorpus|TestCMSISNNDepthwiseContracts|TestCMSISNNDepthwisePlans|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDefaultPlansOnEveryRunner|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaDecode|TestTFLMArenaExact|TestTFLMArenaExactCMSISNN|TestTFLMArenaKernelVariants|TestTFLMArenaShapeOps|TestTFLMCMSISNNElementwise|TestTFLiteCRunsInTFLM|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber)$$
+SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNConvContracts|TestCMSISNNCorpus|TestCMSISNNDepthwiseContracts|TestCMSISNNDepthwisePlans|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDefaultPlansOnEveryRunner|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestOverwriteInputsNeverLarger|TestPatchesAutoFitsFirst|TestPatchesAutoJudgedOnWholeArena|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaDecode|TestTFLMArenaExact|TestTFLMArenaExactCMSISNN|TestTFLMArenaKernelVariants|TestTFLMArenaMathOps|TestTFLMArenaShapeOps|TestTFLMCMSISNNElementwise|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber|TestTFLiteCRunsInTFLM)$$
 SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/
 
 test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
@@ -114,6 +114,12 @@ difftest: ## compare stock TFLM on random valid models and on heliac's --emit-tf
 cmsis-sweep: ## every corpus model TFLM runs on the emulated Cortex-M4F and M55 with CMSIS-NN too (make test runs a subset there): the default plan on all four runners, seeds 1 and 2; --kernels cmsis-nn's TFLM arena exact on each CMSIS-NN runner
 	@out=$$(mktemp); status=0; \
 	HELIAC_FULL_SWEEP=1 $(GO) test -count=1 -timeout 120m -run '^(TestDefaultPlansOnEveryRunner|TestTFLMArenaExactCMSISNN)$$' -v ./driver/ >$$out 2>&1 || status=$$?; \
+	grep -v -e '^=== ' -e '--- PASS' $$out; rm -f $$out; exit $$status
+
+.PHONY: full-sweep
+full-sweep: ## the driver's and the Cortex-M55 example's sweeps in full (make test runs subsets to stay under 15 minutes): every runner and model of cmsis-sweep, every one-operator model on tflm_run_m55, the runtime on every corpus model and 25 random ones, the README's TFLM program on the M55 for each model, every example model measured against TFLM
+	@out=$$(mktemp); status=0; \
+	HELIAC_FULL_SWEEP=1 HELIAC_OP_SWEEP=1 HELIAC_M55_MEASURE=$$(mktemp) $(GO) test -count=1 -timeout 180m -run '$(SWEEPS)' -v ./driver/ ./examples/cortex-m55/test/ >$$out 2>&1 || status=$$?; \
 	grep -v -e '^=== ' -e '--- PASS' $$out; rm -f $$out; exit $$status
 
 .PHONY: stripe-proof

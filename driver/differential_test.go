@@ -51,7 +51,8 @@ const (
 // The number of models TestDifferentialRuntime runs through heliac's
 // runtime (each is compiled with g++ and linked against TFLM: seconds).
 const (
-	diffRuntimeModels      = 25
+	diffRuntimeModels      = 25 // HELIAC_FULL_SWEEP=1
+	diffRuntimeModelsCI    = 12 // make test
 	diffRuntimeModelsShort = 4
 )
 
@@ -129,9 +130,12 @@ func TestDifferentialRuntime(t *testing.T) {
 	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	kit := needHarnessKit(t)
-	n := diffRuntimeModels
-	if testing.Short() {
+	n := diffRuntimeModelsCI
+	switch {
+	case testing.Short():
 		n = diffRuntimeModelsShort
+	case os.Getenv(envFullSweep) != "":
+		n = diffRuntimeModels
 	}
 	runDifferential(t, tool, kit, n)
 }

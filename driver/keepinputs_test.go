@@ -21,6 +21,7 @@ import (
 // input leaves the placement 384 B above the bound, the inputs kept
 // (overwrite_inputs false in the plan) at the bound.
 func TestOverwriteInputsNeverLarger(t *testing.T) {
+	skipUnderRace(t)
 	shared := corpus.Require(t)
 	for _, tc := range []struct {
 		model   string

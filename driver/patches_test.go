@@ -167,6 +167,7 @@ func TestPatchesAutoChoice(t *testing.T) {
 // summary says why; the plain model's stripes leave the whole arena no
 // larger on both targets, and the summary leads with it.
 func TestPatchesAutoJudgedOnWholeArena(t *testing.T) {
+	skipUnderRace(t)
 	data, err := os.ReadFile(filepath.Join(corpus.Require(t), "corpus", "tflite-micro/magic_wand.tflite"))
 	require.NoError(t, err)
 	m, err := tflite.Load(data)
@@ -224,6 +225,7 @@ func TestPatchesAutoJudgedOnWholeArena(t *testing.T) {
 // says why it was striped; a bank too small even for the stripes fails
 // with a *driver.FitError that says how much they need.
 func TestPatchesAutoFitsFirst(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("plans person_detect's stripes three times; skipped with -short")
 	}

@@ -299,6 +299,7 @@ func compileOp(r cmsisRunner, data []byte, name, dir string) (string, tflmarena.
 // harmlessly, a run at N-16 is logged rather than failed, as
 // TestTFLMArenaKernelVariants does.
 func TestTFLMArenaMathOps(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("runs TFLM on one-operator models; skipped with -short")
 	}

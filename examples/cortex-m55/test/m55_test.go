@@ -51,15 +51,24 @@ var seeds = []int{1, 2}
 
 // refModels are the models on which the harness over TFLM's
 // MicroInterpreter (ref.elf) is checked against tflm_run_m55: the check of
-// the harness itself on the board. Every model builds ref.elf, for the
-// flash and RAM figures.
+// the harness itself on the board. The measured models build ref.elf too,
+// for the flash and RAM figures.
 var refModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mul.tflite": true}
 
 // stagedModels also run with rules.py's rules (RULES=rules.py: every other
 // small constant staged into SRAM from FLASH, the rest cold), so that the
 // staging path runs too; the default rules (stage-none.yaml) stage none.
+// make test stages the first only; make bench-m55 (measureEnv) all.
 var stagedModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mul.tflite": true,
 	"tflite-micro/person_detect.tflite": true}
+
+// measuredModels are the models make test measures (make measure: flash
+// and RAM against TFLM's MicroInterpreter, which builds ref.elf): one of
+// each kind, to keep CI's minutes; make bench-m55 (measureEnv) measures
+// every model, and both require heliac's program below TFLM on each.
+var measuredModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mul.tflite": true,
+	"tflite-micro/person_detect.tflite": true, "esphome-mww/vad_v2.tflite": true, "mlperf-tiny/kws_ref_model.tflite": true,
+	"tflite-micro/trained_lstm_int8.tflite": true}
 
 // measureEnv, set to a file's path, makes TestQEMU write every model's
 // flash and RAM against TFLM's MicroInterpreter (internal/cmd/m55size) to
@@ -199,10 +208,11 @@ func placed(arenas []map[string]any) map[string]bool {
 // original model (two seeds, three invocations). The harness on TFLM's
 // MicroInterpreter, on the same start-up code and linker script, must
 // match tflm_run_m55 too (refModels). make measure must show heliac's
-// program below TFLM's MicroInterpreter in flash and in RAM on every model,
-// and name the rules file; the figures are logged, and written with
-// HELIAC_M55_MEASURE (make bench-m55). stagedModels run again with
-// constants staged into SRAM (RULES=rules.py), bit-exact too. The
+// program below TFLM's MicroInterpreter in flash and in RAM on every model
+// it measures (measuredModels; every model with HELIAC_M55_MEASURE, make
+// bench-m55), and name the rules file; the figures are logged, and written
+// with HELIAC_M55_MEASURE. stagedModels run again with constants staged
+// into SRAM (RULES=rules.py), bit-exact too. The
 // example's own main.c must run as well.
 func TestQEMU(t *testing.T) {
 	skipUnderRace(t)
@@ -240,7 +250,11 @@ func TestQEMU(t *testing.T) {
 				dir := t.TempDir()
 				args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
 				ref := refModels[name]
-				targets := []string{"all", filepath.Join(dir, "check.elf"), filepath.Join(dir, "ref.elf")}
+				measured := measure || measuredModels[name]
+				targets := []string{"all", filepath.Join(dir, "check.elf")}
+				if ref || measured {
+					targets = append(targets, filepath.Join(dir, "ref.elf"))
+				}
 				_, err := e.make(t, model, dir, args, targets...)
 				if err != nil && strings.Contains(err.Error(), "TFLM has no kernel for it in this build of heliac") {
 					// The runtime's operator table (emit/tflm_ops.go) does not
@@ -276,13 +290,15 @@ func TestQEMU(t *testing.T) {
 					exact = assert.Equal(t, want, results(out), "seed %d: heliac's program differs from tflm_run_m55", seed) && exact
 				}
 				report.set(name, map[bool]string{true: "bit-exact", false: "differs"}[exact])
-				fig, err := e.make(t, model, dir, nil, "measure")
-				require.NoError(t, err)
-				report.add(name, "\n"+indent(string(bytes.TrimSpace(fig))))
-				figures.set(name, string(bytes.TrimSpace(fig)))
-				belowTFLM(t, fig)
+				if measured {
+					fig, err := e.make(t, model, dir, nil, "measure")
+					require.NoError(t, err)
+					report.add(name, "\n"+indent(string(bytes.TrimSpace(fig))))
+					figures.set(name, string(bytes.TrimSpace(fig)))
+					belowTFLM(t, fig)
+				}
 
-				if stagedModels[name] {
+				if stagedModels[name] && (measure || name == "hello_world_int8.tflite") {
 					staged := filepath.Join(dir, "staged")
 					_, err := e.make(t, model, staged, nil, "RULES=rules.py", filepath.Join(staged, "check.elf"))
 					require.NoError(t, err)
