@@ -28,12 +28,17 @@ build: ## build bin/heliac
 # compilers, Python). They skip under the race detector, which slows them
 # tenfold and finds nothing there, and run in a second step without it
 # (driver's TestSweepsListed keeps the list whole).
-SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNConvContracts|TestCMSISNNCorpus|TestCMSISNNDepthwiseContracts|TestCMSISNNDepthwisePlans|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDefaultPlansOnEveryRunner|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestOverwriteInputsNeverLarger|TestPatchesAutoFitsFirst|TestPatchesAutoJudgedOnWholeArena|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaDecode|TestTFLMArenaExact|TestTFLMArenaExactCMSISNN|TestTFLMArenaKernelVariants|TestTFLMArenaMathOps|TestTFLMArenaShapeOps|TestTFLMCMSISNNElementwise|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber|TestTFLiteCRunsInTFLM)$$
+SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNConvContracts|TestCMSISNNCorpus|TestCMSISNNDepthwiseContracts|TestCMSISNNDepthwisePlans|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDefaultPlansOnEveryRunner|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestDispatcherSeesAClobber|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestOverwriteInputsNeverLarger|TestPatchesAutoChoice|TestPatchesAutoFitsFirst|TestPatchesAutoJudgedOnWholeArena|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestRuntimeHarnessTFLMBackend|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaDecode|TestTFLMArenaExact|TestTFLMArenaExactCMSISNN|TestTFLMArenaKernelVariants|TestTFLMArenaMathOps|TestTFLMArenaShapeOps|TestTFLMCMSISNNElementwise|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber|TestTFLiteCRunsInTFLM)$$
 SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/
+# SWEEPS_SPLIT are driver sweeps make test runs in a second go test beside
+# the others, so that the driver's long sweeps use both cores.
+SWEEPS_SPLIT := ^(TestTFLMArenaExact|TestRuntimeBitExact|TestTFLiteCRunsInTFLM|TestDifferentialRuntime|TestCMSISNNDepthwiseContracts)$$
 
 test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
 	@status=0; $(GO) run ./internal/cmd/testprogress $(GO) test -race -count=1 -timeout 30m -json $(PKGS) || status=$$?; \
-		$(GO) run ./internal/cmd/testprogress $(GO) test -count=1 -timeout 30m -json -run '$(SWEEPS)' $(SWEEP_PKGS) || status=$$?; \
+		{ $(GO) run ./internal/cmd/testprogress $(GO) test -count=1 -timeout 30m -json -run '$(SWEEPS_SPLIT)' ./driver/ & split=$$!; }; \
+		$(GO) run ./internal/cmd/testprogress $(GO) test -count=1 -timeout 30m -json -run '$(SWEEPS)' -skip '$(SWEEPS_SPLIT)' $(SWEEP_PKGS) || status=$$?; \
+		wait $$split || status=$$?; \
 		$(GO) run ./internal/cmd/skips; exit $$status
 
 .PHONY: test-short

@@ -164,6 +164,7 @@ func TestDispatcherRunsEveryModel(t *testing.T) {
 // read later (clobber, as TFLM's interop test corrupts plans), emitted
 // without the verifier, must make the dispatcher fail, naming the tensor.
 func TestDispatcherSeesAClobber(t *testing.T) {
+	skipUnderRace(t)
 	gcc := dispatchCompiler{needGCC(t), "-std=c11"}
 	seen := 0
 	for _, cm := range crunModels(t) {

@@ -44,7 +44,7 @@ const (
 // detector, which make test uses, compiling is about ten times slower).
 const (
 	diffModels      = 300
-	diffModelsRace  = 100
+	diffModelsRace  = 50
 	diffModelsShort = 15
 )
 
@@ -52,7 +52,7 @@ const (
 // runtime (each is compiled with g++ and linked against TFLM: seconds).
 const (
 	diffRuntimeModels      = 25 // HELIAC_FULL_SWEEP=1
-	diffRuntimeModelsCI    = 12 // make test
+	diffRuntimeModelsCI    = 6  // make test
 	diffRuntimeModelsShort = 4
 )
 

@@ -240,6 +240,7 @@ func runtimeCheck(t *testing.T, kit *harnessKit, tool string, m runtimeModel, ar
 // and the model whose outputs depend on the arena's contents (the backend
 // fills its arena as tflm_run does).
 func TestRuntimeHarnessTFLMBackend(t *testing.T) {
+	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	kit := needHarnessKit(t)
 	models := []runtimeModel{}

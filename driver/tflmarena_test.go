@@ -37,7 +37,8 @@ func m55Tool() string { return runnerTool("tflm_run_m55", true) }
 // original model's outputs; heliac's figure for the original model under
 // TFLM's own planner is exact the same way; and the same on
 // tflm_run_m55 (an emulated Cortex-M55) with the cortex-m figures, run in
-// the background with one invocation. -short checks ten of the
+// the background with one invocation (make test: tflmArenaSubset's models
+// there; HELIAC_FULL_SWEEP=1, make full-sweep, every one). -short checks ten of the
 // models and not the M55; under the race detector (tenfold slower
 // compiles) the same models, the M55 included.
 //
@@ -166,7 +167,7 @@ func TestTFLMArenaExact(t *testing.T) {
 			exact++
 		}
 		logRatio += math.Log(float64(host.Emitted.Bytes) / float64(host.Original.Bytes))
-		if m55 != "" {
+		if m55 != "" && (tflmArenaSubset[name] || os.Getenv(envFullSweep) != "") {
 			m55Total++
 			wg.Add(2)
 			go m55Check(name, "original", file, cm.Original)

@@ -187,7 +187,7 @@ func TestApplyBitExactTFLM(t *testing.T) {
 	// driver's TestPatchesAutoTFLM, which runs their chosen rewrite.
 	full := os.Getenv("HELIAC_STRIPE_PROOF") == "full"
 	if !full {
-		allK, regionsPer = []int{2, 7}, 2
+		allK, regionsPer = []int{2, 7}, 1
 	}
 	if testing.Short() {
 		models = []string{filepath.Join("..", "testdata", "models", "micro_speech_quantized.tflite")}
