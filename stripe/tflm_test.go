@@ -187,9 +187,11 @@ func TestApplyBitExactTFLM(t *testing.T) {
 	// driver's TestPatchesAutoTFLM, which runs their chosen rewrite.
 	full := os.Getenv("HELIAC_STRIPE_PROOF") == "full"
 	if !full {
-		allK, regionsPer = []int{2, 7}, 1
+		allK, regionsPer = []int{7}, 1
 	}
-	if testing.Short() {
+	if testing.Short() || !full && os.Getenv("HELIAC_FULL_SWEEP") == "" {
+		// make test: -short's models; make stripe-proof or make
+		// full-sweep: the proof models.
 		models = []string{filepath.Join("..", "testdata", "models", "micro_speech_quantized.tflite")}
 		if d := corpus.SharedDir(); d != "" {
 			models = append(models, filepath.Join(d, "corpus", "tflite-micro/magic_wand.tflite"))

@@ -43,13 +43,12 @@ var corpusModels = []string{
 	"litert/call_once_mul.bin",                  // CALL_ONCE
 }
 
-// ciModels are the corpus models make test runs (a CNN, a wake word
-// streaming through resource variables, an LSTM, WHILE, CALL_ONCE);
+// ciModels are the corpus models make test runs (a CNN, a voice activity
+// detector streaming through resource variables; the bundled models
+// bring WHILE and CALL_ONCE);
 // HELIAC_FULL_SWEEP=1 or HELIAC_M55_MEASURE (make full-sweep, make
 // bench-m55) run every one of corpusModels.
-var ciModels = map[string]bool{"tflite-micro/person_detect.tflite": true, "esphome-mww/vad_v2.tflite": true,
-	"tflite-micro/trained_lstm_int8.tflite": true, "litert/multi_subgraphs_while.bin": true, "litert/call_once_mul.bin": true,
-	"mlperf-tiny/kws_ref_model.tflite": true}
+var ciModels = map[string]bool{"tflite-micro/person_detect.tflite": true, "esphome-mww/vad_v2.tflite": true}
 
 // shortModels run under -short.
 var shortModels = map[string]bool{"hello_world_int8.tflite": true, "call_once_mul.tflite": true}
