@@ -52,7 +52,7 @@ const (
 // runtime (each is compiled with g++ and linked against TFLM: seconds).
 const (
 	diffRuntimeModels      = 25 // HELIAC_FULL_SWEEP=1
-	diffRuntimeModelsCI    = 6  // make test
+	diffRuntimeModelsCI    = 3  // make test
 	diffRuntimeModelsShort = 4
 )
 
