@@ -32,7 +32,7 @@ SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMS
 SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/
 # SWEEPS_SPLIT are driver sweeps make test runs in a second go test beside
 # the others, so that the driver's long sweeps use both cores.
-SWEEPS_SPLIT := ^(TestTFLMArenaExact|TestRuntimeBitExact|TestTFLiteCRunsInTFLM|TestDifferentialRuntime|TestCMSISNNDepthwiseContracts)$$
+SWEEPS_SPLIT := ^(TestTFLMArenaExact|TestRuntimeBitExact|TestTFLiteCRunsInTFLM|TestDifferentialRuntime|TestCMSISNNDepthwiseContracts|TestTFLMRunsHeliacPlans|TestCMSISNNConvContracts)$$
 
 test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
 	@status=0; $(GO) run ./internal/cmd/testprogress $(GO) test -race -count=1 -timeout 30m -json $(PKGS) || status=$$?; \
