@@ -17,7 +17,6 @@ import (
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/tflite"
-	"github.com/heliac/heliac/tflmarena"
 )
 
 // Models of TFLM's custom operator TFLM_DECODE (kernels/tflmtail_decode.go)
@@ -370,11 +369,8 @@ func TestTFLMArenaDecode(t *testing.T) {
 		t.Skip("runs TFLM; skipped with -short")
 	}
 	tflmrun.Require(t)
-	sweep := os.Getenv("HELIAC_OP_SWEEP") != ""
-	runners := []cmsisRunner{
-		{name: "tflm_run", target: tflmarena.Host64},
-		{name: "tflm_run_m55", target: tflmarena.CortexM, qemu: true},
-	}
+	sweep := os.Getenv(envOpSweep) != ""
+	runners := opRunners
 	dir := t.TempDir()
 	for _, r := range runners {
 		tool := runnerTool(r.name, r.qemu)

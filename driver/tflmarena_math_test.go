@@ -24,13 +24,21 @@ import (
 	"github.com/heliac/heliac/tflmarena"
 )
 
-// mathOpSweepEnv asks TestTFLMArenaMathOps to run every one-operator
-// model on the emulated Cortex-M55 too (1-3 s a run under QEMU), not
-// only mathOpCI's.
-const mathOpSweepEnv = "HELIAC_OP_SWEEP"
+// envOpSweep asks the one-operator arena tests (TestTFLMArenaMathOps,
+// TestTFLMArenaShapeOps, TestTFLMArenaDecode) to run every variant on the
+// emulated Cortex-M55 too (1-3 s a run under QEMU), not only their
+// samples.
+const envOpSweep = "HELIAC_OP_SWEEP"
+
+// opRunners are the reference-kernel runners the one-operator arena
+// tests prove their figures on: the host (host64) and the Cortex-M55.
+var opRunners = []cmsisRunner{
+	{name: "tflm_run", target: tflmarena.Host64},
+	{name: "tflm_run_m55", target: tflmarena.CortexM, qemu: true},
+}
 
 // mathOpCI are the variants TestTFLMArenaMathOps runs on tflm_run_m55
-// without mathOpSweepEnv: the kernels that allocate a persistent buffer
+// without envOpSweep: the kernels that allocate a persistent buffer
 // over their temporaries, and the largest Init.
 var mathOpCI = map[string]bool{"ADD_N_INT8": true, "LOG_SOFTMAX_INT8": true, "REDUCE_MAX_INT8": true, "ELU_INT8": true}
 
@@ -304,11 +312,8 @@ func TestTFLMArenaMathOps(t *testing.T) {
 		t.Skip("runs TFLM on one-operator models; skipped with -short")
 	}
 	tflmrun.Require(t)
-	sweep := os.Getenv(mathOpSweepEnv) != ""
-	runners := []cmsisRunner{
-		{name: "tflm_run", target: tflmarena.Host64},
-		{name: "tflm_run_m55", target: tflmarena.CortexM, qemu: true},
-	}
+	sweep := os.Getenv(envOpSweep) != ""
+	runners := opRunners
 	all := mathOpVariants()
 	tmp := t.TempDir()
 	type result struct{ exact, lessRuns int }

@@ -336,11 +336,8 @@ func TestTFLMArenaShapeOps(t *testing.T) {
 		t.Skip("runs TFLM; skipped with -short")
 	}
 	tflmrun.Require(t)
-	sweep := os.Getenv("HELIAC_OP_SWEEP") != ""
-	runners := []cmsisRunner{
-		{name: "tflm_run", target: tflmarena.Host64},
-		{name: "tflm_run_m55", target: tflmarena.CortexM, qemu: true},
-	}
+	sweep := os.Getenv(envOpSweep) != ""
+	runners := opRunners
 	dir := t.TempDir()
 	for _, r := range runners {
 		tool := runnerTool(r.name, r.qemu)
