@@ -31,8 +31,9 @@ build: ## build bin/heliac
 SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNConvContracts|TestCMSISNNCorpus|TestCMSISNNDepthwiseContracts|TestCMSISNNDepthwisePlans|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDefaultPlansOnEveryRunner|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestDispatcherSeesAClobber|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestOverwriteInputsNeverLarger|TestPatchesAutoChoice|TestPatchesAutoFitsFirst|TestPatchesAutoJudgedOnWholeArena|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestRuntimeHarnessTFLMBackend|TestRuntimeSeesAClobber|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaDecode|TestTFLMArenaExact|TestTFLMArenaExactCMSISNN|TestTFLMArenaKernelVariants|TestTFLMArenaMathOps|TestTFLMArenaShapeOps|TestTFLMCMSISNNElementwise|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber|TestTFLiteCRunsInTFLM)$$
 SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/
 # SWEEPS_SPLIT are driver sweeps make test runs in a second go test beside
-# the others, so that the driver's long sweeps use both cores.
-SWEEPS_SPLIT := ^(TestTFLMArenaExact|TestRuntimeBitExact|TestTFLiteCRunsInTFLM|TestDifferentialRuntime|TestCMSISNNDepthwiseContracts|TestTFLMRunsHeliacPlans|TestCMSISNNConvContracts)$$
+# the others, so that the driver's long sweeps use both cores: about half
+# the driver's sweep time, by the slowest-tests lines make test prints.
+SWEEPS_SPLIT := ^(TestTFLMArenaExact|TestRuntimeBitExact|TestTFLiteCRunsInTFLM|TestDifferentialRuntime|TestCMSISNNDepthwiseContracts|TestTFLMRunsHeliacPlans|TestCMSISNNConvContracts|TestDefaultPlansOnEveryRunner|TestTFLMSeesAClobber|TestCMSISNNDepthwisePlans|TestDispatcherSeesAClobber|TestTFLMArenaExactCMSISNN)$$
 
 test: ## run every test with the race detector, then the corpus sweeps without it (uses ../shared when present; says when it is absent)
 	@status=0; $(GO) run ./internal/cmd/testprogress $(GO) test -race -count=1 -timeout 30m -json $(PKGS) || status=$$?; \

@@ -68,7 +68,7 @@ func TestPatchesAutoTFLM(t *testing.T) {
 				require.NotNil(t, out.Patches, "--patches auto says what it chose")
 				require.NotNil(t, out.Original)
 				var orig, mine *tflmrun.Result
-				for _, seed := range interopSeeds {
+				for _, seed := range sweepSeeds() {
 					orig = m.run(t, tool, m.Path, seed, false)
 					mine = m.run(t, tool, path, seed, false)
 					if !outputsFromArena[m.File] {
