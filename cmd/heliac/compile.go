@@ -277,9 +277,10 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 		}
 	}
 	if opts.runtime == string(emit.RuntimeTFLM) {
-		if m, h, err := emit.TFLMKernelState(out.Model); err == nil {
-			fmt.Fprintf(opts.stdout, "  %s: runs the model with TFLM's reference kernels on the plan; their persistent data: "+
-				"%d bytes on Cortex-M, %d on a 64-bit host, besides the arenas\n", out.Prefix()+emit.TFLMSuffix, m, h)
+		if lib, err := emit.PlanKernels(out.Plan); err == nil {
+			if builds, err := emit.TFLMKernelState(out.Model, lib); err == nil {
+				fmt.Fprintf(opts.stdout, "  %s: %s\n", out.Prefix()+emit.TFLMSuffix, emit.TFLMRuntimeText(builds))
+			}
 		}
 	}
 	names := make([]string, len(files))
