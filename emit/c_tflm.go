@@ -111,6 +111,9 @@ func (t *tflmGen) collect() error {
 	if t.lib, err = PlanKernels(t.p); err != nil {
 		return fmt.Errorf("emit: runtime: %w", err)
 	}
+	// Where the application may link TFLM's CMSIS-NN kernels, operators
+	// name their type-specialised registrations (tflm_cmsisnn.go).
+	cmsis := slices.ContainsFunc(t.lib.Members(), func(l *kernels.Library) bool { return l.Name == kernels.CMSISNN })
 	n := 0
 	for si := range m.Subgraphs {
 		t.firstOp = append(t.firstOp, n)
@@ -121,6 +124,9 @@ func (t *tflmGen) collect() error {
 			k, err := tflmOpOf(m, graph.SubgraphIndex(si), op)
 			if err != nil {
 				return fmt.Errorf("emit: runtime: %w", err)
+			}
+			if reg, header, ok := cmsisRegistration(sg, op); ok && cmsis {
+				k.Register, k.Headers = reg, append(k.Headers, header)
 			}
 			t.ops = append(t.ops, k)
 			if _, ok := t.regOf[k.Register]; !ok {

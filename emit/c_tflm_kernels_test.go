@@ -89,6 +89,14 @@ func TestTFLMRuntimeKernelBuilds(t *testing.T) {
 			require.NoError(t, err)
 			dir := t.TempDir()
 			writeFiles(t, dir, files)
+			// CMSIS-NN's type-specialised registration where the plan may
+			// run CMSIS-NN (the reference build's header defines it as the
+			// generic one).
+			reg := "registrations[0] = tflite::Register_FULLY_CONNECTED();"
+			if tt.library != kernels.TFLMReference {
+				reg = "registrations[0] = tflite::Register_FULLY_CONNECTED_INT8();"
+			}
+			assert.Contains(t, string(files[2].Data), reg)
 			for _, b := range tt.builds {
 				if _, err := exec.LookPath(b.cc[0]); err != nil {
 					t.Logf("%s not on PATH", b.cc[0])
