@@ -40,8 +40,9 @@ var cmsisRuntimeKernels = []struct {
 // of cmsisRuntimeKernels, on the generic platform: the kernels'
 // persistent data sized for CMSIS-NN's portable path, their scratch
 // requests given the plan's rows. -short runs the bundled models, make
-// test their corpus files and every eighth other corpus model TFLM runs,
-// HELIAC_FULL_SWEEP=1 every one. It logs one line per model and plan.
+// test their corpus files and, with the default plan, every eighth other
+// corpus model TFLM runs, HELIAC_FULL_SWEEP=1 every one with both. It logs
+// one line per model and plan.
 func TestRuntimeBitExactCMSISNN(t *testing.T) {
 	skipUnderRace(t)
 	r := cmsisRunners[0]
@@ -62,13 +63,17 @@ func TestRuntimeBitExactCMSISNN(t *testing.T) {
 				continue
 			}
 			i++
-			if !full && !testing.Short() && !bundled[emit.ModelName(m.name)] && i%8 != 4 {
+			subset := !full && !testing.Short() && !bundled[emit.ModelName(m.name)]
+			if subset && i%8 != 4 {
 				// make test runs the bundled models' corpus files and every
 				// eighth other corpus model (others than
 				// TestRuntimeBitExact's); HELIAC_FULL_SWEEP=1 all.
 				continue
 			}
 			for _, c := range cmsisRuntimeKernels {
+				if subset && c.name != "any" {
+					continue // the default plan alone on the eighths
+				}
 				label := m.label() + "/" + c.name
 				t.Run(label, func(t *testing.T) {
 					t.Parallel()
