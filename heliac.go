@@ -26,9 +26,10 @@ import (
 )
 
 // Options says how to compile a model. The zero value compiles as the
-// heliac command does with no flags: the generic platform, TFLM's
-// reference kernels on a Cortex-M (in-place writes and their kernels'
-// scratch), the memory order, the best planner.
+// heliac command does with no flags: the generic platform, a plan for
+// every kernel library on every code path of a Cortex-M (kernels.Any: the
+// in-place writes they all allow, room for each one's scratch), the memory
+// order, the best planner.
 type Options struct {
 	// Name names the model: the C prefix and file names derive from it
 	// ("person_detect" gives person_detect.h). "" is "model".
@@ -44,9 +45,10 @@ type Options struct {
 	Rules    []plan.Rule
 	External []string
 	// Kernels is the kernel library the model runs with ("" is
-	// kernels.TFLMReference; kernels.CMSISNN needs CPU), CPU the Cortex-M
-	// it runs on (kernels.CPUs), and KernelScratch overrides what the
-	// library says operators' kernels ask for.
+	// kernels.Any: every library on every code path), CPU the Cortex-M it
+	// runs on (kernels.CPUs), which narrows it to that CPU's code path, and
+	// KernelScratch overrides what the library says operators' kernels ask
+	// for.
 	Kernels       string
 	CPU           string
 	KernelScratch []kernels.ScratchOverride
@@ -100,8 +102,9 @@ type Options struct {
 	// (Output.Report, <prefix>.report.html among the files).
 	Report bool
 	// Runtime "tflm" also writes <prefix>.tflm.cc, which runs the model
-	// with TFLM's reference kernels on the plan (emit.RuntimeTFLM); "" or
-	// "none" writes the plan's tables alone.
+	// on the plan with the TFLM kernels Kernels names, whichever of them
+	// the build links (emit.RuntimeTFLM); "" or "none" writes the plan's
+	// tables alone.
 	Runtime string
 	// Patches "auto" runs regions of the model stripe by stripe where
 	// that lowers TFLM's whole arena (docs/stripes.md; the rewritten model
@@ -163,12 +166,9 @@ func (o Options) Config() (driver.Config, error) {
 	}
 	libName := o.Kernels
 	if libName == "" {
-		// Every library on every code path, unless the runtime names
-		// the one it runs.
+		// Every library on every code path: the runtime, too, runs
+		// whichever the build links.
 		libName = kernels.Any
-		if emit.Runtime(o.Runtime) == emit.RuntimeTFLM {
-			libName = kernels.TFLMReference
-		}
 	}
 	lib, err := kernels.Lookup(libName)
 	if err != nil {
@@ -182,10 +182,6 @@ func (o Options) Config() (driver.Config, error) {
 	switch emit.Runtime(o.Runtime) {
 	case "", emit.RuntimeNone:
 	case emit.RuntimeTFLM:
-		if lib.Name != kernels.TFLMReference {
-			return bad("--runtime %s runs TFLM's reference kernels, whose scratch --kernels %s plans; not --kernels %s",
-				emit.RuntimeTFLM, kernels.TFLMReference, lib.Name)
-		}
 	default:
 		return bad("--runtime: unknown runtime %q (known: %s)", o.Runtime, strings.Join(emit.Runtimes(), ", "))
 	}

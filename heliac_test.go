@@ -87,7 +87,6 @@ func TestOptions(t *testing.T) {
 	}{
 		{"unknown platform", heliac.Options{Platform: "apollo9"}, `unknown platform "apollo9"`},
 		{"unknown kernels", heliac.Options{Kernels: "arc-mli"}, `unknown kernel library "arc-mli"`},
-		{"runtime with cmsis-nn", heliac.Options{Kernels: kernels.CMSISNN, Runtime: "tflm"}, "--runtime tflm runs TFLM's reference kernels"},
 		{"unknown platform CPU", heliac.Options{PlatformSpec: &plan.Platform{Name: "board", CPU: "cortex-a9",
 			Banks: []plan.Bank{{Name: "SRAM", Writable: true}}}}, `platform board's cpu: kernels: unknown CPU "cortex-a9"`},
 		{"unknown CPU", heliac.Options{CPU: "cortex-a9"}, `unknown CPU "cortex-a9"`},
@@ -141,7 +140,13 @@ func TestOptions(t *testing.T) {
 		{heliac.Options{Kernels: kernels.CMSISNN}, "cmsis-nn", ""},
 		{heliac.Options{Kernels: kernels.CMSISNN, CPU: "generic", TFLMTarget: "host64"}, "cmsis-nn (portable)", "generic"},
 		{heliac.Options{Kernels: kernels.TFLMReference, Platform: "apollo510"}, "tflm-reference", "cortex-m55"},
-		{heliac.Options{Runtime: "tflm"}, "tflm-reference", ""},
+		// The runtime runs whichever kernels the plan is for: by default
+		// every build, the one the application links.
+		{heliac.Options{Runtime: "tflm"}, "any", ""},
+		{heliac.Options{Runtime: "tflm", TFLMTarget: "host64"}, "any (portable)", "generic"},
+		{heliac.Options{Runtime: "tflm", Kernels: kernels.CMSISNN, CPU: "cortex-m55"}, "cmsis-nn (mve)", "cortex-m55"},
+		{heliac.Options{Runtime: "tflm", Kernels: kernels.CMSISNN, CPU: "generic", TFLMTarget: "host64"}, "cmsis-nn (portable)", "generic"},
+		{heliac.Options{Runtime: "tflm", Kernels: kernels.TFLMReference}, "tflm-reference", ""},
 	} {
 		cfg, err := tt.opts.Config()
 		require.NoError(t, err, "%+v", tt.opts)

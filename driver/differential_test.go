@@ -114,7 +114,7 @@ func TestDifferentialTFLM(t *testing.T) {
 	}
 	var kit *harnessKit
 	if os.Getenv(envDiffRuntime) == "1" {
-		kit = needHarnessKit(t)
+		kit = needHarnessKit(t, hostReference)
 	}
 	runDifferential(t, tool, kit, n)
 }
@@ -129,7 +129,7 @@ func TestDifferentialTFLM(t *testing.T) {
 func TestDifferentialRuntime(t *testing.T) {
 	skipUnderRace(t)
 	tool := tflmrun.Require(t)
-	kit := needHarnessKit(t)
+	kit := needHarnessKit(t, hostReference)
 	n := diffRuntimeModelsCI
 	switch {
 	case testing.Short():
@@ -406,7 +406,7 @@ func diffRuntime(t *testing.T, kit *harnessKit, tool string, seed int64, m *grap
 		}
 	}
 	name := fmt.Sprintf("diff_%d", seed)
-	cfg := runtimeConfig(t, name)
+	cfg := runtimeConfig(t, name, referenceKernels)
 	out, err := driver.Compile(context.Background(), data, cfg)
 	if err != nil {
 		for _, s := range diffRuntimeSkips {

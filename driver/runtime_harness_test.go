@@ -30,31 +30,57 @@ import (
 // runtimeHarnessDir holds the harness's sources.
 var runtimeHarnessDir = filepath.Join("testdata", "runtime")
 
-// harnessKit builds harness programs: compilers, TFLM's SDK, and the
-// model-independent parts compiled once per test run (harness.o,
-// debug_log.o and tflm_pch.h's precompiled header). At most two builds or
-// runs go at a time (the machine may have two cores).
+// harnessKit builds harness programs against one of TFLM's host libraries:
+// compilers, TFLM's SDK, and the model-independent parts compiled once per
+// test run and library (harness.o, debug_log.o and tflm_pch.h's precompiled
+// header). At most two builds or runs go at a time, over all kits (the
+// machine may have two cores).
 type harnessKit struct {
 	gcc, gxx string
 	sdk      string   // ../shared/tflm
+	lib      tflmLib  // the library programs link
 	src      string   // absolute testdata/runtime
 	objs     []string // harness.o, debug_log.o
 	pch      string   // the precompiled tflm_pch.h, for -include
 	sem      chan struct{}
 }
 
-// The kit is built once per test binary, on first need, in kitDir
-// (removed by TestMain).
+// tflmLib is one of ../shared/tflm's prebuilt libraries
+// (../shared/tflm/README.md): its directory under lib/, and whether code
+// that includes TFLM's headers defines CMSIS_NN with it (only with the
+// CMSIS-NN libraries).
+type tflmLib struct {
+	dir     string
+	cmsisNN bool
+}
+
+// The host libraries: TFLM's reference kernels (tflm_run's) and its CMSIS-NN
+// kernels, their portable C (tflm_run_cmsis's).
 var (
-	kitOnce sync.Once
-	kitDir  string
-	kit     *harnessKit
-	kitErr  error
+	hostReference = tflmLib{dir: "host-x86_64"}
+	hostCMSISNN   = tflmLib{dir: "host-x86_64-cmsis-nn", cmsisNN: true}
 )
 
-// needHarnessKit returns the kit, built on first call, or skips t when
-// gcc, g++ or ../shared/tflm is missing.
-func needHarnessKit(t *testing.T) *harnessKit {
+// The kits are built once per test binary and library, on first need, in
+// kitDir (removed by TestMain); kitSem bounds their builds and runs
+// together.
+var (
+	kitMu  sync.Mutex
+	kitDir string
+	kits   = map[tflmLib]*kitOnce{}
+	kitSem = make(chan struct{}, 2)
+)
+
+// kitOnce is one library's kit, built once.
+type kitOnce struct {
+	once sync.Once
+	kit  *harnessKit
+	err  error
+}
+
+// needHarnessKit returns the kit that links lib, built on first call, or
+// skips t when gcc, g++ or the library is missing.
+func needHarnessKit(t *testing.T, lib tflmLib) *harnessKit {
 	t.Helper()
 	gcc := needGCC(t)
 	gxx, err := exec.LookPath("g++")
@@ -63,28 +89,43 @@ func needHarnessKit(t *testing.T) *harnessKit {
 	}
 	shared := corpus.Require(t)
 	sdk := filepath.Join(shared, "tflm")
-	if _, err := os.Stat(filepath.Join(sdk, "lib", "host-x86_64", "libtflm.a")); err != nil {
-		t.Skip("../shared/tflm/lib/host-x86_64/libtflm.a not found")
+	if _, err := os.Stat(filepath.Join(sdk, "lib", lib.dir, "libtflm.a")); err != nil {
+		t.Skipf("../shared/tflm/lib/%s/libtflm.a not found", lib.dir)
 	}
-	kitOnce.Do(func() {
+	kitMu.Lock()
+	k := kits[lib]
+	if k == nil {
+		k = &kitOnce{}
+		kits[lib] = k
+	}
+	if kitDir == "" {
+		if kitDir, err = os.MkdirTemp("", "heliac-harness-"); err != nil {
+			kitMu.Unlock()
+			require.NoError(t, err)
+		}
+	}
+	root := kitDir
+	kitMu.Unlock()
+	k.once.Do(func() {
 		var src string
-		if src, kitErr = filepath.Abs(runtimeHarnessDir); kitErr != nil {
+		if src, k.err = filepath.Abs(runtimeHarnessDir); k.err != nil {
 			return
 		}
-		if kitDir, kitErr = os.MkdirTemp("", "heliac-harness-"); kitErr != nil {
+		dir := filepath.Join(root, lib.dir)
+		if k.err = os.Mkdir(dir, 0o755); k.err != nil {
 			return
 		}
-		kit, kitErr = newHarnessKit(kitDir, gcc, gxx, sdk, src)
+		k.kit, k.err = newHarnessKit(dir, gcc, gxx, sdk, src, lib)
 	})
-	require.NoError(t, kitErr, "building the harness's fixed parts")
-	return kit
+	require.NoError(t, k.err, "building the harness's fixed parts for %s", lib.dir)
+	return k.kit
 }
 
 // newHarnessKit compiles the fixed parts into dir: the harness's C and the
 // precompiled header, checked to be used (g++ -H marks it "!"); an
 // unusable one is an error (-Winvalid-pch -Werror).
-func newHarnessKit(dir, gcc, gxx, sdk, src string) (*harnessKit, error) {
-	k := &harnessKit{gcc: gcc, gxx: gxx, sdk: sdk, src: src, sem: make(chan struct{}, 2)}
+func newHarnessKit(dir, gcc, gxx, sdk, src string, lib tflmLib) (*harnessKit, error) {
+	k := &harnessKit{gcc: gcc, gxx: gxx, sdk: sdk, lib: lib, src: src, sem: kitSem}
 	for _, f := range []string{"harness.c", "debug_log.c"} {
 		obj := filepath.Join(dir, strings.TrimSuffix(f, ".c")+".o")
 		if err := k.run(dir, gcc, append(k.cFlags(), "-c", filepath.Join(src, f), "-o", obj)...); err != nil {
@@ -117,26 +158,36 @@ func newHarnessKit(dir, gcc, gxx, sdk, src string) (*harnessKit, error) {
 	return k, nil
 }
 
-// removeHarnessKit removes the kit's directory, if it was built.
+// removeHarnessKit removes the kits' directory, if one was built.
 func removeHarnessKit() {
 	if kitDir != "" {
 		os.RemoveAll(kitDir)
 	}
 }
 
-// cFlags are the flags of the harness's and the module's C.
+// cFlags are the flags of the harness's and the module's C; with a CMSIS-NN
+// library -DCMSIS_NN, which the module's header checks against the plan's
+// kernels (emit's kernelGuard).
 func (k *harnessKit) cFlags() []string {
-	return []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I", k.src}
+	flags := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I", k.src}
+	if k.lib.cmsisNN {
+		flags = append(flags, "-DCMSIS_NN")
+	}
+	return flags
 }
 
 // cxxFlags are the flags of C++ that includes TFLM's headers
-// (../shared/tflm/README.md); its headers are system headers, so -Wextra
-// judges only our code. -O1: the kernels (the library) are at -O2; the
-// generated code only calls them, and compiles faster. Once the
-// precompiled header is built, every compile includes it first.
+// (../shared/tflm/README.md), with -DCMSIS_NN for a CMSIS-NN library; its
+// headers are system headers, so -Wextra judges only our code. -O1: the
+// kernels (the library) are at -O2; the generated code only calls them,
+// and compiles faster. Once the precompiled header is built, every compile
+// includes it first.
 func (k *harnessKit) cxxFlags() []string {
 	flags := []string{"-std=c++17", "-O1", "-fno-rtti", "-fno-exceptions", "-DTF_LITE_STATIC_MEMORY",
 		"-Wall", "-Wextra", "-Werror", "-isystem", filepath.Join(k.sdk, "include"), "-I", k.src}
+	if k.lib.cmsisNN {
+		flags = append(flags, "-DCMSIS_NN")
+	}
 	if k.pch != "" {
 		flags = append(flags, "-include", k.pch, "-Winvalid-pch")
 	}
@@ -179,7 +230,7 @@ func (k *harnessKit) build(dir, prefix, backend string, srcs, defines []string) 
 		objs = append(objs, obj)
 	}
 	exe := filepath.Join(dir, "harness")
-	args := append(objs, filepath.Join(k.sdk, "lib", "host-x86_64", "libtflm.a"), "-lm", "-o", exe)
+	args := append(objs, filepath.Join(k.sdk, "lib", k.lib.dir, "libtflm.a"), "-lm", "-o", exe)
 	return exe, k.run(dir, k.gxx, args...)
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
+	"github.com/heliac/heliac/kernels"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 	"github.com/heliac/heliac/tflite"
@@ -115,12 +116,20 @@ func runtimeBankRules(m *graph.Model) []plan.Rule {
 	return rules
 }
 
-// runtimeConfig is the CLI's configuration with --runtime tflm for the
-// host (64-bit pointers: tflm_run's and the host library's) and
-// --constants incbin (hex initializers of megabytes compile slowly).
-func runtimeConfig(t *testing.T, name string) driver.Config {
-	opts := heliac.Options{Name: emit.ModelName(name), Kernels: "tflm-reference", Constants: emit.ConstantsIncbin,
-		TFLMTarget: "host64", Runtime: string(emit.RuntimeTFLM), Version: "test"}
+// runtimeKernels are the kernel options a runtime test plans with: the
+// CLI's --kernels, --cpu and --tflm-target.
+type runtimeKernels struct{ kernels, cpu, tflmTarget string }
+
+// referenceKernels plan for TFLM's reference kernels on the host.
+var referenceKernels = runtimeKernels{kernels: kernels.TFLMReference, tflmTarget: "host64"}
+
+// runtimeConfig is the CLI's configuration with --runtime tflm and the
+// kernel options k, for the host (64-bit pointers: tflm_run's and the host
+// library's, whatever k's --tflm-target) and --constants incbin (hex
+// initializers of megabytes compile slowly).
+func runtimeConfig(t *testing.T, name string, k runtimeKernels) driver.Config {
+	opts := heliac.Options{Name: emit.ModelName(name), Kernels: k.kernels, CPU: k.cpu, Constants: emit.ConstantsIncbin,
+		TFLMTarget: k.tflmTarget, Runtime: string(emit.RuntimeTFLM), Version: "test"}
 	cfg, err := opts.Config()
 	require.NoError(t, err)
 	cfg.Prefix = emit.CPrefix(emit.ModelName(name))
@@ -141,7 +150,7 @@ func runtimeConfig(t *testing.T, name string) driver.Config {
 func TestRuntimeBitExact(t *testing.T) {
 	skipUnderRace(t)
 	tool := tflmrun.Require(t)
-	kit := needHarnessKit(t)
+	kit := needHarnessKit(t, hostReference)
 	arenas := oracleArenas(t)
 	var table resultTable
 	start := time.Now()
@@ -154,7 +163,7 @@ func TestRuntimeBitExact(t *testing.T) {
 			}
 			t.Run(m.label(), func(t *testing.T) {
 				t.Parallel()
-				result, err := runtimeCheck(t, kit, tool, m, arenas[emit.ModelName(m.name)])
+				result, err := runtimeCheck(t, kit, tool, m, referenceKernels, arenas[emit.ModelName(m.name)])
 				table.set(m.label(), result)
 				if err != nil {
 					t.Error(err)
@@ -165,13 +174,13 @@ func TestRuntimeBitExact(t *testing.T) {
 	table.log(t, fmt.Sprintf("heliac's runtime vs tflm_run, seeds %v x %d invocations, %v", runtimeSeeds, runtimeInvokes, time.Since(start).Round(time.Second)))
 }
 
-// compileRuntime compiles m with runtimeConfig (on runtimeBanks for a
-// multi-bank run, checked to use them: scratch in DTCM, outputs in SRAM, a
-// staged constant arena).
-func compileRuntime(t *testing.T, m runtimeModel) (driver.Config, *driver.Output, error) {
+// compileRuntime compiles m with runtimeConfig for the kernels k (on
+// runtimeBanks for a multi-bank run, checked to use them: scratch in DTCM,
+// outputs in SRAM, a staged constant arena).
+func compileRuntime(t *testing.T, m runtimeModel, k runtimeKernels) (driver.Config, *driver.Output, error) {
 	data, err := os.ReadFile(m.path)
 	require.NoError(t, err)
-	cfg := runtimeConfig(t, m.name)
+	cfg := runtimeConfig(t, m.name, k)
 	if m.multiBank {
 		g, err := tflite.Load(data)
 		require.NoError(t, err)
@@ -198,10 +207,11 @@ func compileRuntime(t *testing.T, m runtimeModel) (driver.Config, *driver.Output
 	return cfg, out, nil
 }
 
-// runtimeCheck compiles, builds and runs one model against tflm_run and
-// returns its table entry, with an error when it is not bit-exact.
-func runtimeCheck(t *testing.T, kit *harnessKit, tool string, m runtimeModel, arena int64) (string, error) {
-	cfg, out, err := compileRuntime(t, m)
+// runtimeCheck compiles m for the kernels k, builds it with kit and runs
+// it against tool (tflm_run, or the runner of kit's library) and returns
+// its table entry, with an error when it is not bit-exact.
+func runtimeCheck(t *testing.T, kit *harnessKit, tool string, m runtimeModel, k runtimeKernels, arena int64) (string, error) {
+	cfg, out, err := compileRuntime(t, m, k)
 	if err != nil {
 		return "compile error: " + oneLine(err.Error()), err
 	}
@@ -214,7 +224,7 @@ func runtimeCheck(t *testing.T, kit *harnessKit, tool string, m runtimeModel, ar
 	for _, seed := range runtimeSeeds {
 		want, err := oracle(tool, m.path, seed, runtimeInvokes, arena)
 		require.NoError(t, err)
-		require.Empty(t, want.error(), "tflm_run runs %s", m.name)
+		require.Empty(t, want.error(), "%s runs %s", filepath.Base(tool), m.name)
 		got, err := kit.runHarness(exe, seed, runtimeInvokes, time.Minute)
 		if err != nil {
 			return "run error: " + oneLine(err.Error()), err
@@ -242,7 +252,7 @@ func runtimeCheck(t *testing.T, kit *harnessKit, tool string, m runtimeModel, ar
 func TestRuntimeHarnessTFLMBackend(t *testing.T) {
 	skipUnderRace(t)
 	tool := tflmrun.Require(t)
-	kit := needHarnessKit(t)
+	kit := needHarnessKit(t, hostReference)
 	models := []runtimeModel{}
 	for _, f := range testModels(t) {
 		switch filepath.Base(f) {
@@ -313,7 +323,7 @@ func firstErrorLine(s string) string {
 func TestRuntimeSeesAClobber(t *testing.T) {
 	skipUnderRace(t)
 	tool := tflmrun.Require(t)
-	kit := needHarnessKit(t)
+	kit := needHarnessKit(t, hostReference)
 	arenas := oracleArenas(t)
 	var (
 		table resultTable
@@ -331,7 +341,7 @@ func TestRuntimeSeesAClobber(t *testing.T) {
 			name := filepath.Base(f)
 			data, err := os.ReadFile(f)
 			require.NoError(t, err)
-			cfg := runtimeConfig(t, name)
+			cfg := runtimeConfig(t, name, referenceKernels)
 			out, err := driver.Compile(context.Background(), data, cfg)
 			require.NoError(t, err)
 			bad, what, readLater := clobber(out.Model, out.Plan)
@@ -382,7 +392,7 @@ func TestRuntimeBrokenPlans(t *testing.T) {
 		t.Skip("builds the runtime six times")
 	}
 	tool := tflmrun.Require(t)
-	kit := needHarnessKit(t)
+	kit := needHarnessKit(t, hostReference)
 	bundled := func(name string, multiBank bool) runtimeModel {
 		return runtimeModel{name + ".tflite", filepath.Join("..", "testdata", "models", name+".tflite"), multiBank}
 	}
@@ -393,7 +403,7 @@ func TestRuntimeBrokenPlans(t *testing.T) {
 	// there, builds the harness with defines and runs it with seed 1 and
 	// invokes.
 	build := func(t *testing.T, m runtimeModel, edit func(dir, prefix string), invokes int, defines ...string) (string, runLines) {
-		cfg, out, err := compileRuntime(t, m)
+		cfg, out, err := compileRuntime(t, m, referenceKernels)
 		require.NoError(t, err)
 		dir := t.TempDir()
 		srcs := writeFiles(t, dir, out.CFiles)

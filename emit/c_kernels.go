@@ -41,11 +41,11 @@ func kernelGuardText(file, lib, path string) string {
 	var wrong, runs string
 	switch path {
 	case "mve":
-		wrong, runs = "!defined(__ARM_FEATURE_MVE)", "its DSP or portable code"
+		wrong, runs = "!"+cmsisMVE, "its DSP or portable code"
 	case "dsp":
-		wrong, runs = "!defined(__ARM_FEATURE_DSP) || defined(__ARM_FEATURE_MVE)", "its MVE or portable code"
+		wrong, runs = "!"+cmsisDSP+" || "+cmsisMVE, "its MVE or portable code"
 	case "portable":
-		wrong, runs = "defined(__ARM_FEATURE_DSP) || defined(__ARM_FEATURE_MVE)", "its DSP or MVE code"
+		wrong, runs = cmsisDSP+" || "+cmsisMVE, "its DSP or MVE code"
 	default:
 		return w.String()
 	}
@@ -53,6 +53,19 @@ func kernelGuardText(file, lib, path string) string {
 		"for this CPU: run heliac with --cpu naming this CPU (generic for a host)\"\n#endif\n", wrong, file, path, runs)
 	return w.String()
 }
+
+// CMSIS-NN picks its code path by these macros, as
+// Include/arm_nn_math_types.h @4ab83cc (lines 55-66 and 88-98) defines
+// them: its MVE (Helium) code where ARM_MATH_MVEI is defined, which that
+// header defines when __ARM_FEATURE_MVE & 1 (MVE integer) or
+// ARM_MATH_HELIUM; else its DSP code where ARM_MATH_DSP is, defined when
+// __ARM_FEATURE_DSP == 1; else its portable C. A build may define
+// ARM_MATH_* itself. The module's checks read the same macros (the
+// compiler's, or the build's own).
+const (
+	cmsisMVE = "(defined(ARM_MATH_MVEI) || defined(ARM_MATH_HELIUM) || (defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)))"
+	cmsisDSP = "(defined(ARM_MATH_DSP) || (defined(__ARM_FEATURE_DSP) && (__ARM_FEATURE_DSP == 1)))"
+)
 
 // The kernel libraries' names, as plan.json spells them (package kernels).
 const (

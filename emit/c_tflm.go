@@ -76,8 +76,10 @@ type tflmGen struct {
 	ops      []tflmOp
 	regs     []string
 	regOf    map[string]int
-	state    [2]int64 // kernel_state bytes for 4- and 8-byte pointers
-	slots    int      // int32 slots for resource handles without bytes
+	lib      *kernels.Library  // the kernels the plan was made for (PlanKernels)
+	builds   []TFLMKernelBuild // its kernel builds and their kernel data
+	handles  int               // scratch requests the kernels may make in all
+	slots    int               // int32 slots for resource handles without bytes
 	maxTemps int
 }
 
@@ -105,6 +107,13 @@ func (g *cgen) tflmSource() ([]byte, error) {
 // collect looks up every operator's kernel and sizes the runtime's budgets.
 func (t *tflmGen) collect() error {
 	m := t.m
+	var err error
+	if t.lib, err = PlanKernels(t.p); err != nil {
+		return fmt.Errorf("emit: runtime: %w", err)
+	}
+	// Where the application may link TFLM's CMSIS-NN kernels, operators
+	// name their type-specialised registrations (tflm_cmsisnn.go).
+	cmsis := slices.ContainsFunc(t.lib.Members(), func(l *kernels.Library) bool { return l.Name == kernels.CMSISNN })
 	n := 0
 	for si := range m.Subgraphs {
 		t.firstOp = append(t.firstOp, n)
@@ -116,6 +125,9 @@ func (t *tflmGen) collect() error {
 			if err != nil {
 				return fmt.Errorf("emit: runtime: %w", err)
 			}
+			if reg, header, ok := cmsisRegistration(sg, op); ok && cmsis {
+				k.Register, k.Headers = reg, append(k.Headers, header)
+			}
 			t.ops = append(t.ops, k)
 			if _, ok := t.regOf[k.Register]; !ok {
 				t.regOf[k.Register] = len(t.regs)
@@ -124,10 +136,10 @@ func (t *tflmGen) collect() error {
 			t.maxTemps = max(t.maxTemps, len(op.Inputs)+len(op.Outputs)+len(op.Intermediates))
 		}
 	}
-	var err error
-	if t.state[0], t.state[1], err = TFLMKernelState(m); err != nil {
+	if t.builds, err = TFLMKernelState(m, t.lib); err != nil {
 		return err
 	}
+	t.handles = scratchHandles(m, t.lib, len(t.kernel))
 	if n > math.MaxInt32/2 {
 		return fmt.Errorf("emit: runtime: %d operators are too many", n)
 	}
@@ -139,39 +151,6 @@ func (t *tflmGen) collect() error {
 		}
 	}
 	return nil
-}
-
-// TFLMKernelState returns the bytes the runtime of <prefix>.tflm.cc keeps
-// for the kernels' persistent data (what each TFLM reference kernel's Init
-// and Prepare allocate, kernels.TFLM, each buffer aligned to 16) on a
-// 32-bit target (Cortex-M) and a 64-bit one (host64). An operator heliac
-// has no data on is an error naming it.
-func TFLMKernelState(m *graph.Model) (cortexM, host64 int64, err error) {
-	var state [2]int64
-	for si := range m.Subgraphs {
-		for oi := range m.Subgraphs[si].Ops {
-			op := &m.Subgraphs[si].Ops[oi]
-			if why := kernels.TFLMRefusal(m, graph.SubgraphIndex(si), op); why != "" {
-				return 0, 0, fmt.Errorf("emit: runtime: operator %d:%d %s: TFLM cannot run it: %s", si, oi, op.Name(), why)
-			}
-			for i, ptr := range []int64{4, 8} {
-				kd, ok := kernels.TFLM(m, graph.SubgraphIndex(si), op, ptr)
-				if !ok {
-					return 0, 0, fmt.Errorf("emit: runtime: operator %d:%d %s: heliac has no data on what its TFLM kernel keeps (kernels.TFLM), so it cannot size the kernels' persistent data",
-						si, oi, op.Name())
-				}
-				for _, a := range kd.Init {
-					state[i] += alignUp(a.Bytes, 16)
-				}
-				for _, s := range kd.Prepare {
-					if s.Kind == kernels.TFLMPersistent {
-						state[i] += alignUp(s.Alloc.Bytes, 16)
-					}
-				}
-			}
-		}
-	}
-	return state[0], state[1], nil
 }
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }
@@ -202,9 +181,11 @@ func (t *tflmGen) prologue() {
  * (docs/c-module.md, "The runtime"):
  *   g++ -std=c++17 -fno-rtti -fno-exceptions -DTF_LITE_STATIC_MEMORY \
  *       -I TFLM/include -c %[1]s.tflm.cc
- * and define DebugLog and DebugVsnprintf in the application.
+ * with -DCMSIS_NN for TFLM's CMSIS-NN kernels, and define DebugLog and
+ * DebugVsnprintf in the application. The plan is for %[2]s, the kernel
+ * builds %[3]s.
  */
-`, p)
+`, p, commentText(t.lib.String()), commentText(buildNames(t.builds)))
 	w.WriteString("\n#include <cstdarg>\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n#include <cstring>\n#include <new>\n\n")
 	w.f("#include \"%s.h\"\n", p)
 	headers := slices.Clone(tflmRuntimeHeaders)
@@ -233,15 +214,8 @@ func (t *tflmGen) prologue() {
 #error "TFLM's kernel library was built without USE_TFLM_COMPRESSION"
 #endif
 `)
-	// The runtime sizes each kernel's scratch and persistent data as TFLM's
-	// reference kernels ask (kernels.TFLM); CMSIS-NN's ask for others.
-	w.f(`// The runtime plans the scratch and persistent data TFLM's reference kernels
-// ask for; TFLM's CMSIS-NN build (which defines CMSIS_NN) asks for others.
-#if defined(CMSIS_NN)
-#error "%s.tflm.cc runs TFLM's reference kernels; this build defines CMSIS_NN (TFLM's CMSIS-NN kernels)"
-#endif
-
-`, p)
+	t.kernelBuildText()
+	w.WriteString("\n")
 	w.f("/* Where the kernels' persistent data lies: define %s_KERNEL_STATE_ATTR to\n"+
 		" * place it in a section. */\n", P)
 	w.f("#ifndef %s_KERNEL_STATE_ATTR\n#define %s_KERNEL_STATE_ATTR\n#endif\n", P, P)
@@ -264,7 +238,6 @@ func (t *tflmGen) tables() {
 	w.f("constexpr int kOpCount = %d;\nconstexpr int kOpSlots = %d;\n", nOps, max(nOps, 1))
 	w.WriteString("// Temporary TfLiteTensors held at once: at most an operator's operands,\n// some twice (TANH's Prepare).\n")
 	w.f("constexpr int kTempTensorCount = %d;\n", t.maxTemps+4)
-	w.f("constexpr int kKernelScratchCount = %d;\n", len(t.kernel))
 	w.f("constexpr int kVariableCount = %d;\n", len(t.vars))
 	nHandles := 0
 	for _, sg := range t.m.Subgraphs {
@@ -275,12 +248,8 @@ func (t *tflmGen) tables() {
 		}
 	}
 	w.f("// At most one resource variable per VAR_HANDLE operator.\nconstexpr int kResourceVariableMax = %d;\n", nHandles)
-	w.WriteString("\n// The kernels' persistent data: what heliac's data on TFLM's reference\n" +
-		"// kernels says their Init and Prepare keep (kernels/tflmtail.go), each\n" +
-		"// buffer aligned to 16, for 4-byte and 8-byte pointers.\n")
-	w.f("#if UINTPTR_MAX == 0xffffffffu\nconstexpr size_t kKernelStateBytes = %d;\n#else\nconstexpr size_t kKernelStateBytes = %d;\n#endif\n",
-		t.state[0], t.state[1])
-
+	t.kernelStateText()
+	t.scratchText()
 	// Glue to the module's tables.
 	w.f("\nuint8_t* TensorBytes(int row) {\n  return const_cast<uint8_t*>(%s_tensor_data(static_cast<size_t>(row)));\n}\n", p)
 	if len(t.kernel) > 0 {

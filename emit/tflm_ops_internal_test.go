@@ -173,12 +173,13 @@ int main() { return touch() > 0 ? 0 : 1; }
 	if os.Getenv("HELIAC_DUMP_OPS") != "" {
 		_ = os.WriteFile(os.Getenv("HELIAC_DUMP_OPS"), []byte(src.String()), 0o644)
 	}
-	compileAndLink(t, src.String())
+	compileAndLink(t, src.String(), "host-x86_64")
 }
 
-// compileAndLink compiles src with g++ and TFLM's headers, warnings as
-// errors, and links it against TFLM's host library.
-func compileAndLink(t *testing.T, src string) {
+// compileAndLink compiles src with g++, TFLM's headers and defines,
+// warnings as errors, and links it against TFLM's host library lib (a
+// directory of ../shared/tflm/lib).
+func compileAndLink(t *testing.T, src, lib string, defines ...string) {
 	t.Helper()
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("g++ not on PATH")
@@ -188,8 +189,8 @@ func compileAndLink(t *testing.T, src string) {
 		t.Skip("../shared not found")
 	}
 	tflm := filepath.Join(dir, "tflm")
-	lib := filepath.Join(tflm, "lib", "host-x86_64", "libtflm.a")
-	if _, err := os.Stat(lib); err != nil {
+	archive := filepath.Join(tflm, "lib", lib, "libtflm.a")
+	if _, err := os.Stat(archive); err != nil {
 		t.Skipf("no TFLM library: %v", err)
 	}
 	work := t.TempDir()
@@ -203,9 +204,9 @@ func compileAndLink(t *testing.T, src string) {
 		}
 	}
 	obj := filepath.Join(work, "ops.o")
-	gxx("-std=c++17", "-fno-rtti", "-fno-exceptions", "-DTF_LITE_STATIC_MEMORY", "-Wall", "-Wextra", "-Werror",
-		"-I", filepath.Join(tflm, "include"), "-c", cc, "-o", obj)
-	gxx(obj, lib, "-lm", "-o", filepath.Join(work, "ops"))
+	gxx(append([]string{"-std=c++17", "-fno-rtti", "-fno-exceptions", "-DTF_LITE_STATIC_MEMORY", "-Wall", "-Wextra", "-Werror",
+		"-I", filepath.Join(tflm, "include"), "-c", cc, "-o", obj}, defines...)...)
+	gxx(obj, archive, "-lm", "-o", filepath.Join(work, "ops"))
 	out, err := exec.Command(filepath.Join(work, "ops")).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 }

@@ -331,5 +331,5 @@ func TestTFLMOpsEveryKernelCompiles(t *testing.T) {
 extern "C" int DebugVsnprintf(char* buf, size_t n, const char* format, va_list args) { return vsnprintf(buf, n, format, args); }
 int main() { return touch() > 0 ? 0 : 1; }
 `)
-	compileAndLink(t, src.String())
+	compileAndLink(t, src.String(), "host-x86_64")
 }

@@ -19,6 +19,9 @@ func TestPCHHasEveryRuntimeHeader(t *testing.T) {
 	for _, k := range tflmCustom {
 		headers = append(headers, k.header)
 	}
+	for _, k := range cmsisSpecialisations {
+		headers = append(headers, k.header)
+	}
 	for _, h := range headers {
 		assert.Contains(t, string(pch), "#include \""+h+"\"\n", "tflm_pch.h includes %s", h)
 	}

@@ -72,7 +72,7 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.noAlias, "no-alias", false, "give view operators' outputs (RESHAPE, SQUEEZE, ...) buffers of their own")
 	f.StringVar(&opts.kernels, "kernels", "",
 		"kernel library the model runs with, whose contracts say which outputs may be written over a dying input and whose rules size its kernels' scratch: "+
-			"any (default: the plan holds for TFLM's reference kernels and for CMSIS-NN on every code path the CPU may run; tflm-reference with --runtime tflm), tflm-reference or cmsis-nn")
+			"any (default: the plan holds for TFLM's reference kernels and for CMSIS-NN on every code path the CPU may run), tflm-reference or cmsis-nn")
 	f.StringVar(&opts.cpu, "cpu", "",
 		"CPU the kernels run on, which picks CMSIS-NN's code path (portable C, DSP or MVE) and its scratch sizes (default: the platform's, else every path; generic with --tflm-target host64): "+strings.Join(kernels.CPUs(), ", "))
 	f.StringVar(&opts.schedule, "schedule", driver.ScheduleMemory,
@@ -95,7 +95,7 @@ func addCompileFlags(cmd *cobra.Command, opts *compileOptions) {
 	f.BoolVar(&opts.external, "external-arenas", false,
 		"emit no storage for scratch, persistent and staged constant arenas: the application binds its own buffers (<prefix>_bind_arena); the config's external_arenas names some")
 	f.StringVar(&opts.runtime, "runtime", string(emit.RuntimeNone),
-		"none, or tflm: also write DIR/<prefix>.tflm.cc, C++ that runs the model with TFLM's reference kernels on the plan (<prefix>_invoke; docs/c-module.md)")
+		"none, or tflm: also write DIR/<prefix>.tflm.cc, C++ that runs the model on the plan with the TFLM kernels of --kernels (<prefix>_invoke; with any, whichever build the application links: reference or CMSIS-NN; docs/c-module.md)")
 	f.StringVar(&opts.constants, "constants", string(emit.ConstantsC), "how the C module writes constant arenas: "+constantsHelp())
 	f.StringVar(&opts.patches, "patches", driver.PatchesOff,
 		"auto: run the early layers stripe by stripe where that lowers TFLM's whole arena (extra operators and multiply-accumulates; docs/stripes.md); off: the model as given")
@@ -277,9 +277,10 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 		}
 	}
 	if opts.runtime == string(emit.RuntimeTFLM) {
-		if m, h, err := emit.TFLMKernelState(out.Model); err == nil {
-			fmt.Fprintf(opts.stdout, "  %s: runs the model with TFLM's reference kernels on the plan; their persistent data: "+
-				"%d bytes on Cortex-M, %d on a 64-bit host, besides the arenas\n", out.Prefix()+emit.TFLMSuffix, m, h)
+		if lib, err := emit.PlanKernels(out.Plan); err == nil {
+			if builds, err := emit.TFLMKernelState(out.Model, lib); err == nil {
+				fmt.Fprintf(opts.stdout, "  %s: %s\n", out.Prefix()+emit.TFLMSuffix, emit.TFLMRuntimeText(builds))
+			}
 		}
 	}
 	names := make([]string, len(files))

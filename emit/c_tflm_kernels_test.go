@@ -1,0 +1,162 @@
+package emit_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heliac/heliac/emit"
+	"github.com/heliac/heliac/internal/corpus"
+	"github.com/heliac/heliac/kernels"
+	"github.com/heliac/heliac/plan"
+)
+
+// TestTFLMRuntimeKernelBuilds: <prefix>.tflm.cc, preprocessed as each
+// compiler builds it for a CPU (g++ for the host, arm-none-eabi-g++ for a
+// Cortex-M55, M4 and M3), with and without -DCMSIS_NN, picks the kernel
+// build CMSIS-NN would run there, keeps that build's kernel data
+// (TFLMKernelState, for the target's pointer size), and refuses with an
+// #error naming the reason a build the plan was not made for. The plan's
+// library is what sized its kernel scratch (plan.Plan.ScratchSource); the
+// header's own check (kernelGuard) is left out, as with --no-in-place.
+func TestTFLMRuntimeKernelBuilds(t *testing.T) {
+	shared := corpus.SharedDir()
+	if shared == "" {
+		t.Skip("../shared not found")
+	}
+	include := filepath.Join(shared, "tflm", "include")
+	m := readModel(t, "../testdata/models/hello_world_int8.tflite")
+	p := buildPlan(t, m)
+	type cpu struct {
+		name  string
+		cc    []string
+		ptr   int64
+		cmsis bool
+	}
+	host := []string{"g++"}
+	m55 := []string{"arm-none-eabi-g++", "-mcpu=cortex-m55", "-mfpu=auto", "-mfloat-abi=hard", "-mthumb"}
+	m4 := []string{"arm-none-eabi-g++", "-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard", "-mthumb"}
+	m3 := []string{"arm-none-eabi-g++", "-mcpu=cortex-m3", "-mthumb"}
+	hostRef, hostNN := cpu{"host", host, 8, false}, cpu{"host -DCMSIS_NN", host, 8, true}
+	m55NN, m4NN, m3NN := cpu{"cortex-m55 -DCMSIS_NN", m55, 4, true}, cpu{"cortex-m4 -DCMSIS_NN", m4, 4, true}, cpu{"cortex-m3 -DCMSIS_NN", m3, 4, true}
+	m4Ref := cpu{"cortex-m4", m4, 4, false}
+	type build struct {
+		cpu
+		kernels string // the build picked ("tflm-reference", "cmsis-nn (mve)"); "" when refused
+		error   string
+	}
+	tests := []struct {
+		library, cpu string // plan.ScratchSource
+		builds       []build
+	}{
+		{"tflm-reference", "", []build{{hostRef, "tflm-reference", ""}, {m4Ref, "tflm-reference", ""},
+			{hostNN, "", "planned for tflm-reference, but this build defines CMSIS_NN"},
+			{m55NN, "", "planned for tflm-reference, but this build defines CMSIS_NN"}}},
+		{"cmsis-nn", "generic", []build{{hostNN, "cmsis-nn (portable)", ""}, {m3NN, "cmsis-nn (portable)", ""},
+			{hostRef, "", "planned for cmsis-nn (portable), but this build links TFLM's reference kernels (it does not define CMSIS_NN)"},
+			{m4NN, "", "planned for cmsis-nn (portable), but CMSIS-NN runs its dsp code in this build (ARM_MATH_DSP, from __ARM_FEATURE_DSP, without MVE)"},
+			{m55NN, "", "planned for cmsis-nn (portable), but CMSIS-NN runs its mve code in this build (ARM_MATH_MVEI, from __ARM_FEATURE_MVE)"}}},
+		{"cmsis-nn", "cortex-m55", []build{{m55NN, "cmsis-nn (mve)", ""},
+			{m4NN, "", "planned for cmsis-nn (mve), but CMSIS-NN runs its dsp code in this build"},
+			{hostNN, "", "planned for cmsis-nn (mve), but CMSIS-NN runs its portable code in this build (neither __ARM_FEATURE_DSP nor __ARM_FEATURE_MVE)"}}},
+		{"cmsis-nn", "cortex-m4", []build{{m4NN, "cmsis-nn (dsp)", ""},
+			{m55NN, "", "planned for cmsis-nn (dsp), but CMSIS-NN runs its mve code in this build"},
+			{m3NN, "", "planned for cmsis-nn (dsp), but CMSIS-NN runs its portable code in this build"},
+			{m4Ref, "", "planned for cmsis-nn (dsp), but this build links TFLM's reference kernels"}}},
+		{"cmsis-nn", "", []build{{hostNN, "cmsis-nn (portable)", ""}, {m55NN, "cmsis-nn (mve)", ""}, {m4NN, "cmsis-nn (dsp)", ""},
+			{hostRef, "", "planned for cmsis-nn, but this build links TFLM's reference kernels"}}},
+		{"any", "", []build{{hostRef, "tflm-reference", ""}, {hostNN, "cmsis-nn (portable)", ""}, {m55NN, "cmsis-nn (mve)", ""},
+			{m4NN, "cmsis-nn (dsp)", ""}, {m3NN, "cmsis-nn (portable)", ""}, {m4Ref, "tflm-reference", ""}}},
+		{"any", "cortex-m4", []build{{m4Ref, "tflm-reference", ""}, {m4NN, "cmsis-nn (dsp)", ""},
+			{m55NN, "", "planned for any (dsp), but CMSIS-NN runs its mve code in this build"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.library+"/"+tt.cpu, func(t *testing.T) {
+			q := *p
+			q.Kernels, q.KernelsPath = "", ""
+			q.ScratchSource = plan.ScratchSource{Library: tt.library, CPU: tt.cpu}
+			lib, err := emit.PlanKernels(&q)
+			require.NoError(t, err)
+			state, err := emit.TFLMKernelState(m, lib)
+			require.NoError(t, err)
+			files, err := emit.C(m, &q, emit.COptions{Prefix: "g", Runtime: emit.RuntimeTFLM})
+			require.NoError(t, err)
+			dir := t.TempDir()
+			writeFiles(t, dir, files)
+			// CMSIS-NN's type-specialised registration where the plan may
+			// run CMSIS-NN (the reference build's header defines it as the
+			// generic one).
+			reg := "registrations[0] = tflite::Register_FULLY_CONNECTED();"
+			if tt.library != kernels.TFLMReference {
+				reg = "registrations[0] = tflite::Register_FULLY_CONNECTED_INT8();"
+			}
+			assert.Contains(t, string(files[2].Data), reg)
+			for _, b := range tt.builds {
+				if _, err := exec.LookPath(b.cc[0]); err != nil {
+					t.Logf("%s not on PATH", b.cc[0])
+					continue
+				}
+				args := append(append([]string{}, b.cc[1:]...), "-std=c++17", "-DTF_LITE_STATIC_MEMORY", "-I", include, "-E", "g.tflm.cc")
+				if b.cmsis {
+					args = append(args, "-DCMSIS_NN")
+				}
+				out, err := runOut(t, dir, b.cc[0], append(args, "-o", "g.ii")...)
+				if b.error != "" {
+					assert.Error(t, err, b.name)
+					errs := regexp.MustCompile(`(?m)^g\.tflm\.cc:\d+:\d+: error: #error .*$`).FindAllString(out, -1)
+					if assert.Len(t, errs, 1, "%s: one refusal", b.name) {
+						assert.Contains(t, errs[0], " error: #error \"g.tflm.cc: "+b.error, b.name)
+					}
+					continue
+				}
+				require.NoError(t, err, "%s\n%.3000s", b.name, out)
+				pre, err := os.ReadFile(filepath.Join(dir, "g.ii"))
+				require.NoError(t, err)
+				var want int64 = -1
+				for _, s := range state {
+					if s.Kernels.String() == b.kernels {
+						want = s.CortexM
+						if b.ptr == 8 {
+							want = s.Host64
+						}
+					}
+				}
+				require.NotEqual(t, int64(-1), want, "%s: the plan is for %s", b.name, b.kernels)
+				got := regexp.MustCompile(`constexpr size_t kKernelStateBytes = (\d+);`).FindAllStringSubmatch(string(pre), -1)
+				require.Len(t, got, 1, "%s: one kKernelStateBytes survives the preprocessor", b.name)
+				assert.Equal(t, strconv.FormatInt(want, 10), got[0][1], "%s: %s's kernel data", b.name, b.kernels)
+				macros, err := runOut(t, dir, b.cc[0], append(args, "-dM")...)
+				require.NoError(t, err)
+				assert.Regexp(t, `(?m)^#define HELIAC_KERNEL_BUILD \d$`, macros, b.name)
+			}
+		})
+	}
+}
+
+// TestTFLMKernelStateBuilds: the kernel data of each build the plan's
+// library stands for, in the library's member order; CMSIS-NN's
+// FULLY_CONNECTED keeps more than the reference kernel (OpData of 96 / 72
+// bytes against 64 / 48), and on MVE also its kernel sums (an int32 per
+// output channel: hello_world_int8's layers have 16, 16 and 1).
+func TestTFLMKernelStateBuilds(t *testing.T) {
+	m := readModel(t, "../testdata/models/hello_world_int8.tflite")
+	all, err := kernels.Lookup(kernels.Any)
+	require.NoError(t, err)
+	got, err := emit.TFLMKernelState(m, all)
+	require.NoError(t, err)
+	var names []string
+	for _, b := range got {
+		names = append(names, b.Kernels.String())
+	}
+	assert.Equal(t, []string{"tflm-reference", "cmsis-nn (portable)", "cmsis-nn (dsp)", "cmsis-nn (mve)"}, names)
+	assert.Equal(t, [2]int64{144, 192}, [2]int64{got[0].CortexM, got[0].Host64}, "3 x OpDataFullyConnected")
+	assert.Equal(t, [2]int64{240, 288}, [2]int64{got[1].CortexM, got[1].Host64}, "3 x CMSIS-NN's OpData")
+	assert.Equal(t, got[1].CortexM, got[2].CortexM, "no kernel sums on DSP")
+	assert.Equal(t, got[1].CortexM+64+64+16, got[3].CortexM, "kernel sums on MVE, each buffer aligned to 16")
+}
