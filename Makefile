@@ -133,18 +133,18 @@ stripe-proof: ## the whole stripe proof: every proof model (the 224 MobileNetV2s
 	HELIAC_STRIPE_PROOF=full $(GO) test -count=1 -timeout 60m -run '^TestApplyBitExactTFLM$$' -v ./stripe/
 
 .PHONY: bench
-bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model; then the Cortex-M55 flash and RAM table (bench-m55)
+bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model; then the Cortex-M55 flash, RAM and instructions table (bench-m55)
 	$(GO) run ./internal/cmd/bench
 	@if command -v arm-none-eabi-g++ >/dev/null && command -v qemu-system-arm >/dev/null && \
 		test -f "$${HELIAC_SHARED:-../shared}/tflm/lib/cortex-m55/libtflm.a"; then \
-		echo; echo "Cortex-M55 (examples/cortex-m55, under QEMU): flash and RAM of heliac's program vs TFLM's MicroInterpreter"; \
+		echo; echo "Cortex-M55 (examples/cortex-m55, under QEMU): flash, RAM and instructions per inference of heliac's program vs TFLM's MicroInterpreter, reference and CMSIS-NN kernels"; \
 		$(MAKE) --no-print-directory bench-m55; \
-	else echo; echo "Cortex-M55 flash/RAM table skipped: needs arm-none-eabi-g++, qemu-system-arm and ../shared (make bench-m55)"; fi
+	else echo; echo "Cortex-M55 flash/RAM/instructions table skipped: needs arm-none-eabi-g++, qemu-system-arm and ../shared (make bench-m55)"; fi
 
 .PHONY: bench-m55
-bench-m55: ## flash and RAM of heliac's Cortex-M55 program vs TFLM's MicroInterpreter, per model, under QEMU (examples/cortex-m55)
+bench-m55: ## flash, RAM and instructions per inference (QEMU's insn_count.so) of heliac's Cortex-M55 program vs TFLM's MicroInterpreter, per model and kernel build (reference, CMSIS-NN), under QEMU (examples/cortex-m55)
 	@fig=$$(mktemp); status=0; \
-	HELIAC_M55_MEASURE=$$fig $(GO) test -count=1 -v -timeout 60m -run '^TestQEMU$$' ./examples/cortex-m55/test/ | \
+	HELIAC_M55_MEASURE=$$fig $(GO) test -count=1 -v -timeout 90m -run '^TestQEMU$$' ./examples/cortex-m55/test/ | \
 		grep -E -e 'per model|bit-exact|differs|error|not built|^(ok|FAIL|---)' || status=1; \
 	$(GO) run ./internal/cmd/m55size -table $$fig || status=1; rm -f $$fig; exit $$status
 

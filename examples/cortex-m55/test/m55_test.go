@@ -43,12 +43,12 @@ var corpusModels = []string{
 	"litert/call_once_mul.bin",                  // CALL_ONCE
 }
 
-// ciModels are the corpus models make test runs (a voice activity
-// detector streaming through resource variables; the bundled models
-// bring WHILE and CALL_ONCE, TestTFLiteCRunsInTFLM person_detect on the
-// M55);
-// HELIAC_FULL_SWEEP=1 or HELIAC_M55_MEASURE (make full-sweep, make
-// bench-m55) run every one of corpusModels.
+// ciModels are the corpus models make test runs, with both kernel builds:
+// a voice activity detector streaming through resource variables, with
+// CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED for CMSIS-NN (the bundled
+// models bring WHILE and CALL_ONCE, TestTFLiteCRunsInTFLM person_detect on
+// the M55). HELIAC_FULL_SWEEP=1 or HELIAC_M55_MEASURE (make full-sweep,
+// make bench-m55) run every one of corpusModels.
 var ciModels = map[string]bool{"esphome-mww/vad_v2.tflite": true}
 
 // shortModels run under -short.
@@ -79,17 +79,38 @@ var measuredModels = map[string]bool{"hello_world_int8.tflite": true, "call_once
 	"tflite-micro/trained_lstm_int8.tflite": true}
 
 // measureEnv, set to a file's path, makes TestQEMU write every model's
-// flash and RAM against TFLM's MicroInterpreter (internal/cmd/m55size) to
-// the file (model=<name> and the figures, per model: m55size -table prints
-// them); make bench-m55 sets it. The test measures every model anyway.
+// flash, RAM and instructions per inference against TFLM's
+// MicroInterpreter (internal/cmd/m55size), with each kernel build, to the
+// file (model=<name> and make measure's lines, per model and build:
+// m55size -table prints them); make bench-m55 sets it. The test measures
+// every model anyway.
 const measureEnv = "HELIAC_M55_MEASURE"
 
+// kernelBuild is one of TFLM's kernel builds the example links (its
+// Makefile's KERNELS) and the runner, the same build under tflm_run,
+// whose lines heliac's program must print.
+type kernelBuild struct {
+	name   string // KERNELS=
+	lib    string // under ../shared/tflm/lib
+	runner string // under ../shared/tools
+}
+
+// kernelBuilds are the builds every model runs with: TFLM's reference
+// kernels, and CMSIS-NN's (their MVE code on the M55: heliac plans with
+// --kernels cmsis-nn --cpu cortex-m55).
+var kernelBuilds = []kernelBuild{
+	{name: "reference", lib: "cortex-m55", runner: "tflm_run_m55"},
+	{name: "cmsis-nn", lib: "cortex-m55-cmsis-nn", runner: "tflm_run_m55_cmsis"},
+}
+
 // env is what every model's build needs, found once: the heliac binary,
-// and the model-independent objects (fixed) and TFLM's precompiled
-// headers (pch) built once for all models.
+// the kernel builds there are libraries and runners for, and the
+// model-independent objects (fixed) and TFLM's precompiled headers (pch,
+// one per build) built once for all models.
 type env struct {
-	shared, heliac, tflmRunM55 string
-	fixed, pch                 string
+	shared, heliac string
+	builds         []kernelBuild
+	fixed, pch     string
 }
 
 func setup(t *testing.T) env {
@@ -100,10 +121,21 @@ func setup(t *testing.T) env {
 			t.Skipf("%s not on PATH", tool)
 		}
 	}
-	e := env{shared: shared, tflmRunM55: filepath.Join(shared, "tools", "tflm_run_m55")}
-	for _, p := range []string{e.tflmRunM55, filepath.Join(shared, "tflm", "lib", "cortex-m55", "libtflm.a")} {
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("%s not found", p)
+	e := env{shared: shared}
+	for i, b := range kernelBuilds {
+		missing := ""
+		for _, p := range []string{filepath.Join(shared, "tools", b.runner), filepath.Join(shared, "tflm", "lib", b.lib, "libtflm.a")} {
+			if _, err := os.Stat(p); err != nil {
+				missing = p
+			}
+		}
+		switch {
+		case missing == "":
+			e.builds = append(e.builds, b)
+		case i == 0:
+			t.Skipf("%s not found", missing)
+		default:
+			t.Logf("KERNELS=%s not run: %s not found", b.name, missing)
 		}
 	}
 	e.heliac = filepath.Join(t.TempDir(), "heliac")
@@ -117,8 +149,12 @@ func setup(t *testing.T) env {
 	for _, o := range []string{"startup.o", "syscalls.o", "debug_log.o", "harness.o"} {
 		objs = append(objs, filepath.Join(e.fixed, o))
 	}
-	_, err = e.make(t, "", e.fixed, nil, append(objs, "pch")...)
+	_, err = e.make(t, "", e.fixed, nil, objs...)
 	require.NoError(t, err)
+	for _, b := range e.builds {
+		_, err = e.make(t, "", e.fixed, nil, "KERNELS="+b.name, "pch")
+		require.NoError(t, err)
+	}
 	return e
 }
 
@@ -152,15 +188,16 @@ func results(out []byte) []string {
 	return lines
 }
 
-// want runs tflm_run_m55 on the original model.
-func (e env) want(t *testing.T, model string, seed int) []string {
+// want runs the build's runner (tflm_run_m55, tflm_run_m55_cmsis) on the
+// original model.
+func (e env) want(t *testing.T, b kernelBuild, model string, seed int) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, e.tflmRunM55, "--seed", strconv.Itoa(seed), "--invokes", "3",
+	cmd := exec.CommandContext(ctx, filepath.Join(e.shared, "tools", b.runner), "--seed", strconv.Itoa(seed), "--invokes", "3",
 		"--arena-bytes", strconv.Itoa(16<<20), model)
 	out, err := cmd.Output()
-	require.NoError(t, err, "tflm_run_m55 %s: %s", model, out)
+	require.NoError(t, err, "%s %s: %s", b.runner, model, out)
 	return results(out)
 }
 
@@ -210,18 +247,21 @@ func placed(arenas []map[string]any) map[string]bool {
 
 // TestQEMU builds the example for the bundled models and a set of corpus
 // models, each planned on the AN547's banks with the default rules
-// (stage-none.yaml: scratch in DTCM, every constant cold in FLASH), runs
+// (stage-none.yaml: scratch in DTCM, every constant cold in FLASH), with
+// each of TFLM's kernel builds (KERNELS=reference, KERNELS=cmsis-nn), runs
 // it under QEMU and compares every output line of the harness
-// (driver/testdata/runtime) on heliac's module with tflm_run_m55 on the
-// original model (two seeds, three invocations). The harness on TFLM's
-// MicroInterpreter, on the same start-up code and linker script, must
-// match tflm_run_m55 too (refModels). make measure must show heliac's
-// program below TFLM's MicroInterpreter in flash and in RAM on every model
-// it measures (measuredModels; every model with HELIAC_M55_MEASURE, make
-// bench-m55), and name the rules file; the figures are logged, and written
-// with HELIAC_M55_MEASURE. stagedModels run again with constants staged
-// into SRAM (RULES=rules.py), bit-exact too. The
-// example's own main.c must run as well.
+// (driver/testdata/runtime) on heliac's module with the build's runner
+// (tflm_run_m55, tflm_run_m55_cmsis) on the original model (two seeds,
+// three invocations). The harness on TFLM's MicroInterpreter, on the same
+// start-up code, linker script and kernels, must match the runner too
+// (refModels). make measure must show heliac's program below TFLM's
+// MicroInterpreter in flash and in RAM on every model it measures
+// (measuredModels; every model with HELIAC_M55_MEASURE, make bench-m55),
+// name the rules file and the kernels, and count instructions per
+// inference for both; the figures are logged, and written with
+// HELIAC_M55_MEASURE. stagedModels run again with constants staged into
+// SRAM (RULES=rules.py, reference kernels), bit-exact too. The example's
+// own main.c must run as well.
 func TestQEMU(t *testing.T) {
 	skipUnderRace(t)
 	figuresPath := os.Getenv(measureEnv)
@@ -254,97 +294,112 @@ func TestQEMU(t *testing.T) {
 			if strings.HasPrefix(name, "/") {
 				name = filepath.Base(name)
 			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				report.set(name, "error")
-				dir := t.TempDir()
-				args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
-				ref := refModels[name]
-				measured := measure || measuredModels[name]
-				targets := []string{"all", filepath.Join(dir, "check.elf")}
-				if ref || measured {
-					targets = append(targets, filepath.Join(dir, "ref.elf"))
-				}
-				_, err := e.make(t, model, dir, args, targets...)
-				if err != nil && strings.Contains(err.Error(), "TFLM has no kernel for it in this build of heliac") {
-					// The runtime's operator table (emit/tflm_ops.go) does not
-					// cover the model yet: nothing of this example to test.
-					report.set(name, "skipped: heliac's runtime has no kernel for one of its operators")
-					t.Skip(err)
-				}
-				require.NoError(t, err)
-
-				got := placed(planArenas(t, filepath.Join(dir, "gen", "model.plan.json")))
-				assert.True(t, got["scratch in DTCM"], "no scratch arena in DTCM: %v", got)
-				assert.False(t, got["staged SRAM<-FLASH"], "the default rules stage no constant: %v", got)
-
-				_, err = e.make(t, model, dir, nil, "run")
-				require.NoError(t, err, "the example's main.c")
-
-				exact := true
-				for i, seed := range seeds {
-					args := []string{"--seed", strconv.Itoa(seed), "--invokes", "3"}
-					want := e.want(t, model, seed)
-					if i == 0 && ref {
-						refOut, err := e.make(t, model, dir, args, "check-ref")
-						require.NoError(t, err)
-						require.Equal(t, want, results(refOut), "TFLM's MicroInterpreter on the example's board differs from tflm_run_m55")
+			for i, b := range e.builds {
+				// The figures sort by model, then in kernelBuilds' order.
+				key := fmt.Sprintf("%s %d %s", name, i, b.name)
+				t.Run(b.name+"/"+name, func(t *testing.T) {
+					t.Parallel()
+					if fig := e.runModel(t, b, model, name, report, measure); fig != nil {
+						figures.set(key, string(fig))
 					}
-					out, err := e.make(t, model, dir, args, "check")
-					if err != nil {
-						t.Log(err)
-						report.set(name, "error: "+firstError(out))
-						t.Fail()
-						return
-					}
-					exact = assert.Equal(t, want, results(out), "seed %d: heliac's program differs from tflm_run_m55", seed) && exact
-				}
-				report.set(name, map[bool]string{true: "bit-exact", false: "differs"}[exact])
-				if measured {
-					fig, err := e.make(t, model, dir, nil, "measure")
-					require.NoError(t, err)
-					report.add(name, "\n"+indent(string(bytes.TrimSpace(fig))))
-					figures.set(name, string(bytes.TrimSpace(fig)))
-					belowTFLM(t, fig)
-				}
-
-				if stagedModels[name] && (measure || name == "hello_world_int8.tflite") {
-					staged := filepath.Join(dir, "staged")
-					_, err := e.make(t, model, staged, nil, "RULES=rules.py", filepath.Join(staged, "check.elf"))
-					require.NoError(t, err)
-					got := placed(planArenas(t, filepath.Join(staged, "gen", "model.plan.json")))
-					rules, err := os.ReadFile(filepath.Join(staged, "gen", "rules.yaml"))
-					require.NoError(t, err)
-					require.Contains(t, string(rules), "tensor:", "rules.py stages some constant")
-					assert.True(t, got["staged SRAM<-FLASH"], "RULES=rules.py: no constants staged into SRAM: %v", got)
-					if !bytes.Contains(rules, []byte("# cold: 0\n")) {
-						assert.True(t, got["cold FLASH"], "RULES=rules.py: no cold constants in FLASH: %v", got)
-					}
-					args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
-					out, err := e.make(t, model, staged, args, "RULES=rules.py", "check")
-					require.NoError(t, err)
-					if !assert.Equal(t, e.want(t, model, seeds[0]), results(out), "RULES=rules.py: heliac's program differs from tflm_run_m55") {
-						report.set(name, "differs with RULES=rules.py")
-					}
-				}
-			})
+				})
+			}
 		}
 	})
 	t.Logf("per model:\n%s", report)
 	if measure {
-		var b strings.Builder
-		for _, name := range figures.names() {
-			fmt.Fprintf(&b, "model=%s\n%s\n", name, figures.m[name])
+		var out strings.Builder
+		for _, key := range figures.names() {
+			fmt.Fprintf(&out, "model=%s\n%s\n", strings.Fields(key)[0], figures.m[key])
 		}
-		require.NoError(t, os.WriteFile(figuresPath, []byte(b.String()), 0o644))
+		require.NoError(t, os.WriteFile(figuresPath, []byte(out.String()), 0o644))
 	}
 }
 
-// belowTFLM checks make measure's figures: the rules file it names is the
-// default (stage-none.yaml), and heliac's program needs less flash and
-// less RAM than TFLM's MicroInterpreter.
-func belowTFLM(t *testing.T, fig []byte) {
-	t.Helper()
+// runModel is TestQEMU on one model with one kernel build; it returns
+// make measure's lines when it measures the model.
+func (e env) runModel(t *testing.T, b kernelBuild, model, name string, report *verdicts, measure bool) []byte {
+	verdict := b.name + "/" + name
+	report.set(verdict, "error")
+	dir := t.TempDir()
+	mk := func(dir string, args []string, targets ...string) ([]byte, error) {
+		return e.make(t, model, dir, args, append([]string{"KERNELS=" + b.name}, targets...)...)
+	}
+	args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
+	ref := refModels[name]
+	measured := measure || measuredModels[name]
+	targets := []string{"all", filepath.Join(dir, "check.elf")}
+	if ref || measured {
+		targets = append(targets, filepath.Join(dir, "ref.elf"))
+	}
+	_, err := mk(dir, args, targets...)
+	if err != nil && strings.Contains(err.Error(), "TFLM has no kernel for it in this build of heliac") {
+		// The runtime's operator table (emit/tflm_ops.go) does not
+		// cover the model yet: nothing of this example to test.
+		report.set(verdict, "skipped: heliac's runtime has no kernel for one of its operators")
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+
+	got := placed(planArenas(t, filepath.Join(dir, "gen", "model.plan.json")))
+	assert.True(t, got["scratch in DTCM"], "no scratch arena in DTCM: %v", got)
+	assert.False(t, got["staged SRAM<-FLASH"], "the default rules stage no constant: %v", got)
+
+	_, err = mk(dir, nil, "run")
+	require.NoError(t, err, "the example's main.c")
+
+	exact := true
+	for i, seed := range seeds {
+		args := []string{"--seed", strconv.Itoa(seed), "--invokes", "3"}
+		want := e.want(t, b, model, seed)
+		if i == 0 && ref {
+			refOut, err := mk(dir, args, "check-ref")
+			require.NoError(t, err)
+			require.Equal(t, want, results(refOut), "TFLM's MicroInterpreter on the example's board differs from %s", b.runner)
+		}
+		out, err := mk(dir, args, "check")
+		if err != nil {
+			t.Log(err)
+			report.set(verdict, "error: "+firstError(out))
+			t.Fail()
+			return nil
+		}
+		exact = assert.Equal(t, want, results(out), "seed %d: heliac's program differs from %s", seed, b.runner) && exact
+	}
+	report.set(verdict, map[bool]string{true: "bit-exact", false: "differs"}[exact])
+	var fig []byte
+	if measured {
+		out, err := mk(dir, nil, "measure")
+		require.NoError(t, err)
+		fig = bytes.TrimSpace(out)
+		report.add(verdict, "\n"+indent(string(fig)))
+		belowTFLM(t, b, fig)
+	}
+
+	if b.name == "reference" && stagedModels[name] && (measure || name == "hello_world_int8.tflite") {
+		staged := filepath.Join(dir, "staged")
+		_, err := mk(staged, nil, "RULES=rules.py", filepath.Join(staged, "check.elf"))
+		require.NoError(t, err)
+		got := placed(planArenas(t, filepath.Join(staged, "gen", "model.plan.json")))
+		rules, err := os.ReadFile(filepath.Join(staged, "gen", "rules.yaml"))
+		require.NoError(t, err)
+		require.Contains(t, string(rules), "tensor:", "rules.py stages some constant")
+		assert.True(t, got["staged SRAM<-FLASH"], "RULES=rules.py: no constants staged into SRAM: %v", got)
+		if !bytes.Contains(rules, []byte("# cold: 0\n")) {
+			assert.True(t, got["cold FLASH"], "RULES=rules.py: no cold constants in FLASH: %v", got)
+		}
+		args := []string{"--seed", strconv.Itoa(seeds[0]), "--invokes", "3"}
+		out, err := mk(staged, args, "RULES=rules.py", "check")
+		require.NoError(t, err)
+		if !assert.Equal(t, e.want(t, b, model, seeds[0]), results(out), "RULES=rules.py: heliac's program differs from %s", b.runner) {
+			report.set(verdict, "differs with RULES=rules.py")
+		}
+	}
+	return fig
+}
+
+// figureValues reads make measure's lines: each line's first key=value.
+func figureValues(fig []byte) map[string]string {
 	values := map[string]string{}
 	for _, line := range strings.Split(string(fig), "\n") {
 		if f := strings.Fields(line); len(f) > 0 {
@@ -353,7 +408,18 @@ func belowTFLM(t *testing.T, fig []byte) {
 			}
 		}
 	}
+	return values
+}
+
+// belowTFLM checks make measure's figures: the rules file it names is the
+// default (stage-none.yaml), the kernels the build's, heliac's program
+// needs less flash and less RAM than TFLM's MicroInterpreter, and both
+// programs' instructions per inference were counted.
+func belowTFLM(t *testing.T, b kernelBuild, fig []byte) {
+	t.Helper()
+	values := figureValues(fig)
 	assert.Equal(t, "stage-none.yaml", filepath.Base(values["rules"]), "make measure names the default rules:\n%s", fig)
+	assert.Equal(t, b.name, values["kernels"], "make measure names the kernels:\n%s", fig)
 	n := func(k string) int64 {
 		v, err := strconv.ParseInt(values[k], 10, 64)
 		require.NoError(t, err, "%s in:\n%s", k, fig)
@@ -361,6 +427,8 @@ func belowTFLM(t *testing.T, fig []byte) {
 	}
 	assert.Less(t, n("flash_bytes.heliac"), n("flash_bytes.tflm"), "flash above TFLM's:\n%s", fig)
 	assert.Less(t, n("ram_bytes.heliac"), n("ram_bytes.tflm"), "RAM above TFLM's:\n%s", fig)
+	assert.Positive(t, n("insns_per_inference.heliac"), "heliac's instructions per inference:\n%s", fig)
+	assert.Positive(t, n("insns_per_inference.tflm"), "TFLM's instructions per inference:\n%s", fig)
 }
 
 // verdicts collects each model's verdict from parallel subtests.

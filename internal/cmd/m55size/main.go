@@ -1,12 +1,14 @@
-// Command m55size prints the flash and RAM a model needs on the Cortex-M55
-// example (examples/cortex-m55): heliac's program against the same model
-// under TFLM's MicroInterpreter, both the harness of
-// driver/testdata/runtime over the same start-up code and linker script.
+// Command m55size prints the flash, RAM and instructions per inference a
+// model needs on the Cortex-M55 example (examples/cortex-m55): heliac's
+// program against the same model under TFLM's MicroInterpreter, both the
+// harness of driver/testdata/runtime over the same start-up code, linker
+// script and TFLM kernel build.
 //
-//	m55size HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json
+//	m55size [-insns-heliac K,K1 -insns-tflm K,K1] HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json
 //
-// TFLM_RUN_OUTPUT is what tflm_run_m55 printed for the model (its
-// arena_used_bytes= line: the arena TFLM needs on this core); PLAN.json is
+// TFLM_RUN_OUTPUT is what tflm_run_m55 (tflm_run_m55_cmsis for CMSIS-NN)
+// printed for the model (its arena_used_bytes= line: the arena TFLM needs
+// with those kernels on this core, their persistent data among it); PLAN.json is
 // heliac's plan (its staged constant arenas). Flash is every allocated
 // section with contents: code, read-only data, constants and the load
 // images of initialised RAM. RAM is every allocated section in the board's
@@ -18,17 +20,28 @@
 // too. Stack and heap are the same start-up code's in both and are left
 // out. Figures are printed, never judged.
 //
+// Instructions: -insns-heliac and -insns-tflm name, for each program, the
+// files QEMU's plugin insn_count.so wrote (qemu_insns=N, the guest
+// instructions of a whole run) for a run with K invocations and one with
+// K+1, everything else the same; one inference is N(K+1) - N(K), the
+// harness's input fill and output digest included (the same code in both
+// programs). Instructions, not cycles: QEMU models no pipeline or wait
+// states.
+//
 //	m55size -table FIGURES
 //
-// prints a table, one row per model, of FIGURES: blocks of a model=<name>
-// line followed by what the first form printed for it (TestQEMU writes
-// them with HELIAC_M55_MEASURE=FIGURES; make bench-m55).
+// prints a table, one row per model and kernel build, of FIGURES: blocks of
+// a model=<name> line followed by what make measure printed for it, the
+// first form's lines and kernels= (TestQEMU writes them with
+// HELIAC_M55_MEASURE=FIGURES; make bench-m55).
 package main
 
 import (
 	"bufio"
 	"debug/elf"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -212,29 +225,74 @@ func table(path string, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	fmt.Fprintln(w, "| model | flash heliac | flash TFLM | RAM heliac (arenas + program) | RAM TFLM (arena_used + program) | staged | RAM heliac less staged |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| model | kernels | flash heliac | flash TFLM | RAM heliac (arenas + program) | RAM TFLM (arena_used + program) | staged | instructions per inference heliac | TFLM |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		n := func(k string) uint64 {
 			v, _ := strconv.ParseUint(r.values[k], 10, 64)
 			return v
 		}
-		app, ref, staged := n("ram_bytes.heliac"), n("ram_bytes.tflm"), n("staged_constant_bytes.heliac")
-		fmt.Fprintf(w, "| %s | %d (%s) | %d | %d (%s + %s) | %d (%s + %s) | %d | %d (%s) |\n", r.model,
+		kernels := r.values["kernels"]
+		if kernels == "" {
+			kernels = "-"
+		}
+		insns := func(who string) string {
+			if r.values["insns_per_inference."+who] == "" {
+				return "-"
+			}
+			return grouped(n("insns_per_inference." + who))
+		}
+		heliacInsns := insns("heliac")
+		if heliacInsns != "-" {
+			heliacInsns += " (" + pct2(n("insns_per_inference.heliac"), n("insns_per_inference.tflm")) + ")"
+		}
+		app, ref := n("ram_bytes.heliac"), n("ram_bytes.tflm")
+		fmt.Fprintf(w, "| %s | %s | %d (%s) | %d | %d (%s; %s + %s) | %d (%s + %s) | %d | %s | %s |\n", r.model, kernels,
 			n("flash_bytes.heliac"), pct(n("flash_bytes.heliac"), n("flash_bytes.tflm")), n("flash_bytes.tflm"),
-			app, r.fields["ram_bytes.heliac arenas"], r.fields["ram_bytes.heliac program"],
+			app, pct(app, ref), r.fields["ram_bytes.heliac arenas"], r.fields["ram_bytes.heliac program"],
 			ref, r.fields["ram_bytes.tflm arena_used"], r.fields["ram_bytes.tflm program"],
-			staged, app-staged, pct(app-staged, ref))
+			n("staged_constant_bytes.heliac"), heliacInsns, insns("tflm"))
 	}
 	return nil
 }
+
+// pct2 is pct to a hundredth of a percent: instruction counts differ by less.
+func pct2(a, b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.2f%%", (float64(a)/float64(b)-1)*100)
+}
+
+// grouped writes n with its digits in groups of three: 6,684,527.
+func grouped(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+const usage = "usage: m55size [-insns-heliac FILE_K,FILE_K1 -insns-tflm FILE_K,FILE_K1] HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json, or m55size -table FIGURES"
 
 func run(args []string, w io.Writer) error {
 	if len(args) == 2 && args[0] == "-table" {
 		return table(args[1], w)
 	}
-	if len(args) != 4 {
-		return fmt.Errorf("usage: m55size HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json, or m55size -table FIGURES")
+	fs := flag.NewFlagSet("m55size", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	insnsHeliac := fs.String("insns-heliac", "", "insn_count.so's files of heliac's program run with K and K+1 invocations")
+	insnsTFLM := fs.String("insns-tflm", "", "the same of TFLM's program")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w\n%s", err, usage)
+	}
+	args = fs.Args()
+	if len(args) != 4 || (*insnsHeliac == "") != (*insnsTFLM == "") {
+		return errors.New(usage)
 	}
 	out, err := os.Open(args[2])
 	if err != nil {
@@ -257,10 +315,28 @@ func run(args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var counts [2]insns
+	var per [2]uint64
+	if *insnsHeliac != "" {
+		for i, files := range []string{*insnsHeliac, *insnsTFLM} {
+			if counts[i], err = readInsns(files); err != nil {
+				return err
+			}
+			if per[i], err = counts[i].PerInference(); err != nil {
+				return fmt.Errorf("%s: %w", files, err)
+			}
+		}
+	}
 	fmt.Fprintf(w, "flash_bytes.heliac=%d\nflash_bytes.tflm=%d\nflash_vs_tflm=%s\n", app.Flash, ref.Flash, pct(app.Flash, ref.Flash))
 	fmt.Fprintf(w, "ram_bytes.heliac=%d arenas=%d program=%d data=%d\n", app.RAM(), app.Arenas, app.Program, app.Data)
 	fmt.Fprintf(w, "ram_bytes.tflm=%d arena_used=%d program=%d data=%d\nram_vs_tflm=%s\n", ref.RAM(), ref.Arenas, ref.Program, ref.Data, pct(app.RAM(), ref.RAM()))
 	fmt.Fprintf(w, "staged_constant_bytes.heliac=%d\nram_vs_tflm_unstaged=%s\n", staged, pct(app.RAM()-staged, ref.RAM()))
+	if *insnsHeliac != "" {
+		for i, who := range []string{"heliac", "tflm"} {
+			fmt.Fprintf(w, "insns_per_inference.%s=%d n_k=%d n_k1=%d\n", who, per[i], counts[i].K, counts[i].K1)
+		}
+		fmt.Fprintf(w, "insns_vs_tflm=%s\n", pct(per[0], per[1]))
+	}
 	return nil
 }
 

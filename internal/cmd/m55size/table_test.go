@@ -10,10 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The table has a row per model of the figures file, with the figures
+// The table has a row per model and kernel build of the figures file, with the figures
 // of the right program in each column.
 func TestTable(t *testing.T) {
 	figures := `model=hello_world_int8.tflite
+rules=/x/stage-none.yaml
+kernels=cmsis-nn
 flash_bytes.heliac=42972
 flash_bytes.tflm=64224
 flash_vs_tflm=-33.1%
@@ -22,6 +24,9 @@ ram_bytes.tflm=7412 arena_used=628 program=6784 data=8
 ram_vs_tflm=-38.3%
 staged_constant_bytes.heliac=144
 ram_vs_tflm_unstaged=-40.2%
+insns_per_inference.heliac=1234567 n_k=1015000 n_k1=2249567
+insns_per_inference.tflm=2000000 n_k=2000000 n_k1=4000000
+insns_vs_tflm=-38.3%
 model=zero
 flash_bytes.heliac=1
 `
@@ -31,9 +36,14 @@ flash_bytes.heliac=1
 	require.NoError(t, run([]string{"-table", path}, &b))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	require.Len(t, lines, 4)
-	assert.Equal(t, "| hello_world_int8.tflite | 42972 (-33.1%) | 64224 | 4576 (176 + 4400) | 7412 (628 + 6784) | 144 | 4432 (-40.2%) |", lines[2])
-	assert.True(t, strings.HasPrefix(lines[3], "| zero | 1 (-) | 0 |"), lines[3])
+	assert.Equal(t, "| hello_world_int8.tflite | cmsis-nn | 42972 (-33.1%) | 64224 | 4576 (-38.3%; 176 + 4400) | 7412 (628 + 6784) | 144 | 1,234,567 (-38.27%) | 2,000,000 |", lines[2])
+	assert.True(t, strings.HasPrefix(lines[3], "| zero | - | 1 (-) | 0 |"), lines[3])
+	assert.True(t, strings.HasSuffix(lines[3], "| - | - |"), lines[3])
 
 	_, err := readFigures(strings.NewReader("flash_bytes.heliac=1\n"))
 	assert.Error(t, err, "figures before a model= line")
+
+	for n, want := range map[uint64]string{0: "0", 999: "999", 1000: "1,000", 6684527: "6,684,527", 533004123: "533,004,123"} {
+		assert.Equal(t, want, grouped(n))
+	}
 }
