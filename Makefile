@@ -23,13 +23,13 @@ build: ## build bin/heliac
 # failed and skipped tests with the skips' reasons. The test targets end
 # with a note of the tests skipped for want of ../shared (or
 # $$HELIAC_SHARED), whether or not the tests passed.
-# SWEEPS are the corpus sweeps of the driver, of the Cortex-M55 example, of stripe
-# and of emit (SWEEP_PKGS): heliac once per model, then external tools (tflm_run, QEMU,
+# SWEEPS are the corpus sweeps of the driver, of the Cortex-M55 example, of stripe,
+# of emit and of the command's zoo (SWEEP_PKGS): heliac once per model, then external tools (tflm_run, QEMU,
 # compilers, Python). They skip under the race detector, which slows them
 # tenfold and finds nothing there, and run in a second step without it
 # (driver's TestSweepsListed keeps the list whole).
-SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNConvContracts|TestCMSISNNCorpus|TestCMSISNNDepthwiseContracts|TestCMSISNNDepthwisePlans|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDefaultPlansOnEveryRunner|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestDispatcherSeesAClobber|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestOverwriteInputsNeverLarger|TestPatchesAutoChoice|TestPatchesAutoFitsFirst|TestPatchesAutoJudgedOnWholeArena|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestRuntimeBitExactCMSISNN|TestRuntimeCMSISNNBrokenPlans|TestRuntimeHarnessTFLMBackend|TestRuntimeSeesAClobber|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaDecode|TestTFLMArenaExact|TestTFLMArenaExactCMSISNN|TestTFLMArenaKernelVariants|TestTFLMArenaMathOps|TestTFLMArenaShapeOps|TestTFLMCMSISNNElementwise|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber|TestTFLiteCRunsInTFLM)$$
-SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/
+SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNConvContracts|TestCMSISNNCorpus|TestCMSISNNDepthwiseContracts|TestCMSISNNDepthwisePlans|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDefaultPlansOnEveryRunner|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestDispatcherSeesAClobber|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestOverwriteInputsNeverLarger|TestPatchesAutoChoice|TestPatchesAutoFitsFirst|TestPatchesAutoJudgedOnWholeArena|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestRuntimeBitExactCMSISNN|TestRuntimeCMSISNNBrokenPlans|TestRuntimeHarnessTFLMBackend|TestRuntimeSeesAClobber|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaDecode|TestTFLMArenaExact|TestTFLMArenaExactCMSISNN|TestTFLMArenaKernelVariants|TestTFLMArenaMathOps|TestTFLMArenaShapeOps|TestTFLMCMSISNNElementwise|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber|TestTFLiteCRunsInTFLM|TestZooCorpus)$$
+SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/ ./cmd/heliac/
 # SWEEPS_SPLIT are driver sweeps make test runs in a second go test beside
 # the others, so that the driver's long sweeps use both cores: about half
 # the driver's sweep time, by the slowest-tests lines make test prints.

@@ -29,9 +29,11 @@ func skipUnderRace(t *testing.T) {
 }
 
 // sweepDirs are the packages whose sweeps the Makefile's second step
-// runs: the driver's, the Cortex-M55 example's, stripe's (its TFLM proof)
-// and emit's (the corpus through the C compilers).
-var sweepDirs = []string{".", filepath.Join("..", "examples", "cortex-m55", "test"), filepath.Join("..", "stripe"), filepath.Join("..", "emit")}
+// runs: the driver's, the Cortex-M55 example's, stripe's (its TFLM proof),
+// emit's (the corpus through the C compilers) and the command's (the zoo
+// on the corpus).
+var sweepDirs = []string{".", filepath.Join("..", "examples", "cortex-m55", "test"), filepath.Join("..", "stripe"), filepath.Join("..", "emit"),
+	filepath.Join("..", "cmd", "heliac")}
 
 // TestSweepsListed checks that the Makefile's SWEEPS names exactly the
 // tests of sweepDirs that skip under -race: those that call skipUnderRace

@@ -116,9 +116,11 @@ func TestZooUsage(t *testing.T) {
 // expects every model's figures to be those of compiling it alone with the
 // same flags, and its report to draw a box per allocation,
 // as make bench does, unless a search stopped on its wall clock in either
-// (a loaded machine: the race detector with both cores busy can stop
-// dp_net's order search).
+// (a loaded machine can stop dp_net's order search). A corpus sweep: the
+// zoo's concurrency meets the race detector in the zoo package's tests and
+// TestZoo*, on a few models.
 func TestZooCorpus(t *testing.T) {
+	skipUnderRace(t)
 	shared := corpus.Require(t)
 	if testing.Short() {
 		t.Skip("compiles the whole corpus; skipped with -short")
@@ -163,5 +165,15 @@ func TestZooCorpus(t *testing.T) {
 			}
 		}
 		assert.Equal(t, boxes, strings.Count(string(report), `<rect class="alloc `), "%s: boxes in its report", r.Model)
+	}
+}
+
+// skipUnderRace skips a corpus sweep under the race detector; `make test`
+// runs it again without -race (the Makefile's SWEEPS, which driver's
+// TestSweepsListed keeps whole).
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("a corpus sweep: `make test` runs it without -race (SWEEPS in the Makefile)")
 	}
 }
