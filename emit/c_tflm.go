@@ -318,11 +318,9 @@ func (t *tflmGen) tensorTables() {
 		}
 		intList(fmt.Sprintf("inputs_%d", si), tensorInts(sg.Inputs))
 		intList(fmt.Sprintf("outputs_%d", si), tensorInts(sg.Outputs))
-		var order []int
-		if si < len(t.p.Schedule.Order) {
-			for _, oi := range t.p.Schedule.Order[si] {
-				order = append(order, int(oi))
-			}
+		order, skipped := t.invokeOrder(graph.SubgraphIndex(si))
+		if len(skipped) > 0 {
+			w.f("// Views the plan lays on their input's bytes, whose invoke would do\n// nothing (tflm_views.go), left out of order_%d: %s.\n", si, strings.Join(skipped, ", "))
 		}
 		intList(fmt.Sprintf("order_%d", si), order)
 	}
@@ -340,15 +338,30 @@ func (t *tflmGen) tensorTables() {
 			}
 			return fmt.Sprintf("%s_%d", name, si)
 		}
-		nOrder := 0
-		if si < len(t.p.Schedule.Order) {
-			nOrder = len(t.p.Schedule.Order[si])
-		}
+		order, _ := t.invokeOrder(graph.SubgraphIndex(si))
+		nOrder := len(order)
 		w.f("    {%s, %s, %s, %s, %s, %d, %d, %d, %d, %d, %d},\n", ref("tensors", len(sg.Tensors)), ref("evals", len(sg.Tensors)),
 			ref("inputs", len(sg.Inputs)), ref("outputs", len(sg.Outputs)), ref("order", nOrder),
 			len(sg.Tensors), len(sg.Inputs), len(sg.Outputs), len(sg.Ops), nOrder, t.firstOp[si])
 	}
 	w.WriteString("};\n")
+}
+
+// invokeOrder lists the operators of subgraph si that Invoke runs, in the
+// plan's order: all but the views skipsInvoke leaves out, which it names
+// ("5 RESHAPE").
+func (t *tflmGen) invokeOrder(si graph.SubgraphIndex) (order []int, skipped []string) {
+	if int(si) >= len(t.p.Schedule.Order) {
+		return nil, nil
+	}
+	for _, oi := range t.p.Schedule.Order[si] {
+		if t.skipsInvoke(si, oi, t.firstOp[si]+int(oi)) {
+			skipped = append(skipped, fmt.Sprintf("%d %s", oi, t.m.Subgraphs[si].Ops[oi].CodeName))
+			continue
+		}
+		order = append(order, int(oi))
+	}
+	return order, skipped
 }
 
 // tflmQuant returns a tensor's quantization as TFLM keeps it: only with

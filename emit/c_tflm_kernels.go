@@ -283,7 +283,7 @@ func (t *tflmGen) scratchText() {
 		"// plan for several: one after another, at multiples of 16, within the rows).\n")
 	w.f("constexpr bool kScratchExact = %t;\n", len(t.builds) == 1)
 	w.WriteString("// Scratch requests the kernels of any planned build make in all (at least\n// one per row).\n")
-	w.f("constexpr int kScratchHandleCount = %d;\n", t.handles)
+	w.f("constexpr size_t kScratchHandleCount = %d;\n", t.handles)
 }
 
 // buildNames lists builds by name: "tflm-reference, cmsis-nn (portable)".

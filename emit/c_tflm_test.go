@@ -1,6 +1,8 @@
 package emit_test
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/heliac/heliac/emit"
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -91,4 +94,85 @@ func TestTFLMRuntimeErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "operator 0:2 CUSTOM:MIX")
 	_, err = emit.C(m, buildPlan(t, m), emit.COptions{Runtime: "tvm"})
 	assert.ErrorContains(t, err, `unknown runtime "tvm"`)
+}
+
+// viewModel is RELU, then a view (op; EXPAND_DIMS with its axis, a
+// constant), then RELU, on tensors of type typ; with onInput the view
+// reads the model's input directly.
+func viewModel(op string, typ graph.ElementType, onInput bool) *graph.Model {
+	codes := map[string]graph.Opcode{"RESHAPE": 22, "SQUEEZE": 43, "EXPAND_DIMS": 70}
+	shapes := map[string][]int32{"RESHAPE": {4}, "SQUEEZE": {4}, "EXPAND_DIMS": {1, 1, 4}}
+	view := graph.Op{Code: codes[op], CodeName: op, Inputs: []graph.TensorID{1}, Outputs: []graph.TensorID{2}}
+	if op == "EXPAND_DIMS" {
+		view.Inputs = append(view.Inputs, 4)
+	}
+	ops := []graph.Op{
+		{Code: 19, CodeName: "RELU", Inputs: []graph.TensorID{0}, Outputs: []graph.TensorID{1}},
+		view,
+		{Code: 19, CodeName: "RELU", Inputs: []graph.TensorID{2}, Outputs: []graph.TensorID{3}},
+	}
+	if onInput {
+		ops[0].Outputs[0] = 5
+		ops[1].Inputs[0] = 0
+	}
+	return &graph.Model{
+		Buffers: []graph.Buffer{{}, {Data: []byte{0, 0, 0, 0}}},
+		Subgraphs: []graph.Subgraph{{
+			Tensors: []graph.Tensor{
+				tensor("input", typ, []int32{1, 4}, 0),
+				tensor("a", typ, []int32{1, 4}, 0),
+				tensor("view", typ, shapes[op], 0),
+				tensor("output", typ, []int32{1, 4}, 0),
+				tensor("axis", graph.Int32, []int32{1}, 1),
+				tensor("unread", typ, []int32{1, 4}, 0),
+			},
+			Ops:     ops,
+			Inputs:  []graph.TensorID{0},
+			Outputs: []graph.TensorID{3, 5},
+		}},
+	}
+}
+
+// A view whose output the plan lays on its input's bytes is left out of
+// the invoke order when TFLM's Eval would do nothing there (tflm_views.go);
+// its init and prepare still run (kOps keeps it). It runs when it has
+// bytes of its own, and for a type its Eval refuses.
+func TestTFLMRuntimeSkipsViews(t *testing.T) {
+	tests := []struct {
+		name    string
+		op      string
+		typ     graph.ElementType
+		onInput bool // the view reads the model's input, which liveness never aliases
+		noAlias bool // liveness.Options.NoAlias
+		order   string
+		skipped string // the comment's list; "" for none
+	}{
+		{"reshape on its input", "RESHAPE", graph.Int8, false, false, "{0, 2}", "1 RESHAPE"},
+		{"squeeze on its input", "SQUEEZE", graph.Float32, false, false, "{0, 2}", "1 SQUEEZE"},
+		{"expand_dims on its input", "EXPAND_DIMS", graph.Int16, false, false, "{0, 2}", "1 EXPAND_DIMS"},
+		{"expand_dims of int32: Eval fails", "EXPAND_DIMS", graph.Int32, false, false, "{0, 1, 2}", ""},
+		{"reshape with bytes of its own", "RESHAPE", graph.Int8, false, true, "{0, 1, 2}", ""},
+		{"reshape of the model's input", "RESHAPE", graph.Int8, true, false, "{0, 1, 2}", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := viewModel(tt.op, tt.typ, tt.onInput)
+			lt, err := liveness.Analyze(m, liveness.Options{NoAlias: tt.noAlias})
+			require.NoError(t, err)
+			p, err := plan.Build(context.Background(), m, lt, plan.Options{})
+			require.NoError(t, err)
+			files, err := emit.C(m, p, emit.COptions{Prefix: "v", Runtime: emit.RuntimeTFLM})
+			require.NoError(t, err)
+			cc := string(files[2].Data)
+			n := strings.Count(tt.order, ",") + 1
+			assert.Contains(t, cc, fmt.Sprintf("const int order_0[%d] = %s;", n, tt.order))
+			assert.Regexp(t, fmt.Sprintf(`\{tensors_0, evals_0, inputs_0, outputs_0, order_0, 6, 1, 2, 3, %d, 0\}`, n), cc)
+			if tt.skipped == "" {
+				assert.NotContains(t, cc, "left out of order_0")
+			} else {
+				assert.Contains(t, cc, "left out of order_0: "+tt.skipped+".")
+			}
+			assert.Contains(t, cc, fmt.Sprintf("{\"%s\", ", tt.op), "kOps keeps the view")
+		})
+	}
 }
