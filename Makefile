@@ -141,12 +141,16 @@ bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every
 		$(MAKE) --no-print-directory bench-m55; \
 	else echo; echo "Cortex-M55 flash/RAM/instructions table skipped: needs arm-none-eabi-g++, qemu-system-arm and ../shared (make bench-m55)"; fi
 
+# BENCH_BOARD(board folder, measure variable): the board's TestQEMU with
+# every model measured, then boardsize's table of the figures.
+BENCH_BOARD = fig=$$(mktemp); status=0; \
+	$(2)=$$fig $(GO) test -count=1 -v -timeout 90m -run '^TestQEMU$$' ./examples/$(1)/test/ | \
+		grep -E -e 'per model|bit-exact|differs|error|not built|^(ok|FAIL|---)' || status=1; \
+	$(GO) run ./internal/cmd/boardsize -table $$fig || status=1; rm -f $$fig; exit $$status
+
 .PHONY: bench-m55
 bench-m55: ## flash, RAM and instructions per inference (QEMU's insn_count.so) of heliac's Cortex-M55 program vs TFLM's MicroInterpreter, per model and kernel build (reference, CMSIS-NN), under QEMU (examples/cortex-m55)
-	@fig=$$(mktemp); status=0; \
-	HELIAC_M55_MEASURE=$$fig $(GO) test -count=1 -v -timeout 90m -run '^TestQEMU$$' ./examples/cortex-m55/test/ | \
-		grep -E -e 'per model|bit-exact|differs|error|not built|^(ok|FAIL|---)' || status=1; \
-	$(GO) run ./internal/cmd/m55size -table $$fig || status=1; rm -f $$fig; exit $$status
+	@$(call BENCH_BOARD,cortex-m55,HELIAC_M55_MEASURE)
 
 .PHONY: bench-go
 bench-go: ## run the Go benchmarks
