@@ -91,6 +91,7 @@ func TestParseRAM(t *testing.T) {
 func TestArenaSections(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
 		{"../../../examples/cortex-m55/an547.yaml", ".ddr_bss .dtcm_bss .flash_rodata .isram_bss .sram_bss .sram_data"},
+		{"../../../examples/cortex-m4/an386.yaml", ".psram_bss .ssram1_rodata .ssram2_bss .ssram3_bss .ssram3_data"},
 	} {
 		got, err := arenaSections(tc.file)
 		require.NoError(t, err)
