@@ -23,13 +23,13 @@ build: ## build bin/heliac
 # failed and skipped tests with the skips' reasons. The test targets end
 # with a note of the tests skipped for want of ../shared (or
 # $$HELIAC_SHARED), whether or not the tests passed.
-# SWEEPS are the corpus sweeps of the driver, of the Cortex-M55 example, of stripe,
-# of emit and of the command's zoo (SWEEP_PKGS): heliac once per model, then external tools (tflm_run, QEMU,
-# compilers, Python). They skip under the race detector, which slows them
+# SWEEPS are the corpus sweeps of the driver, of the Cortex-M55 and Cortex-M4
+# examples, of stripe, of emit and of the command's zoo (SWEEP_PKGS): heliac once per model, then
+# external tools (tflm_run, QEMU, compilers, Python). They skip under the race detector, which slows them
 # tenfold and finds nothing there, and run in a second step without it
 # (driver's TestSweepsListed keeps the list whole).
 SWEEPS := ^(TestApplyBitExactTFLM|TestBreakMirrorPad|TestCCompilesCorpus|TestCMSISNNConvContracts|TestCMSISNNCorpus|TestCMSISNNDepthwiseContracts|TestCMSISNNDepthwisePlans|TestCompileBuiltinPlatforms|TestCompileSetCorpus|TestDefaultPlansOnEveryRunner|TestDifferentialRuntime|TestDispatcherRunsEveryModel|TestDispatcherSeesAClobber|TestKernelScratchAtBound|TestMemoryPlanCheck|TestNeverWorseThanTFLM|TestOverwriteInputsNeverLarger|TestPatchesAutoChoice|TestPatchesAutoFitsFirst|TestPatchesAutoJudgedOnWholeArena|TestPatchesAutoTFLM|TestQEMU|TestRuntimeBitExact|TestRuntimeBitExactCMSISNN|TestRuntimeCMSISNNBrokenPlans|TestRuntimeHarnessTFLMBackend|TestRuntimeSeesAClobber|TestStripeRebuildMatchesApplyCachedCorpus|TestStripeRebuildMatchesApplyCorpus|TestStripeRebuildMatchesApplyGroupsCorpus|TestTFLMArenaDecode|TestTFLMArenaExact|TestTFLMArenaExactCMSISNN|TestTFLMArenaKernelVariants|TestTFLMArenaMathOps|TestTFLMArenaShapeOps|TestTFLMCMSISNNElementwise|TestTFLMHeadWithTFLMPlanner|TestTFLMPlansVerify|TestTFLMRewriteChangesNothing|TestTFLMRunsHeliacPlans|TestTFLMRunsTFLMPlacement|TestTFLMSeesAClobber|TestTFLiteCRunsInTFLM|TestZooCorpus)$$
-SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./stripe/ ./emit/ ./cmd/heliac/
+SWEEP_PKGS := ./driver/ ./examples/cortex-m55/test/ ./examples/cortex-m4/test/ ./stripe/ ./emit/ ./cmd/heliac/
 # SWEEPS_SPLIT are driver sweeps make test runs in a second go test beside
 # the others, so that the driver's long sweeps use both cores: about half
 # the driver's sweep time, by the slowest-tests lines make test prints.
@@ -123,9 +123,9 @@ cmsis-sweep: ## every corpus model TFLM runs on the emulated Cortex-M4F and M55 
 	grep -v -e '^=== ' -e '--- PASS' $$out; rm -f $$out; exit $$status
 
 .PHONY: full-sweep
-full-sweep: ## the driver's and the Cortex-M55 example's sweeps in full (make test runs subsets to stay under 15 minutes): every runner and model of cmsis-sweep, every one-operator model on tflm_run_m55, the runtime on every corpus model and 25 random ones, the README's TFLM program on the M55 for each model, every example model measured against TFLM
+full-sweep: ## the driver's and the Cortex-M55 and Cortex-M4 examples' sweeps in full (make test runs subsets to stay under 15 minutes): every runner and model of cmsis-sweep, every one-operator model on tflm_run_m55, the runtime on every corpus model and 25 random ones, the README's TFLM program on the M55 for each model, every example model measured against TFLM
 	@out=$$(mktemp); status=0; \
-	HELIAC_FULL_SWEEP=1 HELIAC_OP_SWEEP=1 HELIAC_M55_MEASURE=$$(mktemp) $(GO) test -count=1 -timeout 180m -run '$(SWEEPS)' -v $(SWEEP_PKGS) >$$out 2>&1 || status=$$?; \
+	HELIAC_FULL_SWEEP=1 HELIAC_OP_SWEEP=1 HELIAC_M55_MEASURE=$$(mktemp) HELIAC_M4_MEASURE=$$(mktemp) $(GO) test -count=1 -timeout 180m -run '$(SWEEPS)' -v $(SWEEP_PKGS) >$$out 2>&1 || status=$$?; \
 	grep -v -e '^=== ' -e '--- PASS' $$out; rm -f $$out; exit $$status
 
 .PHONY: stripe-proof
@@ -133,20 +133,33 @@ stripe-proof: ## the whole stripe proof: every proof model (the 224 MobileNetV2s
 	HELIAC_STRIPE_PROOF=full $(GO) test -count=1 -timeout 60m -run '^TestApplyBitExactTFLM$$' -v ./stripe/
 
 .PHONY: bench
-bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model; then the Cortex-M55 flash, RAM and instructions table (bench-m55)
+bench: ## print arena sizes vs lower bound vs TFLM, and planning time, for every corpus model; then the Cortex-M55 and Cortex-M4 flash, RAM and instructions tables (bench-m55, bench-m4)
 	$(GO) run ./internal/cmd/bench
 	@if command -v arm-none-eabi-g++ >/dev/null && command -v qemu-system-arm >/dev/null && \
 		test -f "$${HELIAC_SHARED:-../shared}/tflm/lib/cortex-m55/libtflm.a"; then \
 		echo; echo "Cortex-M55 (examples/cortex-m55, under QEMU): flash, RAM and instructions per inference of heliac's program vs TFLM's MicroInterpreter, reference and CMSIS-NN kernels"; \
 		$(MAKE) --no-print-directory bench-m55; \
 	else echo; echo "Cortex-M55 flash/RAM/instructions table skipped: needs arm-none-eabi-g++, qemu-system-arm and ../shared (make bench-m55)"; fi
+	@if command -v arm-none-eabi-g++ >/dev/null && command -v qemu-system-arm >/dev/null && \
+		test -f "$${HELIAC_SHARED:-../shared}/tflm/lib/cortex-m4/libtflm.a"; then \
+		echo; echo "Cortex-M4F (examples/cortex-m4, under QEMU): flash, RAM and instructions per inference of heliac's program vs TFLM's MicroInterpreter, reference and CMSIS-NN kernels"; \
+		$(MAKE) --no-print-directory bench-m4; \
+	else echo; echo "Cortex-M4F flash/RAM/instructions table skipped: needs arm-none-eabi-g++, qemu-system-arm and ../shared (make bench-m4)"; fi
+
+# BENCH_BOARD(board folder, measure variable): the board's TestQEMU with
+# every model measured, then boardsize's table of the figures.
+BENCH_BOARD = fig=$$(mktemp); status=0; \
+	$(2)=$$fig $(GO) test -count=1 -v -timeout 90m -run '^TestQEMU$$' ./examples/$(1)/test/ | \
+		grep -E -e 'per model|bit-exact|differs|error|not built|^(ok|FAIL|---)' || status=1; \
+	$(GO) run ./internal/cmd/boardsize -table $$fig || status=1; rm -f $$fig; exit $$status
 
 .PHONY: bench-m55
 bench-m55: ## flash, RAM and instructions per inference (QEMU's insn_count.so) of heliac's Cortex-M55 program vs TFLM's MicroInterpreter, per model and kernel build (reference, CMSIS-NN), under QEMU (examples/cortex-m55)
-	@fig=$$(mktemp); status=0; \
-	HELIAC_M55_MEASURE=$$fig $(GO) test -count=1 -v -timeout 90m -run '^TestQEMU$$' ./examples/cortex-m55/test/ | \
-		grep -E -e 'per model|bit-exact|differs|error|not built|^(ok|FAIL|---)' || status=1; \
-	$(GO) run ./internal/cmd/m55size -table $$fig || status=1; rm -f $$fig; exit $$status
+	@$(call BENCH_BOARD,cortex-m55,HELIAC_M55_MEASURE)
+
+.PHONY: bench-m4
+bench-m4: ## the same of heliac's Cortex-M4F program (examples/cortex-m4, QEMU's mps2-an386)
+	@$(call BENCH_BOARD,cortex-m4,HELIAC_M4_MEASURE)
 
 .PHONY: bench-go
 bench-go: ## run the Go benchmarks

@@ -52,7 +52,8 @@ var allowed = map[string][]string{
 	"internal/tflmrun":          {"internal/corpus"},
 	"internal/cmd/skips":        {"internal/corpus", "internal/tflmrun"},
 	"internal/cmd/testprogress": {},
-	"internal/cmd/m55size":      {},
+	"internal/cmd/boardsize":    {"config"},
+	"internal/exampletest":      {"internal/corpus"},
 	"internal/cmd/bench":        {".", "internal/corpus", "internal/tflmrun", "tflite", "graph", "liveness", "kernels", "plan", "plan/dsa", "emit", "driver", "tflmarena"},
 }
 

@@ -1,24 +1,28 @@
-// Command m55size prints the flash, RAM and instructions per inference a
-// model needs on the Cortex-M55 example (examples/cortex-m55): heliac's
-// program against the same model under TFLM's MicroInterpreter, both the
-// harness of driver/testdata/runtime over the same start-up code, linker
-// script and TFLM kernel build.
+// Command boardsize prints the flash, RAM and instructions per inference a
+// model needs on an example board (examples/cortex-m55, examples/cortex-m4):
+// heliac's program against the same model under TFLM's MicroInterpreter,
+// both the harness of driver/testdata/runtime over the same start-up code,
+// linker script and TFLM kernel build.
 //
-//	m55size [-insns-heliac K,K1 -insns-tflm K,K1] HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json
+//	boardsize -ram RANGES -platform PLATFORM [-insns-heliac K,K1 -insns-tflm K,K1] HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json
 //
-// TFLM_RUN_OUTPUT is what tflm_run_m55 (tflm_run_m55_cmsis for CMSIS-NN)
-// printed for the model (its arena_used_bytes= line: the arena TFLM needs
-// with those kernels on this core, their persistent data among it); PLAN.json is
-// heliac's plan (its staged constant arenas). Flash is every allocated
-// section with contents: code, read-only data, constants and the load
-// images of initialised RAM. RAM is every allocated section in the board's
-// RAM (DTCM, SRAM, ISRAM, DDR): for heliac its arenas (the sections of its
-// banks) plus the program's .data and .bss (the runtime's own state among
-// them); for TFLM arena_used_bytes plus the program's .data and .bss less
-// the arena buffer (g_arena). Staged constants are RAM heliac spends by
-// choice (copies of flash for speed): the figure without them is printed
-// too. Stack and heap are the same start-up code's in both and are left
-// out. Figures are printed, never judged.
+// RANGES are the board's RAM, START-END ranges (hexadecimal or decimal,
+// END exclusive) joined by commas, as the board's linker script has them;
+// PLATFORM is heliac's platform file for the board, whose banks' sections
+// (section, init_section) are heliac's arenas. TFLM_RUN_OUTPUT is what the
+// board's runner (tflm_run_m55, tflm_run_m4, or their _cmsis builds for
+// CMSIS-NN) printed for the model (its arena_used_bytes= line: the arena
+// TFLM needs with those kernels on this core, their persistent data among
+// it); PLAN.json is heliac's plan (its staged constant arenas). Flash is
+// every allocated section with contents: code, read-only data, constants
+// and the load images of initialised RAM. RAM is every allocated section
+// in RANGES: for heliac its arenas (the sections of its banks) plus the
+// program's .data and .bss (the runtime's own state among them); for TFLM
+// arena_used_bytes plus the program's .data and .bss less the arena buffer
+// (g_arena). Staged constants are RAM heliac spends by choice (copies of
+// flash for speed): the figure without them is printed too. Stack and heap
+// are the same start-up code's in both and are left out. Figures are
+// printed, never judged.
 //
 // Instructions: -insns-heliac and -insns-tflm name, for each program, the
 // files QEMU's plugin insn_count.so wrote (qemu_insns=N, the guest
@@ -28,12 +32,13 @@
 // programs). Instructions, not cycles: QEMU models no pipeline or wait
 // states.
 //
-//	m55size -table FIGURES
+//	boardsize -table FIGURES
 //
 // prints a table, one row per model and kernel build, of FIGURES: blocks of
 // a model=<name> line followed by what make measure printed for it, the
-// first form's lines and kernels= (TestQEMU writes them with
-// HELIAC_M55_MEASURE=FIGURES; make bench-m55).
+// first form's lines and kernels= (the examples' TestQEMU writes them with
+// HELIAC_M55_MEASURE=FIGURES or HELIAC_M4_MEASURE=FIGURES; make bench-m55,
+// make bench-m4).
 package main
 
 import (
@@ -47,18 +52,61 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/heliac/heliac/config"
 )
 
-// ramRanges are an547.ld's RAM regions, [start, end).
-var ramRanges = [][2]uint64{
-	{0x01000000, 0x01200000}, // SRAM
-	{0x20000000, 0x20080000}, // DTCM
-	{0x21000000, 0x21400000}, // ISRAM
-	{0x60000000, 0x70000000}, // DDR
+// board is what the figures need to know of a board: its RAM, [start,
+// end) ranges, and the sections of heliac's banks.
+type board struct {
+	ram    [][2]uint64
+	arenas map[string]bool
 }
 
-// arenaSections are the sections of heliac's banks (an547.yaml).
-var arenaSections = map[string]bool{".dtcm_bss": true, ".sram_bss": true, ".sram_data": true, ".isram_bss": true, ".ddr_bss": true}
+// parseRAM reads -ram's START-END,... ranges.
+func parseRAM(s string) ([][2]uint64, error) {
+	var out [][2]uint64
+	for _, r := range strings.Split(s, ",") {
+		lo, hi, ok := strings.Cut(strings.TrimSpace(r), "-")
+		if !ok {
+			return nil, fmt.Errorf("-ram %q: want START-END ranges joined by commas", s)
+		}
+		a, err := strconv.ParseUint(lo, 0, 64)
+		if err != nil {
+			return nil, fmt.Errorf("-ram %q: %w", s, err)
+		}
+		b, err := strconv.ParseUint(hi, 0, 64)
+		if err != nil {
+			return nil, fmt.Errorf("-ram %q: %w", s, err)
+		}
+		if b <= a {
+			return nil, fmt.Errorf("-ram %q: range %s ends before it starts", s, r)
+		}
+		out = append(out, [2]uint64{a, b})
+	}
+	return out, nil
+}
+
+// arenaSections reads the platform file's banks: the sections heliac's C
+// module puts their arenas in.
+func arenaSections(path string) (map[string]bool, error) {
+	p, err := config.ReadPlatform(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, b := range p.Banks {
+		for _, s := range []string{b.Section, b.InitSection} {
+			if s != "" {
+				out[s] = true
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no bank names a section", path)
+	}
+	return out, nil
+}
 
 // sizes is one program's figures.
 type sizes struct {
@@ -70,8 +118,8 @@ type sizes struct {
 
 func (s sizes) RAM() uint64 { return s.Arenas + s.Program }
 
-func inRAM(addr uint64) bool {
-	for _, r := range ramRanges {
+func (b board) inRAM(addr uint64) bool {
+	for _, r := range b.ram {
 		if addr >= r[0] && addr < r[1] {
 			return true
 		}
@@ -82,7 +130,7 @@ func inRAM(addr uint64) bool {
 // measure reads an ELF's figures. For the reference (ref true), the
 // symbol whose name holds "g_arena" is TFLM's arena buffer: its bytes count
 // as arenaBytes, what TFLM uses of it.
-func measure(path string, ref bool, arenaBytes uint64) (sizes, error) {
+func (b board) measure(path string, ref bool, arenaBytes uint64) (sizes, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return sizes{}, err
@@ -97,8 +145,8 @@ func measure(path string, ref bool, arenaBytes uint64) (sizes, error) {
 			s.Flash += sec.Size
 		}
 		switch {
-		case !inRAM(sec.Addr):
-		case !ref && arenaSections[sec.Name]:
+		case !b.inRAM(sec.Addr):
+		case !ref && b.arenas[sec.Name]:
 			s.Arenas += sec.Size
 		default:
 			s.Program += sec.Size
@@ -115,7 +163,7 @@ func measure(path string, ref bool, arenaBytes uint64) (sizes, error) {
 		return sizes{}, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, sym := range syms {
-		if strings.Contains(sym.Name, "g_arena") && elf.ST_TYPE(sym.Info) == elf.STT_OBJECT && inRAM(sym.Value) {
+		if strings.Contains(sym.Name, "g_arena") && elf.ST_TYPE(sym.Info) == elf.STT_OBJECT && b.inRAM(sym.Value) {
 			s.Program -= sym.Size
 			s.Arenas = arenaBytes
 			return s, nil
@@ -277,22 +325,32 @@ func grouped(n uint64) string {
 	return b.String()
 }
 
-const usage = "usage: m55size [-insns-heliac FILE_K,FILE_K1 -insns-tflm FILE_K,FILE_K1] HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json, or m55size -table FIGURES"
+const usage = "usage: boardsize -ram START-END,... -platform PLATFORM [-insns-heliac FILE_K,FILE_K1 -insns-tflm FILE_K,FILE_K1] HELIAC.elf TFLM.elf TFLM_RUN_OUTPUT PLAN.json, or boardsize -table FIGURES"
 
 func run(args []string, w io.Writer) error {
 	if len(args) == 2 && args[0] == "-table" {
 		return table(args[1], w)
 	}
-	fs := flag.NewFlagSet("m55size", flag.ContinueOnError)
+	fs := flag.NewFlagSet("boardsize", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	insnsHeliac := fs.String("insns-heliac", "", "insn_count.so's files of heliac's program run with K and K+1 invocations")
 	insnsTFLM := fs.String("insns-tflm", "", "the same of TFLM's program")
+	ram := fs.String("ram", "", "the board's RAM: START-END ranges joined by commas")
+	platform := fs.String("platform", "", "heliac's platform file for the board")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w\n%s", err, usage)
 	}
 	args = fs.Args()
-	if len(args) != 4 || (*insnsHeliac == "") != (*insnsTFLM == "") {
+	if len(args) != 4 || (*insnsHeliac == "") != (*insnsTFLM == "") || *ram == "" || *platform == "" {
 		return errors.New(usage)
+	}
+	var b board
+	var err error
+	if b.ram, err = parseRAM(*ram); err != nil {
+		return err
+	}
+	if b.arenas, err = arenaSections(*platform); err != nil {
+		return err
 	}
 	out, err := os.Open(args[2])
 	if err != nil {
@@ -303,11 +361,11 @@ func run(args []string, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", args[2], err)
 	}
-	app, err := measure(args[0], false, 0)
+	app, err := b.measure(args[0], false, 0)
 	if err != nil {
 		return err
 	}
-	ref, err := measure(args[1], true, used)
+	ref, err := b.measure(args[1], true, used)
 	if err != nil {
 		return err
 	}
@@ -342,7 +400,7 @@ func run(args []string, w io.Writer) error {
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "m55size:", err)
+		fmt.Fprintln(os.Stderr, "boardsize:", err)
 		os.Exit(1)
 	}
 }

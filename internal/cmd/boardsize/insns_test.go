@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -72,4 +73,33 @@ func TestReadInsns(t *testing.T) {
 
 	err = run([]string{"-insns-heliac", k + "," + k1, "a.elf", "b.elf", "out", "plan.json"}, &strings.Builder{})
 	assert.ErrorContains(t, err, "usage", "-insns-heliac without -insns-tflm")
+}
+
+// -ram reads START-END ranges, hexadecimal or decimal; a range that is
+// not one, or ends before it starts, is an error.
+func TestParseRAM(t *testing.T) {
+	got, err := parseRAM("0x20000000-0x20200000,16-32")
+	require.NoError(t, err)
+	assert.Equal(t, [][2]uint64{{0x20000000, 0x20200000}, {16, 32}}, got)
+	for _, bad := range []string{"", "0x20000000", "0x10-0x10", "x-1", "1-y"} {
+		_, err := parseRAM(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+// -platform's banks name the arena sections: each section and init_section.
+func TestArenaSections(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"../../../examples/cortex-m55/an547.yaml", ".ddr_bss .dtcm_bss .flash_rodata .isram_bss .sram_bss .sram_data"},
+		{"../../../examples/cortex-m4/an386.yaml", ".psram_bss .ssram1_rodata .ssram2_bss .ssram3_bss .ssram3_data"},
+	} {
+		got, err := arenaSections(tc.file)
+		require.NoError(t, err)
+		var names []string
+		for s := range got {
+			names = append(names, s)
+		}
+		sort.Strings(names)
+		assert.Equal(t, tc.want, strings.Join(names, " "), tc.file)
+	}
 }

@@ -1,7 +1,8 @@
 /* newlib's system calls over Arm semihosting (see the Arm "Semihosting for
  * AArch32 and AArch64" specification, v2): stdout and stderr go to the
  * host's console, exit ends QEMU with the program's status, the heap
- * grows in DTCM up to the stack. Link with --specs=nano.specs
+ * grows from the linker script's `end` up to its __heap_limit, below the
+ * stack (the AN547's DTCM, the AN386's SSRAM2). Link with --specs=nano.specs
  * -nostartfiles. */
 #include <errno.h>
 #include <stddef.h>

@@ -1,9 +1,14 @@
-/* Start-up code for QEMU's -M mps3-an547 (Cortex-M55), with an547.ld.
+/* Start-up code for the example boards: QEMU's -M mps3-an547 (Cortex-M55,
+ * Armv8.1-M) with ../cortex-m55/an547.ld and -M mps2-an386 (Cortex-M4F,
+ * Armv7E-M) with ../cortex-m4/an386.ld. The linker script gives the
+ * vector table's place (.vectors, where the core reads it at reset),
+ * __stack_top, and the copy and zero tables.
  *
- * At reset: turn on the FPU and MVE (CPACR: CP10 and CP11 full access, as
- * the hard-float TFLM library needs), copy every initialised RAM section
- * from its load image in the flash (QSPI) and zero .bss (the linker
- * script's copy and zero tables), turn on the configurable fault handlers,
+ * At reset: turn on the FPU (and the M55's MVE: CPACR, CP10 and CP11 full
+ * access, as the hard-float TFLM libraries need), copy every initialised
+ * RAM section from its load image in the program's image (the AN547's
+ * QSPI flash, the AN386's SSRAM1) and zero .bss (the linker script's copy
+ * and zero tables), turn on the configurable fault handlers,
  * run C++ constructors, then exit through Arm semihosting with main's
  * return value. main's arguments are the semihosting command line (QEMU's
  * -semihosting-config arg=...), split at spaces. A fault prints its status registers and exits 99. */
@@ -101,7 +106,8 @@ __attribute__((naked, noreturn)) void Reset_Handler(void)
 typedef void (*handler_t)(void);
 
 /* The first 16 entries of the vector table (the core's exceptions); the
- * example uses no interrupts. */
+ * example uses no interrupts. Entry 7 is the M55's SecureFault and
+ * reserved on Armv7E-M, where it is never taken. */
 __attribute__((section(".vectors"), used)) const handler_t vectors[16] = {
 	(handler_t)(uintptr_t)&__stack_top,
 	Reset_Handler,

@@ -1,5 +1,5 @@
-/* Arm semihosting on the Cortex-M55 (BKPT 0xAB), as QEMU's -semihosting
- * serves it: the few calls the example needs. */
+/* Arm semihosting on the Cortex-M55 and the Cortex-M4 (BKPT 0xAB), as
+ * QEMU's -semihosting serves it: the few calls the examples need. */
 #ifndef SEMIHOST_H
 #define SEMIHOST_H
 

@@ -1,0 +1,5 @@
+//go:build !race
+
+package cortexm4_test
+
+const raceEnabled = false
