@@ -37,19 +37,30 @@ import (
 // each quick under QEMU and small enough for either board. All are models
 // TFLM runs (../shared/bench/tflm-reference.tsv).
 var CorpusModels = []string{
-	"ambiq/cnn_s_quantized.tflite",              // CNN, keyword spotting
-	"mlperf-tiny/kws_ref_model.tflite",          // DS-CNN, keyword spotting
-	"mlperf-tiny/pretrainedResnet_quant.tflite", // ResNet-8, image classification
-	"tflite-micro/person_detect.tflite",         // MobileNet, person detection
-	"tflite-micro/magic_wand.tflite",            // float CNN, gestures
-	"esphome-mww/okay_nabu_v2.tflite",           // streaming wake word (resource variables)
-	"esphome-mww/vad_v2.tflite",                 // streaming voice activity (resource variables)
-	"tflite-micro/trained_lstm_int8.tflite",     // UNIDIRECTIONAL_SEQUENCE_LSTM
-	"ambiq-nnse/LSTM_8x8bit.tflite",             // unrolled LSTM, speech enhancement
-	"coral/keras_lstm_mnist_ptq.tflite",         // LSTM
-	"mlperf-tiny/ad01_int8.tflite",              // autoencoder, anomaly detection
-	"litert/multi_subgraphs_while.bin",          // WHILE
-	"litert/call_once_mul.bin",                  // CALL_ONCE
+	"ambiq/cnn_s_quantized.tflite",                 // CNN, keyword spotting
+	"mlperf-tiny/kws_ref_model.tflite",             // DS-CNN, keyword spotting
+	"mlperf-tiny/pretrainedResnet_quant.tflite",    // ResNet-8, image classification
+	"tflite-micro/person_detect.tflite",            // MobileNet, person detection
+	"tflite-micro/magic_wand.tflite",               // float CNN, gestures
+	"esphome-mww/okay_nabu_v2.tflite",              // streaming wake word (resource variables)
+	"esphome-mww/vad_v2.tflite",                    // streaming voice activity (resource variables)
+	"tflite-micro/trained_lstm_int8.tflite",        // UNIDIRECTIONAL_SEQUENCE_LSTM
+	"ambiq-nnse/LSTM_8x8bit.tflite",                // unrolled LSTM, speech enhancement
+	"coral/keras_lstm_mnist_ptq.tflite",            // LSTM
+	"mlperf-tiny/ad01_int8.tflite",                 // autoencoder, anomaly detection
+	"litert/multi_subgraphs_while.bin",             // WHILE
+	"litert/call_once_mul.bin",                     // CALL_ONCE
+	"mlperf-tiny/vww_96_int8.tflite",               // MobileNet, visual wake words
+	"mlperf-tiny/ad01_fp32.tflite",                 // float autoencoder, anomaly detection
+	"tflite-micro/keyword_scrambled.tflite",        // keyword spotting, int16 activations
+	"tflite-micro/audio_preprocessor_float.tflite", // audio front end, float
+	"tflite-micro/seanet_conv10.tflite",            // SEANet convolution, audio
+	"tflite-micro/seanet_transpose_conv0.tflite",   // SEANet TRANSPOSE_CONV, audio
+	"tflite-micro/trained_lstm.tflite",             // float UNIDIRECTIONAL_SEQUENCE_LSTM
+	"go-tflite/text_classification.tflite",         // embedding and pooling, text
+	"tflite-micro/model_runner_model.tflite",       // small CNN
+	"litert/fc_qat.bin",                            // FULLY_CONNECTED, quantization-aware
+	"go-tflite/iris.tflite",                        // float MLP
 }
 
 // seeds are the input seeds each model runs with, 3 invocations each.
@@ -78,7 +89,10 @@ type Board struct {
 	// CorpusModels run with HELIAC_FULL_SWEEP=1 or MeasureEnv; CIModels,
 	// of them, always (make test), ShortModels (bundled) alone under
 	// -short.
-	CorpusModels          []string
+	CorpusModels []string
+	// Excluded are CorpusModels the board does not run, each with the
+	// reason (a model that does not fit its banks, say).
+	Excluded              map[string]string
 	CIModels, ShortModels map[string]bool
 	// RefModels are the models on which the harness over TFLM's
 	// MicroInterpreter (ref.elf) is checked against the runner: the check
@@ -285,6 +299,10 @@ func Run(t *testing.T, board Board) {
 	}
 	if !testing.Short() {
 		for _, m := range e.CorpusModels {
+			if reason, ok := e.Excluded[m]; ok {
+				t.Logf("%s not run on this board: %s", m, reason)
+				continue
+			}
 			if measure || os.Getenv("HELIAC_FULL_SWEEP") != "" || e.CIModels[m] {
 				models = append(models, filepath.Join(e.shared, "corpus", m))
 			}
