@@ -38,7 +38,9 @@
 // a model=<name> line followed by what make measure printed for it, the
 // first form's lines and kernels= (the examples' TestQEMU writes them with
 // HELIAC_M55_MEASURE=FIGURES or HELIAC_M4_MEASURE=FIGURES; make bench-m55,
-// make bench-m4).
+// make bench-m4); below it, per kernel build, the geometric mean of
+// heliac's instructions per inference over TFLM's, and every row where
+// heliac's program is not below TFLM's in instructions, RAM or flash.
 package main
 
 import (
@@ -49,6 +51,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -301,7 +304,66 @@ func table(path string, w io.Writer) error {
 			ref, r.fields["ram_bytes.tflm arena_used"], r.fields["ram_bytes.tflm program"],
 			n("staged_constant_bytes.heliac"), heliacInsns, insns("tflm"))
 	}
+	summary(rows, w)
 	return nil
+}
+
+// summary prints, below the table, per kernel build the geometric mean of
+// heliac's instructions per inference over TFLM's, then every row where
+// heliac's program is not below TFLM's in instructions, RAM or flash.
+func summary(rows []figureRow, w io.Writer) {
+	type mean struct {
+		logSum float64
+		n      int
+	}
+	means := map[string]*mean{}
+	var builds, notBelow []string
+	for _, r := range rows {
+		n := func(k string) uint64 {
+			v, _ := strconv.ParseUint(r.values[k], 10, 64)
+			return v
+		}
+		kernels := r.values["kernels"]
+		if kernels == "" {
+			kernels = "-"
+		}
+		if means[kernels] == nil {
+			means[kernels] = &mean{}
+			builds = append(builds, kernels)
+		}
+		var not []string
+		for _, c := range []struct{ what, key string }{
+			{"instructions", "insns_per_inference"}, {"RAM", "ram_bytes"}, {"flash", "flash_bytes"},
+		} {
+			h, t := n(c.key+".heliac"), n(c.key+".tflm")
+			if r.values[c.key+".heliac"] == "" || t == 0 {
+				continue
+			}
+			if c.key == "insns_per_inference" {
+				means[kernels].logSum += math.Log(float64(h) / float64(t))
+				means[kernels].n++
+			}
+			if h >= t {
+				not = append(not, fmt.Sprintf("%s %s vs %s (%s)", c.what, grouped(h), grouped(t), pct2(h, t)))
+			}
+		}
+		if len(not) > 0 {
+			notBelow = append(notBelow, fmt.Sprintf("%s (%s): %s", r.model, kernels, strings.Join(not, ", ")))
+		}
+	}
+	fmt.Fprintln(w)
+	for _, k := range builds {
+		if m := means[k]; m.n > 0 {
+			g := math.Exp(m.logSum / float64(m.n))
+			fmt.Fprintf(w, "geometric mean of heliac/TFLM instructions per inference, kernels %s: %.4f (%+.2f%%) over %d models\n", k, g, (g-1)*100, m.n)
+		}
+	}
+	if len(notBelow) == 0 {
+		fmt.Fprintln(w, "heliac below TFLM in instructions, RAM and flash on every model")
+	}
+	for _, l := range notBelow {
+		fmt.Fprintln(w, "not below TFLM: "+l)
+	}
 }
 
 // pct2 is pct to a hundredth of a percent: instruction counts differ by less.

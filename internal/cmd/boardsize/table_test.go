@@ -35,7 +35,11 @@ flash_bytes.heliac=1
 	var b strings.Builder
 	require.NoError(t, run([]string{"-table", path}, &b))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	require.Len(t, lines, 4)
+	require.Len(t, lines, 7)
+	assert.Equal(t, []string{
+		"geometric mean of heliac/TFLM instructions per inference, kernels cmsis-nn: 0.6173 (-38.27%) over 1 models",
+		"heliac below TFLM in instructions, RAM and flash on every model",
+	}, lines[5:7])
 	assert.Equal(t, "| hello_world_int8.tflite | cmsis-nn | 42972 (-33.1%) | 64224 | 4576 (-38.3%; 176 + 4400) | 7412 (628 + 6784) | 144 | 1,234,567 (-38.27%) | 2,000,000 |", lines[2])
 	assert.True(t, strings.HasPrefix(lines[3], "| zero | - | 1 (-) | 0 |"), lines[3])
 	assert.True(t, strings.HasSuffix(lines[3], "| - | - |"), lines[3])
@@ -46,4 +50,29 @@ flash_bytes.heliac=1
 	for n, want := range map[uint64]string{0: "0", 999: "999", 1000: "1,000", 6684527: "6,684,527", 533004123: "533,004,123"} {
 		assert.Equal(t, want, grouped(n))
 	}
+}
+
+// The summary names every row where heliac is not below TFLM, with both
+// figures, and the geometric mean is over the rows with both counts.
+func TestSummary(t *testing.T) {
+	rows, err := readFigures(strings.NewReader(`model=a
+kernels=reference
+flash_bytes.heliac=90
+flash_bytes.tflm=100
+ram_bytes.heliac=100 arenas=1 program=99
+ram_bytes.tflm=100 arena_used=1 program=99
+insns_per_inference.heliac=2000
+insns_per_inference.tflm=1000
+model=b
+kernels=reference
+insns_per_inference.heliac=500
+insns_per_inference.tflm=1000
+`))
+	require.NoError(t, err)
+	var b strings.Builder
+	summary(rows, &b)
+	assert.Equal(t, `
+geometric mean of heliac/TFLM instructions per inference, kernels reference: 1.0000 (+0.00%) over 2 models
+not below TFLM: a (reference): instructions 2,000 vs 1,000 (+100.00%), RAM 100 vs 100 (+0.00%)
+`, b.String())
 }
