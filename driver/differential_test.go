@@ -384,10 +384,8 @@ func diffConfig(t *testing.T, seed int64, kernelsName, cpu string) driver.Config
 // for a model (TFLM's own run of it being fine), under which such a model
 // counts as skipped rather than failed: an operator the runtime's TFLM
 // has no kernel registration for, or whose kernel data heliac has no
-// figure for (kernels.TFLM), or one shared_name in two containers (the
-// runtime tells resource variables by shared_name alone).
-var diffRuntimeSkips = []string{"TFLM has no kernel for it", "has no data on what its TFLM kernel keeps",
-	"the runtime tells variables by name"}
+// figure for (kernels.TFLM).
+var diffRuntimeSkips = []string{"TFLM has no kernel for it", "has no data on what its TFLM kernel keeps"}
 
 // diffRuntime compiles a model (data, written at orig) that TFLM runs with
 // --runtime tflm for the host, builds it with the harness and requires
