@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -79,12 +78,9 @@ type diffTally struct {
 	features  validmodel.Features
 	keep      string // where failing models are kept, once one fails
 	// runtime counts the models whose outputs heliac's runtime printed
-	// and compared; runtimeSkipped those it did not run, by reason.
-	runtime        int
-	runtimeSkipped map[string]int
-	// noKernelData counts, per operator, the skipped models that have
-	// one heliac has no kernel data for (kernels.TFLM).
-	noKernelData map[string]int
+	// and compared; runtimeNotRun those tflm_run did not run over all
+	// the runtime's seeds and invocations.
+	runtime, runtimeNotRun int
 	// cmsis counts the models also run on tflm_run_cmsis (the default
 	// plan, and one for --kernels cmsis-nn --cpu generic).
 	cmsis int
@@ -208,30 +204,9 @@ func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
 		t.Log(tally.stripes.text())
 	}
 	if kit != nil {
-		t.Logf("heliac's runtime: %d models compared with tflm_run's outputs, %s", tally.runtime, tally.skippedText())
+		t.Logf("heliac's runtime: %d models compared with tflm_run's outputs, %d skipped (tflm_run fails on them with some seed)",
+			tally.runtime, tally.runtimeNotRun)
 	}
-}
-
-// skippedText lists the models the runtime did not run, by reason.
-func (tally *diffTally) skippedText() string {
-	tally.mu.Lock()
-	defer tally.mu.Unlock()
-	n := 0
-	reasons := make([]string, 0, len(tally.runtimeSkipped))
-	for r, k := range tally.runtimeSkipped {
-		n += k
-		reasons = append(reasons, fmt.Sprintf("\n    %4d %s", k, r))
-	}
-	sort.Strings(reasons)
-	ops := make([]string, 0, len(tally.noKernelData))
-	for op, k := range tally.noKernelData {
-		ops = append(ops, fmt.Sprintf("%s %d", op, k))
-	}
-	sort.Strings(ops)
-	if len(ops) > 0 {
-		reasons = append(reasons, "\n  operators without kernel data (kernels.TFLM), with the models that have one: "+strings.Join(ops, ", "))
-	}
-	return fmt.Sprintf("%d skipped%s", n, strings.Join(reasons, ""))
 }
 
 // diffRegressionSeeds are seeds on which the differential test once found
@@ -380,44 +355,16 @@ func diffConfig(t *testing.T, seed int64, kernelsName, cpu string) driver.Config
 	return cfg
 }
 
-// diffRuntimeSkips are the messages of heliac's refusals to make a runtime
-// for a model (TFLM's own run of it being fine), under which such a model
-// counts as skipped rather than failed: an operator the runtime's TFLM
-// has no kernel registration for, or whose kernel data heliac has no
-// figure for (kernels.TFLM), or one shared_name in two containers (the
-// runtime tells resource variables by shared_name alone).
-var diffRuntimeSkips = []string{"TFLM has no kernel for it", "has no data on what its TFLM kernel keeps",
-	"the runtime tells variables by name"}
-
 // diffRuntime compiles a model (data, written at orig) that TFLM runs with
 // --runtime tflm for the host, builds it with the harness and requires
 // its output lines to be tflm_run's on the original for each of
 // diffRunSeeds, interopInvokes invocations each.
 func diffRuntime(t *testing.T, kit *harnessKit, tool string, seed int64, m *graph.Model, data []byte, orig string, tally *diffTally) {
-	skip := func(reason string, missing map[string]bool) {
-		tally.mu.Lock()
-		defer tally.mu.Unlock()
-		if tally.runtimeSkipped == nil {
-			tally.runtimeSkipped, tally.noKernelData = map[string]int{}, map[string]int{}
-		}
-		tally.runtimeSkipped[reason]++
-		for op := range missing {
-			tally.noKernelData[op]++
-		}
-	}
 	name := fmt.Sprintf("diff_%d", seed)
 	cfg := runtimeConfig(t, name, referenceKernels)
 	out, err := driver.Compile(context.Background(), data, cfg)
 	if err != nil {
-		for _, s := range diffRuntimeSkips {
-			if strings.Contains(err.Error(), s) {
-				// "operator 0:3 FOO: ..." counts by the first such
-				// operator's name; noKernelData by all of them.
-				reason := regexp.MustCompile(`operator \d+:\d+ `).ReplaceAllString(oneLine(err.Error()), "operator ")
-				skip(regexp.MustCompile(`named "[^"]*"`).ReplaceAllString(reason, "named <v>"), noKernelData(m))
-				return
-			}
-		}
+		// The runtime refuses only what TFLM cannot run (issue 34).
 		kept := tally.keepModels(t, seed, data, nil)
 		t.Fatalf("seed %d: heliac does not compile --runtime tflm for a model TFLM runs (kept in %s): %v", seed, kept, err)
 	}
@@ -431,7 +378,9 @@ func diffRuntime(t *testing.T, kit *harnessKit, tool string, seed int64, m *grap
 		want, err := oracle(tool, orig, rs, interopInvokes, diffArena)
 		require.NoError(t, err, "seed %d", seed)
 		if e := want.error(); e != "" {
-			skip("TFLM does not run it: "+oneLine(e), nil)
+			tally.mu.Lock()
+			tally.runtimeNotRun++
+			tally.mu.Unlock()
 			return
 		}
 		got, err := kit.runHarness(exe, rs, interopInvokes, time.Minute)
@@ -520,21 +469,6 @@ func diagnose(t *testing.T, tool, dir string, data []byte, cfg driver.Config, ma
 		return "hint: the runs agree only with views in buffers of their own and in the model's operator order"
 	}
 	return "hint: the runs differ even with views in buffers of their own and in the model's order: not the plan's aliasing or order (the emitted model itself?)"
-}
-
-// noKernelData returns the names of m's operators heliac has no kernel
-// data for (kernels.TFLM on host64).
-func noKernelData(m *graph.Model) map[string]bool {
-	out := map[string]bool{}
-	for si := range m.Subgraphs {
-		for oi := range m.Subgraphs[si].Ops {
-			op := &m.Subgraphs[si].Ops[oi]
-			if _, ok := kernels.TFLM(m, graph.SubgraphIndex(si), op, 8); !ok {
-				out[op.Name()] = true
-			}
-		}
-	}
-	return out
 }
 
 // resourceTensors returns the trace key prefixes ("<subgraph>.<tensor>.")

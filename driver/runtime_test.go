@@ -137,16 +137,32 @@ func runtimeConfig(t *testing.T, name string, k runtimeKernels) driver.Config {
 	return cfg
 }
 
+// runtimeReferencePlans are the plans TestRuntimeBitExact runs under
+// TFLM's reference kernels: one for them (--kernels tflm-reference), and
+// the default (--kernels any), whose kernel-scratch rows are packed for
+// several kernel builds and whose kernel data is sized for each, with
+// "/any" after the model's label. bundled: make test runs the plan on the
+// bundled models' corpus files besides every eighth corpus model.
+var runtimeReferencePlans = []struct {
+	suffix  string
+	k       runtimeKernels
+	bundled bool
+}{
+	{"", referenceKernels, false},
+	{"/any", runtimeKernels{}, true},
+}
+
 // TestRuntimeBitExact is issue 22's first done-when check: for every
 // corpus model TFLM runs (-short: the bundled models; make test: every
 // eighth one, HELIAC_FULL_SWEEP=1 all), heliac's runtime
 // (--runtime tflm, built for the host against ../shared/tflm) prints
 // exactly tflm_run's output lines on the original model, for seeds 1..3
-// with three invocations each; on the generic platform, and for some
-// models (every bundled one) also on two RAM banks with staged and cold
-// constants. It logs
-// one line per model: bit-exact, differs (the first differing line), or
-// the compile, build or init error.
+// with three invocations each, with each plan of runtimeReferencePlans
+// (make test: the default plan on the bundled models' corpus files too);
+// on the generic platform, and for some models (every bundled one) also
+// on two RAM banks with staged and cold constants. It logs one line per
+// model and plan: bit-exact, differs (the first differing line), or the
+// compile, build or init error.
 func TestRuntimeBitExact(t *testing.T) {
 	skipUnderRace(t)
 	tool := tflmrun.Require(t)
@@ -155,20 +171,29 @@ func TestRuntimeBitExact(t *testing.T) {
 	var table resultTable
 	start := time.Now()
 	full := os.Getenv(envFullSweep) != ""
+	bundled := map[string]bool{}
+	for _, f := range testModels(t) {
+		bundled[emit.ModelName(f)] = true
+	}
 	t.Run("models", func(t *testing.T) {
 		for i, m := range runtimeModels(t) {
-			if !full && !testing.Short() && i%8 != 0 && strings.Contains(m.path, string(filepath.Separator)+"corpus"+string(filepath.Separator)) {
-				// make test runs every eighth corpus model; HELIAC_FULL_SWEEP=1 all.
-				continue
-			}
-			t.Run(m.label(), func(t *testing.T) {
-				t.Parallel()
-				result, err := runtimeCheck(t, kit, tool, m, referenceKernels, arenas[emit.ModelName(m.name)])
-				table.set(m.label(), result)
-				if err != nil {
-					t.Error(err)
+			eighth := full || testing.Short() || i%8 == 0 || !strings.Contains(m.path, string(filepath.Separator)+"corpus"+string(filepath.Separator))
+			for _, p := range runtimeReferencePlans {
+				// make test runs every eighth corpus model, and the default
+				// plan on the bundled models' too; HELIAC_FULL_SWEEP=1 all.
+				if !eighth && (!p.bundled || !bundled[emit.ModelName(m.name)] || m.multiBank) {
+					continue
 				}
-			})
+				label := m.label() + p.suffix
+				t.Run(label, func(t *testing.T) {
+					t.Parallel()
+					result, err := runtimeCheck(t, kit, tool, m, p.k, arenas[emit.ModelName(m.name)])
+					table.set(label, result)
+					if err != nil {
+						t.Error(err)
+					}
+				})
+			}
 		}
 	})
 	table.log(t, fmt.Sprintf("heliac's runtime vs tflm_run, seeds %v x %d invocations, %v", runtimeSeeds, runtimeInvokes, time.Since(start).Round(time.Second)))

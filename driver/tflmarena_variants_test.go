@@ -26,8 +26,9 @@ import (
 // opModel builds a small model around one kernel's variant, for checking
 // what that kernel takes from TFLM's arena where no corpus model has it.
 type opModel struct {
-	m *graph.Model
-	r *rand.Rand
+	m   *graph.Model
+	r   *rand.Rand
+	cur graph.SubgraphIndex // the subgraph being built (subgraph)
 }
 
 func newOpModel(seed int64) *opModel {
@@ -35,7 +36,19 @@ func newOpModel(seed int64) *opModel {
 		r: rand.New(rand.NewSource(seed))}
 }
 
-func (b *opModel) sg() *graph.Subgraph { return &b.m.Subgraphs[0] }
+func (b *opModel) sg() *graph.Subgraph { return &b.m.Subgraphs[b.cur] }
+
+// subgraph adds a subgraph, builds it with build (the methods below add
+// to it meanwhile) and returns its index.
+func (b *opModel) subgraph(name string, build func()) graph.SubgraphIndex {
+	prev := b.cur
+	b.cur = graph.SubgraphIndex(len(b.m.Subgraphs))
+	b.m.Subgraphs = append(b.m.Subgraphs, graph.Subgraph{Name: name})
+	build()
+	s := b.cur
+	b.cur = prev
+	return s
+}
 
 // q is a per-tensor quantization; qc one with a scale per channel along
 // dim.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/kernels"
+	"github.com/heliac/heliac/liveness"
 )
 
 // Runtime says whether the C module runs the model (COptions.Runtime).
@@ -143,14 +144,37 @@ func (t *tflmGen) collect() error {
 	if n > math.MaxInt32/2 {
 		return fmt.Errorf("emit: runtime: %d operators are too many", n)
 	}
-	for _, v := range t.vars {
-		for _, w := range t.vars {
-			if v.Alloc != w.Alloc && v.Name == w.Name {
-				return fmt.Errorf("emit: runtime: two resource variables are named %s (in two containers); the runtime tells variables by name", quoted(v.Name))
+	return nil
+}
+
+// handleVariables gives each VAR_HANDLE operator (by its row in kOps) the
+// kVariables row of the variable it names by liveness.Variable's rule,
+// -1 for a handle that may name several (liveness.HandleNames). The
+// runtime learns which TFLM resource id a handle's prepare gave it and so
+// which of the plan's variables that id is: TFLM tells variables by
+// container and shared_name, and may have neither
+// (micro_resource_variable.cc FindId @90b983c), so names cannot say.
+func (t *tflmGen) handleVariables() map[int]int {
+	names := liveness.HandleNames(t.m)
+	out := map[int]int{}
+	for si := range t.m.Subgraphs {
+		for oi := range t.m.Subgraphs[si].Ops {
+			op := &t.m.Subgraphs[si].Ops[oi]
+			if op.Code != graph.VarHandle || len(op.Outputs) != 1 {
+				continue
 			}
+			row := -1
+			if n := names[graph.TensorRef{Subgraph: graph.SubgraphIndex(si), Tensor: op.Outputs[0]}]; len(n) == 1 {
+				for i, v := range t.vars {
+					if v.Key.Variable == n[0] {
+						row = i
+					}
+				}
+			}
+			out[t.firstOp[si]+oi] = row
 		}
 	}
-	return nil
+	return out
 }
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }
@@ -261,7 +285,7 @@ func (t *tflmGen) tables() {
 	w.WriteString("\n// The plan's resource variables: each one's name, size and bytes.\n")
 	w.f("const VariableInfo kVariables[%d] = {\n", max(len(t.vars), 1))
 	for _, v := range t.vars {
-		w.f("    {%s, %d},\n", cString(v.Name), v.Size)
+		w.f("    {%s, %d},\n", cString(v.Key.String()), v.Size)
 	}
 	if len(t.vars) == 0 {
 		w.WriteString("    {\"\", 0},\n")
@@ -428,6 +452,7 @@ func elements(shape []int32) int64 {
 func (t *tflmGen) opTables() {
 	w := t.w
 	scratch := t.scratchRows()
+	handles := t.handleVariables()
 	w.WriteString("\n// The operators, in model order, subgraph by subgraph.\n")
 	var rowsText []string
 	for si := range t.m.Subgraphs {
@@ -460,19 +485,23 @@ func (t *tflmGen) opTables() {
 				custom = fmt.Sprintf("custom_%d", i)
 			}
 			sc := scratch[graph.OpRef{Subgraph: graph.SubgraphIndex(si), Op: graph.OpIndex(oi)}]
-			rowsText = append(rowsText, fmt.Sprintf("    {%s, %s, %s, &in_%d, &out_%d, %s, %d, %d, %d, %d, %d, %d, %t},",
-				cString(op.Name()), params, custom, i, i, im, len(k.Custom), t.regOf[k.Register], sc.first, sc.count, si, oi,
-				op.CodeName == "ASSIGN_VARIABLE" && op.Code != graph.Custom))
+			variable, ok := handles[i]
+			if !ok {
+				variable = -1
+			}
+			rowsText = append(rowsText, fmt.Sprintf("    {%s, %s, %s, &in_%d, &out_%d, %s, %d, %d, %d, %d, %d, %d, %d, %t, %t},",
+				cString(op.Name()), params, custom, i, i, im, len(k.Custom), t.regOf[k.Register], sc.first, sc.count, variable, si, oi,
+				ok, op.CodeName == "ASSIGN_VARIABLE" && op.Code != graph.Custom))
 		}
 	}
 	w.WriteString("\nconst OpInfo kOps[kOpSlots] = {\n")
 	w.WriteString("    // name, builtin_data, custom_data, inputs, outputs, intermediates, custom_size, registration,\n" +
-		"    // scratch_first, scratch_count, subgraph, index, assign_variable\n")
+		"    // scratch_first, scratch_count, variable, subgraph, index, var_handle, assign_variable\n")
 	for _, r := range rowsText {
 		w.WriteString(r + "\n")
 	}
 	if len(rowsText) == 0 {
-		w.WriteString("    {\"\", nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, 0, 0, 0, 0, false},\n")
+		w.WriteString("    {\"\", nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, 0, 0, -1, 0, 0, false, false},\n")
 	}
 	w.WriteString("};\n")
 	w.f("\nTFLMRegistration registrations[%d];\n", max(len(t.regs), 1))

@@ -176,3 +176,27 @@ func TestTFLMRuntimeSkipsViews(t *testing.T) {
 		})
 	}
 }
+
+// Each VAR_HANDLE row names its variable's kVariables row (the runtime
+// maps TFLM's resource ids to the plan's variables through them; names
+// cannot tell variables apart, TFLM's having neither container nor name
+// at times), every other operator -1.
+func TestTFLMRuntimeHandleRows(t *testing.T) {
+	m := readModel(t, filepath.Join("..", "testdata", "models", "call_once_mul.tflite"))
+	files := pipelineC(t, m, plan.Options{}, emit.COptions{Prefix: "com", Runtime: emit.RuntimeTFLM})
+	cc := string(files[2].Data)
+	assert.Contains(t, cc, "const VariableInfo kVariables[1] = {\n    {\"variable \\042Variable\\042\", 4},\n};")
+	rows := regexp.MustCompile(`(?m)^    \{"([A-Z_]+)", .*, (-?\d+), \d+, \d+, (true|false), (true|false)\},$`).FindAllStringSubmatch(cc, -1)
+	require.Len(t, rows, 7, "the operators of both subgraphs")
+	handles := 0
+	for _, r := range rows {
+		if r[1] == "VAR_HANDLE" {
+			handles++
+			assert.Equal(t, []string{"0", "true"}, r[2:4], "%s", r[0])
+		} else {
+			assert.Equal(t, []string{"-1", "false"}, r[2:4], "%s", r[0])
+		}
+		assert.Equal(t, strconv.FormatBool(r[1] == "ASSIGN_VARIABLE"), r[4], "%s", r[0])
+	}
+	assert.Equal(t, 2, handles)
+}

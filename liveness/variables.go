@@ -106,6 +106,23 @@ func resolveHandles(m *graph.Model) ([]Variable, map[graph.TensorRef][]int) {
 	return vars, handle
 }
 
+// HandleNames gives, for the output of each VAR_HANDLE operator of m, the
+// names of the variables it refers to by Variable's rule: one name, or
+// several for a handle
+// without a container whose shared_name handles with a container also
+// name. An operator without options names its own variable, called
+// "#subgraph:op".
+func HandleNames(m *graph.Model) map[graph.TensorRef][]graph.ResourceName {
+	vars, handle := resolveHandles(m)
+	out := make(map[graph.TensorRef][]graph.ResourceName, len(handle))
+	for h, vs := range handle {
+		for _, v := range vs {
+			out[h] = append(out[h], vars[v].Name)
+		}
+	}
+	return out
+}
+
 // addVar adds v to the set vs, kept as a slice.
 func addVar(vs []int, v int) []int {
 	if slices.Contains(vs, v) {

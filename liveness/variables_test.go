@@ -1,6 +1,7 @@
 package liveness_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,7 +34,8 @@ func handlesModel(names ...graph.ResourceName) *graph.Model {
 // TestVariableIdentity checks TFLM's rule as liveness.Variable states it:
 // a handle without a container refers to every variable of its shared_name
 // that a handle with a container names (TFLM 90b983c,
-// micro_resource_variable.cc, FindId).
+// micro_resource_variable.cc, FindId); and liveness.HandleNames names the
+// same variables for each handle.
 func TestVariableIdentity(t *testing.T) {
 	in := func(c, n string) graph.ResourceName {
 		return graph.ResourceName{Container: c, SharedName: n, HasContainer: true}
@@ -68,8 +70,20 @@ func TestVariableIdentity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lt, err := liveness.Analyze(handlesModel(tt.handles...), liveness.Options{})
+			m := handlesModel(tt.handles...)
+			lt, err := liveness.Analyze(m, liveness.Options{})
 			require.NoError(t, err)
+			// HandleNames says the same per handle.
+			names := liveness.HandleNames(m)
+			for i := range tt.handles {
+				var want []graph.ResourceName
+				for _, v := range tt.want {
+					if slices.Contains(v.handles, i) {
+						want = append(want, v.name)
+					}
+				}
+				assert.Equal(t, want, names[graph.TensorRef{Tensor: graph.TensorID(i)}], "HandleNames of handle %d", i)
+			}
 			var got []variable
 			for _, v := range lt.Variables {
 				g := variable{name: v.Name, size: v.Size}
