@@ -316,7 +316,7 @@ func TestOneOpModelsCoverEveryOperator(t *testing.T) {
 	}
 	families := map[string]bool{}
 	for _, m := range oneOpModels() {
-		if runtimeOpsSample[m.name] {
+		if _, ok := runtimeOpsSample[m.name]; ok {
 			families[m.family] = true
 		}
 	}
