@@ -435,6 +435,7 @@ func TestTFLMSeesAClobber(t *testing.T) {
 // TestTFLMRunsHeliacPlans would see a contract that did not hold.
 // Contracts no corpus model uses are listed.
 func TestTFLMInPlaceContractsBite(t *testing.T) {
+	skipUnderRace(t)
 	tool := tflmrun.Require(t)
 	if testing.Short() {
 		t.Skip("runs TFLM on corpus models; skipped with -short")

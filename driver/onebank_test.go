@@ -22,6 +22,7 @@ import (
 // stock TFLM computes the same outputs from the emitted model as from the
 // original.
 func TestTFLMOneScratchBank(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("plans and runs MobileNet V2; skipped with -short")
 	}

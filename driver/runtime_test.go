@@ -413,6 +413,7 @@ func TestRuntimeSeesAClobber(t *testing.T) {
 // from tflm_run's; and a second init starts the model over. The harness
 // as planned links nothing of TFLM's interpreter or allocator.
 func TestRuntimeBrokenPlans(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("builds the runtime six times")
 	}

@@ -86,9 +86,10 @@ type Board struct {
 	// build: boardsize -table prints them); the root Makefile's bench
 	// target for the board sets it. Run measures every model then.
 	MeasureEnv string
-	// CorpusModels run with HELIAC_FULL_SWEEP=1 or MeasureEnv; CIModels,
-	// of them, always (make test), ShortModels (bundled) alone under
-	// -short.
+	// CorpusModels run with HELIAC_FULL_SWEEP=1 or MeasureEnv, as every
+	// bundled model does; CIModels, of them, always (make test);
+	// ShortModels (bundled) alone under -short and, with CIModels, in make
+	// test.
 	CorpusModels []string
 	// Excluded are CorpusModels the board does not run, each with the
 	// reason (a model that does not fit its banks, say).
@@ -290,8 +291,12 @@ func Run(t *testing.T, board Board) {
 	bundled, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "models", "*.tflite"))
 	require.NoError(t, err)
 	var models []string
+	// Every bundled model with HELIAC_FULL_SWEEP=1 or MeasureEnv; make
+	// test and -short run ShortModels of them (make test's 15 minutes hold
+	// two boards, two kernel builds each, on a few models).
+	whole := measure || os.Getenv("HELIAC_FULL_SWEEP") != ""
 	for _, m := range bundled {
-		if !testing.Short() || e.ShortModels[filepath.Base(m)] {
+		if whole || e.ShortModels[filepath.Base(m)] {
 			abs, err := filepath.Abs(m)
 			require.NoError(t, err)
 			models = append(models, abs)
@@ -303,7 +308,7 @@ func Run(t *testing.T, board Board) {
 				t.Logf("%s not run on this board: %s", m, reason)
 				continue
 			}
-			if measure || os.Getenv("HELIAC_FULL_SWEEP") != "" || e.CIModels[m] {
+			if whole || e.CIModels[m] {
 				models = append(models, filepath.Join(e.shared, "corpus", m))
 			}
 		}
