@@ -52,10 +52,7 @@ func TestRuntimeBitExactCMSISNN(t *testing.T) {
 	var table resultTable
 	start := time.Now()
 	full := os.Getenv(envFullSweep) != ""
-	bundled := map[string]bool{}
-	for _, f := range testModels(t) {
-		bundled[emit.ModelName(f)] = true
-	}
+	bundled := bundledNames(t)
 	t.Run("models", func(t *testing.T) {
 		i := 0
 		for _, m := range runtimeModels(t) {

@@ -57,10 +57,7 @@ func runtimeModels(t *testing.T) []runtimeModel {
 		}
 		return out
 	}
-	bundled := map[string]bool{}
-	for _, f := range testModels(t) {
-		bundled[emit.ModelName(f)] = true
-	}
+	bundled := bundledNames(t)
 	dir := corpus.Require(t)
 	rows, err := corpus.ReadTSV(filepath.Join(dir, "bench", "tflm-reference.tsv"))
 	require.NoError(t, err)
@@ -171,10 +168,7 @@ func TestRuntimeBitExact(t *testing.T) {
 	var table resultTable
 	start := time.Now()
 	full := os.Getenv(envFullSweep) != ""
-	bundled := map[string]bool{}
-	for _, f := range testModels(t) {
-		bundled[emit.ModelName(f)] = true
-	}
+	bundled := bundledNames(t)
 	t.Run("models", func(t *testing.T) {
 		for i, m := range runtimeModels(t) {
 			eighth := full || testing.Short() || i%8 == 0 || !strings.Contains(m.path, string(filepath.Separator)+"corpus"+string(filepath.Separator))
@@ -539,4 +533,14 @@ func rewrite(t *testing.T, path string, re *regexp.Regexp, repl func(m []string)
 	}
 	out := append(append(append([]byte{}, b[:loc[0]]...), repl(groups)...), b[loc[1]:]...)
 	require.NoError(t, os.WriteFile(path, out, 0o644))
+}
+
+// bundledNames are the model names (emit.ModelName) of the bundled
+// models, whose corpus files the runtime sweeps run in make test.
+func bundledNames(t *testing.T) map[string]bool {
+	names := map[string]bool{}
+	for _, f := range testModels(t) {
+		names[emit.ModelName(f)] = true
+	}
+	return names
 }

@@ -279,14 +279,7 @@ func table(path string, w io.Writer) error {
 	fmt.Fprintln(w, "| model | kernels | flash heliac | flash TFLM | RAM heliac (arenas + program) | RAM TFLM (arena_used + program) | staged | instructions per inference heliac | TFLM |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		n := func(k string) uint64 {
-			v, _ := strconv.ParseUint(r.values[k], 10, 64)
-			return v
-		}
-		kernels := r.values["kernels"]
-		if kernels == "" {
-			kernels = "-"
-		}
+		n, kernels := r.number, r.kernels()
 		insns := func(who string) string {
 			if r.values["insns_per_inference."+who] == "" {
 				return "-"
@@ -319,14 +312,7 @@ func summary(rows []figureRow, w io.Writer) {
 	means := map[string]*mean{}
 	var builds, notBelow []string
 	for _, r := range rows {
-		n := func(k string) uint64 {
-			v, _ := strconv.ParseUint(r.values[k], 10, 64)
-			return v
-		}
-		kernels := r.values["kernels"]
-		if kernels == "" {
-			kernels = "-"
-		}
+		n, kernels := r.number, r.kernels()
 		if means[kernels] == nil {
 			means[kernels] = &mean{}
 			builds = append(builds, kernels)
@@ -465,4 +451,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "boardsize:", err)
 		os.Exit(1)
 	}
+}
+
+// number is the row's value of key k as an unsigned number, 0 when absent.
+func (r figureRow) number(k string) uint64 {
+	v, _ := strconv.ParseUint(r.values[k], 10, 64)
+	return v
+}
+
+// kernels names the row's kernel build, "-" when it names none.
+func (r figureRow) kernels() string {
+	if k := r.values["kernels"]; k != "" {
+		return k
+	}
+	return "-"
 }
