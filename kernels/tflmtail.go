@@ -33,11 +33,36 @@ const (
 	TFLMPersistent
 )
 
+// TFLMContent says what a persistent buffer of a kernel's Prepare holds
+// when the kernel computes it from the model's constants alone, so that
+// an ahead-of-time build can compute it once and keep it with the
+// constants (package kernels/prepared computes it).
+type TFLMContent int8
+
+const (
+	// TFLMUnknown is a buffer heliac does not compute: the kernel fills it
+	// from more than constants, later, or not at all.
+	TFLMUnknown TFLMContent = iota
+	// TFLMMultipliers is an int32 per output channel:
+	// PopulateConvolutionQuantizationParams's (kernel_util.cc) or
+	// CalculateOpDataFullyConnected's per_channel_output_multiplier,
+	// QuantizeMultiplier of input scale × filter scale / output scale.
+	TFLMMultipliers
+	// TFLMShifts is the shift QuantizeMultiplier gives beside each
+	// multiplier: per_channel_output_shift.
+	TFLMShifts
+	// TFLMKernelSums is an int32 per output channel of a CMSIS-NN fully
+	// connected kernel: arm_vector_sum_s8 of the filter's row, plus the
+	// filter offset per element, times the input offset, plus the bias.
+	TFLMKernelSums
+)
+
 // TFLMStep is one allocation of a kernel's Prepare.
 type TFLMStep struct {
-	Kind   TFLMStepKind
-	Tensor graph.TensorID // TFLMTempTensor
-	Alloc  TFLMAlloc      // TFLMPersistent
+	Kind    TFLMStepKind
+	Tensor  graph.TensorID // TFLMTempTensor
+	Alloc   TFLMAlloc      // TFLMPersistent
+	Content TFLMContent    // TFLMPersistent: what the kernel fills it with
 }
 
 // TFLMKernel is what one operator's kernel takes from TFLM's arena.
@@ -246,6 +271,21 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 	persist := func(bytes int64) {
 		k.Prepare = append(k.Prepare, TFLMStep{Kind: TFLMPersistent, Alloc: TFLMAlloc{bytes, tflmArenaAlign}})
 	}
+	// perChannel is a multiplier and a shift array of bytes each; the
+	// kernel fills them only for quantized data (CalculateOpData* skip
+	// FLOAT32), so only then is their content known.
+	perChannel := func(bytes int64, filled bool) {
+		for _, c := range []TFLMContent{TFLMMultipliers, TFLMShifts} {
+			if !filled {
+				c = TFLMUnknown
+			}
+			k.Prepare = append(k.Prepare, TFLMStep{Kind: TFLMPersistent, Alloc: TFLMAlloc{bytes, tflmArenaAlign}, Content: c})
+		}
+	}
+	quantized := func(ids []graph.TensorID, i int) bool {
+		t := operand(sg, ids, i)
+		return t != nil && (t.Type == graph.Int8 || t.Type == graph.Int16)
+	}
 	lastDim := func(ids []graph.TensorID, i int) int64 {
 		t := operand(sg, ids, i)
 		if t == nil || len(t.Shape) == 0 {
@@ -266,8 +306,7 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 		temp(in, 0)
 		temp(in, 1)
 		c := 4 * lastDim(out, 0)
-		persist(c)
-		persist(c)
+		perChannel(c, quantized(in, 0))
 		temp(in, 0)
 		temp(in, 1)
 		temp(in, 2)
@@ -282,8 +321,7 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 		temp(in, 2)
 		temp(in, 1)
 		c := 4 * lastDim(out, 0)
-		persist(c)
-		persist(c)
+		perChannel(c, quantized(in, 2))
 		temp(in, 2)
 		temp(in, 1)
 		temp(in, 3)
@@ -337,9 +375,7 @@ func TFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, ptr int64) (TFLMK
 		temp(op.Inputs, 1)
 		temp(op.Inputs, 2)
 		temp(op.Outputs, 0)
-		for _, n := range fcPerChannel(sg, op) {
-			persist(n)
-		}
+		k.Prepare = append(k.Prepare, fcPerChannel(sg, op)...)
 		return k, true
 	case "SOFTMAX":
 		// softmax_common.cc SoftmaxPrepare: input, output, then
@@ -513,14 +549,14 @@ func batchMatmulTransposes(sg *graph.Subgraph, op *graph.Op, ptr int64) ([]int64
 // fcPerChannel is what fully_connected_common.cc
 // CalculateOpDataFullyConnected allocates (both kernel libraries call
 // it): for a quantized input and a filter with more than one scale, an
-// int32 multiplier and shift per scale.
-func fcPerChannel(sg *graph.Subgraph, op *graph.Op) []int64 {
+// int32 multiplier and shift per scale, which it fills at once.
+func fcPerChannel(sg *graph.Subgraph, op *graph.Op) []TFLMStep {
 	in, f := operand(sg, op.Inputs, 0), operand(sg, op.Inputs, 1)
 	if in == nil || f == nil || in.Type == graph.Float32 || f.Quantization == nil || len(f.Quantization.Scale) <= 1 {
 		return nil
 	}
-	n := 4 * int64(len(f.Quantization.Scale))
-	return []int64{n, n}
+	a := TFLMAlloc{4 * int64(len(f.Quantization.Scale)), tflmArenaAlign}
+	return []TFLMStep{{Kind: TFLMPersistent, Alloc: a, Content: TFLMMultipliers}, {Kind: TFLMPersistent, Alloc: a, Content: TFLMShifts}}
 }
 
 // int16LUT is the bytes of each INT16 softmax lookup table:

@@ -96,9 +96,10 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 			k.Prepare = append(k.Prepare, TFLMStep{Kind: TFLMTempTensor, Tensor: ids[i]})
 		}
 	}
-	persist := func(bytes int64) {
-		k.Prepare = append(k.Prepare, TFLMStep{Kind: TFLMPersistent, Alloc: TFLMAlloc{bytes, tflmArenaAlign}})
+	persistOf := func(bytes int64, c TFLMContent) {
+		k.Prepare = append(k.Prepare, TFLMStep{Kind: TFLMPersistent, Alloc: TFLMAlloc{bytes, tflmArenaAlign}, Content: c})
 	}
+	persist := func(bytes int64) { persistOf(bytes, TFLMUnknown) }
 	intArray := func(rank int) int64 { return 4 + 4*int64(rank) } // TfLiteIntArrayGetSizeInBytes
 	typeOf := func(ids []graph.TensorID, i int) graph.ElementType {
 		if t := operand(sg, ids, i); t != nil {
@@ -131,8 +132,8 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 		temp(out, 0)
 		if quantized(typeOf(in, 0)) {
 			c := 4 * dim(operand(sg, in, 1), channels)
-			persist(c)
-			persist(c)
+			persistOf(c, TFLMMultipliers)
+			persistOf(c, TFLMShifts)
 		}
 		temp(in, 0)
 		temp(in, 1)
@@ -156,15 +157,13 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 		if inT == nil || fT == nil || oT == nil || len(fT.Shape) == 0 || len(oT.Shape) == 0 {
 			return k, false
 		}
-		for _, n := range fcPerChannel(sg, op) {
-			persist(n)
-		}
+		k.Prepare = append(k.Prepare, fcPerChannel(sg, op)...)
 		accum, depth := dim(fT, len(fT.Shape)-1), dim(oT, len(oT.Shape)-1)
 		conv1x1 := len(oT.Shape) > 2 && accum%4 == 0
 		bias := operand(sg, in, 2)
 		if inT.Type == graph.Int8 && fT.Type == graph.Int8 && !conv1x1 && t.ISA == MVE && depth > 0 &&
 			m.HasData(fT) && (bias == nil || m.HasData(bias)) {
-			persist(4 * depth)
+			persistOf(4*depth, TFLMKernelSums)
 		}
 	case "AVERAGE_POOL_2D":
 		// pooling.cc AveragePrepare: pooling_common.cc PoolingPrepare
@@ -209,10 +208,15 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 		temp(out, 0)
 		temp(in, 2)
 		temp(in, 1)
-		c := 4 * dim(operand(sg, in, 1), 0)
-		persist(c)
-		persist(c)
-		if typeOf(in, 2) != graph.Float32 {
+		// The arrays are filled only for other types than FLOAT32.
+		c, filled := 4*dim(operand(sg, in, 1), 0), typeOf(in, 2) != graph.Float32
+		for _, what := range []TFLMContent{TFLMMultipliers, TFLMShifts} {
+			if !filled {
+				what = TFLMUnknown
+			}
+			persistOf(c, what)
+		}
+		if filled {
 			temp(in, 2)
 			temp(in, 1)
 			temp(in, 3)

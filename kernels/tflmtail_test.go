@@ -152,8 +152,18 @@ func TestTFLMKernelSteps(t *testing.T) {
 	k, ok := TFLM(m, 0, &m.Subgraphs[0].Ops[0], 4)
 	require.True(t, ok)
 	temp := func(id graph.TensorID) TFLMStep { return TFLMStep{Kind: TFLMTempTensor, Tensor: id} }
-	persist := TFLMStep{Kind: TFLMPersistent, Alloc: TFLMAlloc{Bytes: 64, Align: 16}}
-	assert.Equal(t, []TFLMStep{temp(3), temp(0), temp(1), persist, persist, temp(0), temp(1), temp(2), temp(3)}, k.Prepare)
+	persist := func(c TFLMContent) TFLMStep {
+		return TFLMStep{Kind: TFLMPersistent, Alloc: TFLMAlloc{Bytes: 64, Align: 16}, Content: c}
+	}
+	assert.Equal(t, []TFLMStep{temp(3), temp(0), temp(1), persist(TFLMMultipliers), persist(TFLMShifts), temp(0), temp(1), temp(2), temp(3)}, k.Prepare)
+	// With FLOAT32 data the kernel allocates the arrays but never fills
+	// them (conv_common.cc CalculateOpDataConv skips FLOAT32).
+	for i := range m.Subgraphs[0].Tensors {
+		m.Subgraphs[0].Tensors[i].Type = graph.Float32
+	}
+	kf, ok := TFLM(m, 0, &m.Subgraphs[0].Ops[0], 4)
+	require.True(t, ok)
+	assert.Equal(t, []TFLMStep{temp(3), temp(0), temp(1), persist(TFLMUnknown), persist(TFLMUnknown), temp(0), temp(1), temp(2), temp(3)}, kf.Prepare)
 	assert.Equal(t, []TFLMAlloc{{28, 4}}, k.Params)
 	assert.Equal(t, []TFLMAlloc{{56, 16}}, k.Init)
 	k8, _ := TFLM(m, 0, &m.Subgraphs[0].Ops[0], 8)
