@@ -93,9 +93,11 @@ func TestRuntimeBitExactCMSISNN(t *testing.T) {
 // type-specialised registration; kernel data 16 bytes short of the
 // figure heliac gives CMSIS-NN's portable build fails init with
 // ERR_KERNEL_STATE (the figure is exact: each buffer is aligned to 16);
-// and a plan for every build whose kernel-scratch row is 16 bytes short
-// fails init with ERR_SCRATCH (a request packed into the rows finds no
-// room).
+// per-channel multipliers heliac computed one off what the kernel
+// computes fail init with ERR_KERNEL_STATE; the kernel left reading the
+// bytes lent to its Prepare computes other outputs; and a plan for every
+// build whose kernel-scratch row is 16 bytes short fails init with
+// ERR_SCRATCH (a request packed into the rows finds no room).
 func TestRuntimeCMSISNNBrokenPlans(t *testing.T) {
 	skipUnderRace(t) // beside TestRuntimeBitExactCMSISNN, which builds the same kit
 	if testing.Short() {
@@ -157,6 +159,38 @@ func TestRuntimeCMSISNNBrokenPlans(t *testing.T) {
 		assert.Equal(t, "error", got.values["status"])
 		assert.Contains(t, got.values["error"], "init: status 8: ", "ERR_KERNEL_STATE")
 		assert.Contains(t, got.values["error"], fmt.Sprintf("kernel data needs at least %d bytes; the runtime keeps %d", need, need-16))
+	})
+	// micro_speech_quantized's DEPTHWISE_CONV_2D (operator 1) keeps
+	// per-channel multipliers and shifts, which heliac computes
+	// (kernels/prepared) and keeps out of kernel_state.
+	speech := bundled("micro_speech_quantized")
+	t.Run("prepared values other than the kernel's", func(t *testing.T) {
+		t.Parallel()
+		_, got := build(t, speech, cmsis, func(dir, prefix string) {
+			re := regexp.MustCompile(`(?m)^(alignas\(16\) const int32_t prepared_\d+_multipliers\[\d+\] HELIAC_PREPARED_ATTR = \{\n\t)(-?\d+)`)
+			rewrite(t, filepath.Join(dir, prefix+emit.TFLMSuffix), re, func(m []string) string {
+				v, _ := strconv.Atoi(m[2])
+				return fmt.Sprintf("%s%d", m[1], v+1)
+			})
+		})
+		assert.Equal(t, "error", got.values["status"])
+		assert.Contains(t, got.values["error"], "init: status 8: ", "ERR_KERNEL_STATE")
+		assert.Regexp(t, `operator 0:\d+ DEPTHWISE_CONV_2D: prepare computed other values than heliac's in persistent buffer 0 \(\d+ bytes\)`,
+			got.values["error"])
+	})
+	t.Run("prepared buffers not adopted", func(t *testing.T) {
+		t.Parallel()
+		// Without pointing the kernel at heliac's copies, it reads the
+		// bytes lent to its Prepare, which init clears: the outputs
+		// change, so the bit-exact runs rest on the copies.
+		_, got := build(t, speech, cmsis, func(dir, prefix string) {
+			re := regexp.MustCompile(`(?m)^\s*v = reinterpret_cast<uintptr_t>\(p\.values\) \+ \(v - lent\);\n`)
+			rewrite(t, filepath.Join(dir, prefix+emit.TFLMSuffix), re, func([]string) string { return "" })
+		})
+		want, err := oracle(tool, speech.path, 1, 2, 0)
+		require.NoError(t, err)
+		assert.Equal(t, "ok", got.values["status"])
+		assert.NotEmpty(t, firstDifference(want, got), "the kernel read the cleared bytes")
 	})
 	t.Run("kernel scratch row short", func(t *testing.T) {
 		t.Parallel()

@@ -137,7 +137,8 @@ func (t *tflmGen) collect() error {
 			t.maxTemps = max(t.maxTemps, len(op.Inputs)+len(op.Outputs)+len(op.Intermediates))
 		}
 	}
-	if t.builds, err = TFLMKernelState(m, t.lib); err != nil {
+	_, space := PrepareSpace(t.p)
+	if t.builds, err = TFLMKernelState(m, t.lib, space); err != nil {
 		return err
 	}
 	t.handles = scratchHandles(m, t.lib, len(t.kernel))
@@ -243,7 +244,11 @@ func (t *tflmGen) prologue() {
 	w.f("/* Where the kernels' persistent data lies: define %s_KERNEL_STATE_ATTR to\n"+
 		" * place it in a section. */\n", P)
 	w.f("#ifndef %s_KERNEL_STATE_ATTR\n#define %s_KERNEL_STATE_ATTR\n#endif\n", P, P)
-	w.f("#define HELIAC_KERNEL_STATE_ATTR %s_KERNEL_STATE_ATTR\n\n", P)
+	w.f("#define HELIAC_KERNEL_STATE_ATTR %s_KERNEL_STATE_ATTR\n", P)
+	w.f("/* Where the kernel data heliac computed lies (read only, with the model's\n"+
+		" * constants): define %s_PREPARED_ATTR to place it in a section. */\n", P)
+	w.f("#ifndef %s_PREPARED_ATTR\n#define %s_PREPARED_ATTR\n#endif\n", P, P)
+	w.f("#define HELIAC_PREPARED_ATTR %s_PREPARED_ATTR\n\n", P)
 	w.f("extern \"C\" void %s_runtime_stop(void);\nextern \"C\" %s_status_t %s_runtime_start(void);\n\n", p, p, p)
 	w.WriteString(tflmTypes)
 }
@@ -273,6 +278,7 @@ func (t *tflmGen) tables() {
 	}
 	w.f("// At most one resource variable per VAR_HANDLE operator.\nconstexpr int kResourceVariableMax = %d;\n", nHandles)
 	t.kernelStateText()
+	t.preparedText()
 	t.scratchText()
 	// Glue to the module's tables.
 	w.f("\nuint8_t* TensorBytes(int row) {\n  return const_cast<uint8_t*>(%s_tensor_data(static_cast<size_t>(row)));\n}\n", p)

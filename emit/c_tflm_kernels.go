@@ -6,6 +6,8 @@ import (
 
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/kernels"
+	"github.com/heliac/heliac/kernels/prepared"
+	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan"
 )
 
@@ -44,20 +46,52 @@ type TFLMKernelBuild struct {
 	Kernels *kernels.Library
 	// CortexM and Host64 are the bytes of kernel data with 4-byte and
 	// 8-byte pointers: what each kernel's Init and Prepare allocate
-	// (kernels.Library.TFLMArena), each buffer aligned to 16. The DSP and
-	// MVE paths run on 32-bit Cortex-M CPUs only; their Host64 is what
-	// the same kernels would keep with 8-byte pointers.
+	// (kernels.Library.TFLMArena), each buffer aligned to 16, but for the
+	// Prepared ones. The DSP and MVE paths run on 32-bit Cortex-M CPUs
+	// only; their Host64 is what the same kernels would keep with 8-byte
+	// pointers.
 	CortexM, Host64 int64
+	// Prepared are the persistent buffers whose values heliac computed
+	// (kernels/prepared), in model order: the runtime keeps them with the
+	// constants, in flash, instead of in kernel data.
+	Prepared []PreparedBuffer
+}
+
+// PreparedBuffer is a persistent buffer a kernel fills in its Prepare
+// from the model's constants alone, with the values heliac computed.
+type PreparedBuffer struct {
+	Op      int // the operator's row in the runtime's kOps (model order)
+	Request int // which of the operator's persistent requests in Prepare, from 0
+	Content kernels.TFLMContent
+	Values  []int32
+}
+
+// Bytes is the buffer's size.
+func (b PreparedBuffer) Bytes() int64 { return 4 * int64(len(b.Values)) }
+
+// PreparedBytes is what a build's Prepared buffers take, each aligned to
+// 16 as kernel data would be: the RAM they no longer take.
+func (b TFLMKernelBuild) PreparedBytes() int64 {
+	var n int64
+	for _, p := range b.Prepared {
+		n += alignUp(p.Bytes(), 16)
+	}
+	return n
 }
 
 // TFLMKernelState returns, for each kernel build lib stands for (its
 // members, in their order), the bytes the runtime of <prefix>.tflm.cc
-// keeps for the kernels' persistent data. An operator TFLM refuses, or
-// one heliac has no data on for some build, is an error naming it.
-func TFLMKernelState(m *graph.Model, lib *kernels.Library) ([]TFLMKernelBuild, error) {
+// keeps for the kernels' persistent data, and the buffers it keeps in
+// flash instead. An operator's Prepare writes those into space bytes the
+// runtime lends it (PrepareSpace; 0: none), so an operator whose buffers
+// do not fit there keeps them in kernel data, as one whose values heliac
+// cannot compute does. An operator TFLM refuses, or one heliac has no
+// data on for some build, is an error naming it.
+func TFLMKernelState(m *graph.Model, lib *kernels.Library, space int64) ([]TFLMKernelBuild, error) {
 	var out []TFLMKernelBuild
 	for _, mem := range lib.Members() {
-		var state [2]int64 // 4-byte and 8-byte pointers
+		b := TFLMKernelBuild{Kernels: mem}
+		row := 0
 		for si := range m.Subgraphs {
 			for oi := range m.Subgraphs[si].Ops {
 				op := &m.Subgraphs[si].Ops[oi]
@@ -70,20 +104,146 @@ func TFLMKernelState(m *graph.Model, lib *kernels.Library) ([]TFLMKernelBuild, e
 						return nil, fmt.Errorf("emit: runtime: operator %d:%d %s: heliac has no data on what its kernel keeps under %s "+
 							"(kernels.Library.TFLMArena), so it cannot size the kernels' persistent data", si, oi, op.Name(), mem)
 					}
+					prep := preparedBuffers(m, graph.SubgraphIndex(si), op, row, kd, space)
+					if i == 0 {
+						b.Prepared = append(b.Prepared, prep...)
+					}
+					var state int64
 					for _, a := range kd.Init {
-						state[i] += alignUp(a.Bytes, 16)
+						state += alignUp(a.Bytes, 16)
 					}
 					for _, s := range kd.Prepare {
 						if s.Kind == kernels.TFLMPersistent {
-							state[i] += alignUp(s.Alloc.Bytes, 16)
+							state += alignUp(s.Alloc.Bytes, 16)
 						}
 					}
+					for _, p := range prep {
+						state -= alignUp(p.Bytes(), 16)
+					}
+					if ptr == 4 {
+						b.CortexM += state
+					} else {
+						b.Host64 += state
+					}
 				}
+				row++
 			}
 		}
-		out = append(out, TFLMKernelBuild{Kernels: mem, CortexM: state[0], Host64: state[1]})
+		out = append(out, b)
 	}
 	return out, nil
+}
+
+// preparedBuffers returns the persistent buffers of the Prepare kd
+// describes (operator op, row row of kOps) whose values heliac computes,
+// when they fit in space bytes together (each aligned to 16, from a start
+// the runtime aligns to 16); none when some buffer's values cannot be
+// computed, so that an operator's buffers all move or none does.
+func preparedBuffers(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, row int, kd kernels.TFLMKernel, space int64) []PreparedBuffer {
+	var out []PreparedBuffer
+	var need int64
+	k := 0
+	for _, st := range kd.Prepare {
+		if st.Kind != kernels.TFLMPersistent {
+			continue
+		}
+		if st.Content != kernels.TFLMUnknown {
+			v, err := prepared.Values(m, s, op, st.Content)
+			if err != nil || 4*int64(len(v)) != st.Alloc.Bytes {
+				return nil
+			}
+			out = append(out, PreparedBuffer{Op: row, Request: k, Content: st.Content, Values: v})
+			need += alignUp(st.Alloc.Bytes, 16)
+		}
+		k++
+	}
+	if need > space {
+		return nil
+	}
+	return out
+}
+
+// PrepareSpace is the arena of p whose bytes the runtime lends kernels'
+// Prepare to write the buffers heliac computed, before it checks them
+// and points the kernel at heliac's (the largest scratch arena the module
+// owns: nothing lies in it until the first invoke), and the bytes it
+// offers, less 15 for aligning their start to 16; nil and 0 for none.
+func PrepareSpace(p *plan.Plan) (*plan.Arena, int64) {
+	var best *plan.Arena
+	var bytes int64
+	for i := range p.Arenas {
+		a := &p.Arenas[i]
+		if a.Role == liveness.Scratch && a.Provider == plan.Owned && a.Size-15 > bytes {
+			best, bytes = a, a.Size-15
+		}
+	}
+	return best, bytes
+}
+
+// preparedText writes the buffers heliac computed (every build's, each
+// once), each build's kPrepared rows, and where Prepare writes them.
+func (t *tflmGen) preparedText() {
+	w, p := t.w, t.prefix
+	w.WriteString("\n// Persistent buffers kernels fill in Prepare from the model's constants\n" +
+		"// alone (per-channel multipliers and shifts, CMSIS-NN's kernel sums), as\n" +
+		"// heliac computed them (kernels/prepared): kept here, with the constants,\n" +
+		"// instead of in kernel_state. Prepare still computes them, in bytes of a\n" +
+		"// scratch arena lent to it (PrepareSpace), and the runtime checks they are\n" +
+		"// these before it points the kernel at these.\n")
+	named := map[[2]int]string{}
+	perOp := 1
+	for _, b := range t.builds {
+		count := map[int]int{}
+		for _, pb := range b.Prepared {
+			count[pb.Op]++
+			perOp = max(perOp, count[pb.Op])
+			key := [2]int{pb.Op, int(pb.Content)}
+			if _, ok := named[key]; ok {
+				continue
+			}
+			name := fmt.Sprintf("prepared_%d_%s", pb.Op, preparedSuffix[pb.Content])
+			named[key] = name
+			w.f("alignas(16) const int32_t %s[%d] HELIAC_PREPARED_ATTR = {\n", name, len(pb.Values))
+			for vs := pb.Values; len(vs) > 0; {
+				n := min(len(vs), 8)
+				w.f("\t%s,\n", joinInts(vs[:n]))
+				vs = vs[n:]
+			}
+			w.WriteString("};\n")
+		}
+	}
+	for i, b := range t.builds {
+		kb, _ := buildOf(b.Kernels)
+		kw := "#elif"
+		if i == 0 {
+			kw = "#if"
+		}
+		w.f("%s HELIAC_KERNEL_BUILD == %d /* %s */\n", kw, kb.id, b.Kernels)
+		w.f("constexpr int kPreparedCount = %d;\n", len(b.Prepared))
+		w.f("const PreparedInfo kPrepared[%d] = {\n", max(len(b.Prepared), 1))
+		for _, pb := range b.Prepared {
+			w.f("    {%d, %d, %s, %d},\n", pb.Op, pb.Request, named[[2]int{pb.Op, int(pb.Content)}], pb.Bytes())
+		}
+		if len(b.Prepared) == 0 {
+			w.WriteString("    {-1, 0, nullptr, 0},\n")
+		}
+		w.WriteString("};\n")
+	}
+	w.WriteString("#else\nconstexpr int kPreparedCount = 0;\nconst PreparedInfo kPrepared[1] = {{-1, 0, nullptr, 0}};\n#endif\n")
+	w.f("// The most buffers of one operator heliac computed.\nconstexpr int kPreparedPerOp = %d;\n", perOp)
+	arena, bytes := PrepareSpace(t.p)
+	if arena == nil {
+		w.WriteString("uint8_t* PrepareSpace() { return nullptr; }\nconstexpr size_t kPrepareSpaceBytes = 0;\n")
+		return
+	}
+	w.f("// Arena %s: nothing lies in it until the first invoke.\n", commentText(arena.Name))
+	w.f("uint8_t* PrepareSpace() { return %s_arena_data(%s); }\nconstexpr size_t kPrepareSpaceBytes = %d;\n",
+		p, t.arenas[t.byID[arena.ID]].enum, bytes)
+}
+
+// preparedSuffix names a computed buffer's array by its content.
+var preparedSuffix = map[kernels.TFLMContent]string{
+	kernels.TFLMMultipliers: "multipliers", kernels.TFLMShifts: "shifts", kernels.TFLMKernelSums: "kernel_sums",
 }
 
 // scratchHandles is how many scratch requests the kernels of any build of
@@ -238,14 +398,20 @@ func (t *tflmGen) kernelStateText() {
 // TFLMRuntimeText says, for the summary, which kernels the runtime runs
 // and what it keeps for their persistent data (TFLMKernelState's builds):
 // "runs the model with TFLM's reference kernels on the plan; their
-// persistent data: 144 bytes on Cortex-M, 192 on a 64-bit host, besides
-// the arenas".
+// persistent data: 144 bytes on Cortex-M, 192 on a 64-bit host (and 512
+// computed by heliac, in flash), besides the arenas".
 func TFLMRuntimeText(builds []TFLMKernelBuild) string {
 	figures := func(b TFLMKernelBuild, unit string) string {
+		var f string
 		if path, _ := b.Kernels.Path(); b.Kernels.Name == kernels.CMSISNN && path != kernels.NoDSP {
-			return fmt.Sprintf("%d%s on Cortex-M", b.CortexM, unit)
+			f = fmt.Sprintf("%d%s on Cortex-M", b.CortexM, unit)
+		} else {
+			f = fmt.Sprintf("%d%s on Cortex-M, %d on a 64-bit host", b.CortexM, unit, b.Host64)
 		}
-		return fmt.Sprintf("%d%s on Cortex-M, %d on a 64-bit host", b.CortexM, unit, b.Host64)
+		if n := b.PreparedBytes(); n > 0 {
+			f += fmt.Sprintf(" (and %d computed by heliac, in flash)", n)
+		}
+		return f
 	}
 	if len(builds) == 1 {
 		b := builds[0]

@@ -83,7 +83,8 @@ func TestTFLMRuntimeKernelBuilds(t *testing.T) {
 			q.ScratchSource = plan.ScratchSource{Library: tt.library, CPU: tt.cpu}
 			lib, err := emit.PlanKernels(&q)
 			require.NoError(t, err)
-			state, err := emit.TFLMKernelState(m, lib)
+			_, space := emit.PrepareSpace(&q)
+			state, err := emit.TFLMKernelState(m, lib, space)
 			require.NoError(t, err)
 			files, err := emit.C(m, &q, emit.COptions{Prefix: "g", Runtime: emit.RuntimeTFLM})
 			require.NoError(t, err)
@@ -148,7 +149,7 @@ func TestTFLMKernelStateBuilds(t *testing.T) {
 	m := readModel(t, "../testdata/models/hello_world_int8.tflite")
 	all, err := kernels.Lookup(kernels.Any)
 	require.NoError(t, err)
-	got, err := emit.TFLMKernelState(m, all)
+	got, err := emit.TFLMKernelState(m, all, 0)
 	require.NoError(t, err)
 	var names []string
 	for _, b := range got {
@@ -159,4 +160,31 @@ func TestTFLMKernelStateBuilds(t *testing.T) {
 	assert.Equal(t, [2]int64{240, 288}, [2]int64{got[1].CortexM, got[1].Host64}, "3 x CMSIS-NN's OpData")
 	assert.Equal(t, got[1].CortexM, got[2].CortexM, "no kernel sums on DSP")
 	assert.Equal(t, got[1].CortexM+64+64+16, got[3].CortexM, "kernel sums on MVE, each buffer aligned to 16")
+	for _, b := range got {
+		assert.Empty(t, b.Prepared, "%s: no space lent to Prepare, nothing kept in flash", b.Kernels)
+	}
+
+	// With room to prepare them, heliac computes the kernel sums (the
+	// layers' filters are per-tensor quantized: no per-channel arrays) and
+	// the MVE build keeps no more kernel data than the portable one.
+	got, err = emit.TFLMKernelState(m, all, 1024)
+	require.NoError(t, err)
+	assert.Equal(t, got[1].CortexM, got[3].CortexM, "the kernel sums are kept in flash")
+	assert.Empty(t, got[0].Prepared)
+	if assert.Len(t, got[3].Prepared, 3) {
+		assert.Equal(t, []int64{64, 64, 4}, []int64{got[3].Prepared[0].Bytes(), got[3].Prepared[1].Bytes(), got[3].Prepared[2].Bytes()})
+		assert.Equal(t, int64(64+64+16), got[3].PreparedBytes())
+		for i, p := range got[3].Prepared {
+			assert.Equal(t, i, p.Op, "one buffer per layer")
+			assert.Equal(t, 0, p.Request, "its first persistent request in Prepare")
+			assert.Equal(t, kernels.TFLMKernelSums, p.Content)
+		}
+	}
+	// Each layer's buffers are lent while it prepares, one layer at a time.
+	got, err = emit.TFLMKernelState(m, all, 64)
+	require.NoError(t, err)
+	assert.Len(t, got[3].Prepared, 3, "64 bytes hold one layer's buffer at a time")
+	got, err = emit.TFLMKernelState(m, all, 63)
+	require.NoError(t, err)
+	assert.Len(t, got[3].Prepared, 1, "63 bytes hold only the last layer's 4")
 }

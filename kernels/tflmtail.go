@@ -51,9 +51,10 @@ const (
 	// TFLMShifts is the shift QuantizeMultiplier gives beside each
 	// multiplier: per_channel_output_shift.
 	TFLMShifts
-	// TFLMKernelSums is an int32 per output channel of a CMSIS-NN fully
-	// connected kernel: arm_vector_sum_s8 of the filter's row, plus the
-	// filter offset per element, times the input offset, plus the bias.
+	// TFLMKernelSums is an int32 per output channel of CMSIS-NN's fully
+	// connected kernel or per filter of its SVDF kernel:
+	// arm_vector_sum_s8 of the weights' row, plus the weights' offset per
+	// element, times the input offset, plus the bias.
 	TFLMKernelSums
 )
 

@@ -197,7 +197,7 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 		temp(out, 0)
 		if typeOf(in, 0) == graph.Int8 && t.ISA == MVE {
 			if n := dim(operand(sg, in, 1), 0); n > 0 {
-				persist(4 * n)
+				persistOf(4*n, TFLMKernelSums)
 			}
 		}
 	case "TRANSPOSE_CONV":

@@ -278,7 +278,8 @@ func printSummary(opts *compileOptions, out *driver.Output, files emit.Files) {
 	}
 	if opts.runtime == string(emit.RuntimeTFLM) {
 		if lib, err := emit.PlanKernels(out.Plan); err == nil {
-			if builds, err := emit.TFLMKernelState(out.Model, lib); err == nil {
+			_, space := emit.PrepareSpace(out.Plan)
+			if builds, err := emit.TFLMKernelState(out.Model, lib, space); err == nil {
 				fmt.Fprintf(opts.stdout, "  %s: %s\n", out.Prefix()+emit.TFLMSuffix, emit.TFLMRuntimeText(builds))
 			}
 		}
