@@ -57,7 +57,7 @@ func reshapeModel() *graph.Model {
 	return &graph.Model{Subgraphs: []graph.Subgraph{{
 		Tensors: []graph.Tensor{f32("in", 4), f32("a", 4), f32("r", 4), f32("out", 2)},
 		Inputs:  ids(0), Outputs: ids(3),
-		Ops:     []graph.Op{op(1, ids(0), ids(1)), op(graph.Reshape, ids(1), ids(2)), op(1, ids(2), ids(3))},
+		Ops: []graph.Op{op(1, ids(0), ids(1)), op(graph.Reshape, ids(1), ids(2)), op(1, ids(2), ids(3))},
 	}}}
 }
 
@@ -68,17 +68,17 @@ func whileModel() *graph.Model {
 		{
 			Tensors: []graph.Tensor{f32("in", 1), f32("mid", 1), f32("out", 1)},
 			Inputs:  ids(0), Outputs: ids(2),
-			Ops:     []graph.Op{op(graph.While, ids(0), ids(1), 1, 2), op(graph.While, ids(1), ids(2), 1, 2)},
+			Ops: []graph.Op{op(graph.While, ids(0), ids(1), 1, 2), op(graph.While, ids(1), ids(2), 1, 2)},
 		},
 		{
 			Tensors: []graph.Tensor{f32("c_in", 1), {Name: "c_out", Type: graph.Bool, Shape: []int32{1}, Size: 1}},
 			Inputs:  ids(0), Outputs: ids(1),
-			Ops:     []graph.Op{op(1, ids(0), ids(1))},
+			Ops: []graph.Op{op(1, ids(0), ids(1))},
 		},
 		{
 			Tensors: []graph.Tensor{f32("b_in", 1), f32("t1", 2), f32("b_out", 1)},
 			Inputs:  ids(0), Outputs: ids(2),
-			Ops:     []graph.Op{op(1, ids(0), ids(1)), op(1, ids(1), ids(2))},
+			Ops: []graph.Op{op(1, ids(0), ids(1)), op(1, ids(1), ids(2))},
 		},
 	}}
 }
@@ -94,7 +94,7 @@ func callOnceModel() *graph.Model {
 			{
 				Tensors: []graph.Tensor{f32("in", 2), f32("out", 2), state},
 				Inputs:  ids(0), Outputs: ids(1),
-				Ops:     []graph.Op{op(graph.CallOnce, nil, nil, 1), op(1, ids(0, 2), ids(1))},
+				Ops: []graph.Op{op(graph.CallOnce, nil, nil, 1), op(1, ids(0, 2), ids(1))},
 			},
 			{
 				Tensors: []graph.Tensor{constant("init", 5, 1), state},
