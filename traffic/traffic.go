@@ -33,10 +33,11 @@
 //     as run once.
 //
 // A view (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST) whose output shares its
-// input's bytes (liveness's alias) moves nothing: TFLM's kernels copy only
-// when the two buffers differ (reshape.cc: `if (input->data.raw !=
-// output->data.raw)`). An in-place write or an exact-overlap copy still
-// reads and writes its operands' bytes.
+// input's bytes (liveness's alias) moves none of them: TFLM's kernels copy
+// only when the two buffers differ (reshape.cc: `if (input->data.raw !=
+// output->data.raw)`); its other inputs (a shape, an axis) count as read,
+// as every operator's do. An in-place write or an exact-overlap copy
+// still reads and writes its operands' bytes.
 //
 // A resource variable is read by READ_VARIABLE and written by
 // ASSIGN_VARIABLE through a handle that names it alone; a handle that may
@@ -134,16 +135,17 @@ func Estimate(m *graph.Model, lt *liveness.Lifetimes) *Traffic {
 			tensors, variables = t.once, t.varOnce
 		}
 		s := run.Op.Subgraph
-		if isView(op, s, lt) {
-			continue
-		}
-		for _, id := range op.Inputs {
-			if id != graph.NoTensor {
+		view := isView(op, s, lt)
+		for k, id := range op.Inputs {
+			if id != graph.NoTensor && !(view && k == 0) {
 				ref := graph.TensorRef{Subgraph: s, Tensor: id}
 				tensors[ref] = tensors[ref].Add(Bytes{Read: size(lt, ref)})
 			}
 		}
 		for _, id := range op.Outputs {
+			if view {
+				break
+			}
 			ref := graph.TensorRef{Subgraph: s, Tensor: id}
 			tensors[ref] = tensors[ref].Add(Bytes{Written: size(lt, ref)})
 		}
