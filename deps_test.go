@@ -33,8 +33,9 @@ var allowed = map[string][]string{
 	"kernels":                   {"graph", "internal/flexbuf"},
 	"liveness":                  {"graph", "kernels"},
 	"order":                     {"graph"},
+	"traffic":                   {"graph", "liveness"},
 	"plan/dsa":                  {},
-	"plan":                      {"graph", "kernels", "liveness", "plan/dsa"},
+	"plan":                      {"graph", "kernels", "liveness", "plan/dsa", "traffic"},
 	"config":                    {"kernels", "plan", "internal/inputfile"},
 	"emit":                      {"graph", "kernels", "liveness", "plan"},
 	"verify":                    {"graph", "kernels"},
@@ -60,7 +61,7 @@ var allowed = map[string][]string{
 // stdlibOnly lists the packages that may import nothing outside heliac but
 // the standard library. File formats (YAML, flatbuffers) stay out of them:
 // config reads YAML for plan, tflite reads flatbuffers for graph.
-var stdlibOnly = map[string]bool{"graph": true, "kernels": true, "liveness": true, "order": true, "plan/dsa": true, "plan": true, "tflmarena": true, "stripe": true}
+var stdlibOnly = map[string]bool{"graph": true, "kernels": true, "liveness": true, "order": true, "plan/dsa": true, "plan": true, "tflmarena": true, "stripe": true, "traffic": true}
 
 func TestDependencies(t *testing.T) {
 	seen := map[string]bool{}

@@ -31,7 +31,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown rule key",
 			in:   "platform: generic\nrules:\n  - class: scratch\n    memory: SRAM\n  - class: scratch\n    bank: SRAM\n",
-			err:  `config: line 6: unknown key "bank" in rules[1] (known: class, tensor, name, memory, source)`,
+			err:  `config: line 6: unknown key "bank" in rules[1] (known: class, tensor, name, memory, source, hottest)`,
 		},
 		{
 			name: "unknown key in JSON",
@@ -158,6 +158,36 @@ func TestParseErrors(t *testing.T) {
 			name: "rule naming no bank of the platform",
 			in:   "platform: apollo510\nrules:\n  - {class: scratch, memory: PSRAM}\n",
 			err:  `plan: rule 0: memory "PSRAM" is not a bank of platform "apollo510" ` + banks510,
+		},
+		{
+			name: "hottest not an integer",
+			in:   "platform: apollo510\nrules:\n  - class: constant\n    memory: DTCM\n    source: MRAM\n    hottest: 64k\n",
+			err:  `config: line 6: rules[0].hottest: want an integer, got "64k"`,
+		},
+		{
+			name: "hottest negative",
+			in:   "platform: apollo510\nrules:\n  - {class: constant, memory: DTCM, source: MRAM, hottest: -1}\n",
+			err:  `plan: rule 0: hottest -1 is negative; give a budget in bytes`,
+		},
+		{
+			name: "hottest on a scratch rule",
+			in:   "platform: apollo510\nrules:\n  - {class: scratch, memory: DTCM, hottest: 4096}\n",
+			err:  `plan: rule 0: hottest is only for class: constant rules (the hottest constants up to a budget in bytes)`,
+		},
+		{
+			name: "hottest on a name rule",
+			in:   "platform: apollo510\nrules:\n  - {name: \"w*\", memory: DTCM, source: MRAM, hottest: 4096}\n",
+			err:  `plan: rule 0: hottest is only for class: constant rules (the hottest constants up to a budget in bytes)`,
+		},
+		{
+			name: "hottest where every constant is by default",
+			in:   "platform: apollo510\nrules:\n  - {class: constant, memory: MRAM, hottest: 4096}\n",
+			err:  `plan: rule 0: hottest keeps constants cold in MRAM, where every constant is by default; give memory a faster bank`,
+		},
+		{
+			name: "hottest where another rule puts every constant",
+			in:   "platform: apollo510\nrules:\n  - {class: constant, memory: DTCM, source: MRAM, hottest: 4096}\n  - {class: constant, memory: DTCM, source: MRAM}\n",
+			err:  `plan: rule 0: hottest puts constants in DTCM staged from MRAM as rule 1 does for every constant; drop one, or send rule 1's elsewhere`,
 		},
 		{
 			name: "rules are checked without a platform",

@@ -217,3 +217,62 @@ func TestCompileRandomPlatforms(t *testing.T) {
 	// The capacities are meant to make both outcomes common.
 	assert.NotZero(t, full, "every random model fitted")
 }
+
+// TestCompileRandomHottest compiles random models on random platforms
+// (randomPlatform) with a rule staging the hottest constants into a random
+// writable bank up to a random budget, last so that it decides for every
+// constant no tensor or name rule names. Each either compiles, and its plan
+// verifies (the verifier checks that the constants staged are the hottest
+// that fit), or returns a *plan.CapacityError; and some plans stage
+// constants under the budget while leaving others out.
+func TestCompileRandomHottest(t *testing.T) {
+	n := int64(120)
+	if testing.Short() || raceEnabled {
+		n = 20
+	}
+	presets := randmodel.Presets()
+	fits, partial := 0, 0
+	for seed := range n {
+		preset := presets[int(seed)%len(presets)]
+		r := rand.New(rand.NewPCG(uint64(seed), 0x407))
+		data := encodeRandom(t, seed, preset.Config)
+		p, rules := randomPlatform(r)
+		// A bank no other constant rule stages into from FLASH: the
+		// rules may not share one (plan.ValidateRules).
+		var writable []string
+		for _, b := range p.Banks {
+			if b.Writable && !slices.Contains(rules, plan.Rule{Class: "constant", Memory: b.Name, Source: "FLASH"}) {
+				writable = append(writable, b.Name)
+			}
+		}
+		if len(writable) == 0 {
+			continue
+		}
+		hot := plan.Rule{Class: "constant", Memory: writable[r.IntN(len(writable))], Source: "FLASH", Hottest: int64(16 * (1 + r.IntN(32)))}
+		rules = append(rules, hot)
+		what := fmt.Sprintf("%s seed %d on %+v with rules %+v", preset.Name, seed, p.Banks, rules)
+		c := randConfig(r.IntN(4) == 0)
+		c.Plan = plan.Options{Platform: &p, Rules: rules, TimeLimit: 500 * time.Millisecond}
+		out, ok := compileOrFull(t, data, c, what)
+		if !ok {
+			continue
+		}
+		fits++
+		staged, cold := int64(0), 0
+		for _, a := range out.Plan.Allocs {
+			if a.Class != liveness.Constant {
+				continue
+			}
+			if ar := out.Plan.Arena(a.Arena); ar.Memory == hot.Memory && ar.Source == hot.Source {
+				staged += a.Size
+			} else {
+				cold++
+			}
+		}
+		if staged > 0 && cold > 0 {
+			partial++
+		}
+	}
+	t.Logf("%d of %d compilations fit; %d staged some constants and left others", fits, n, partial)
+	assert.NotZero(t, partial, "the budget never split the constants")
+}

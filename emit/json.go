@@ -97,6 +97,7 @@ type jsonPlan struct {
 	KernelScratch    []jsonKernel               `json:"kernel_scratch"`
 	Skipped          []jsonSkipped              `json:"skipped_tensors"`
 	Spills           []jsonSpill                `json:"spills"`
+	BankTraffic      []jsonBankTraffic          `json:"bank_traffic"`
 	UnusedRules      []jsonUnused               `json:"unused_rules,omitempty"`
 	UnusedExternal   []string                   `json:"unused_external_arenas,omitempty"`
 	UnknownScratch   []jsonOpName               `json:"unknown_kernel_scratch,omitempty"`
@@ -109,6 +110,17 @@ type jsonPlan struct {
 	TFLMArenas       []jsonTFLMArena            `json:"tflm_arenas,omitempty"`
 	TFLMResourceVars *int                       `json:"tflm_resource_variables,omitempty"`
 	Stripes          []jsonStripe               `json:"stripes,omitempty"`
+}
+
+// jsonBankTraffic is one entry of bank_traffic: the bytes a bank's
+// allocations are read and written per inference (plan.BankTraffic), and
+// the staging copy's bytes read from it or written into it once.
+type jsonBankTraffic struct {
+	Bank           string `json:"bank"`
+	Read           int64  `json:"read"`
+	Written        int64  `json:"written"`
+	StagingRead    int64  `json:"staging_read,omitempty"`
+	StagingWritten int64  `json:"staging_written,omitempty"`
 }
 
 // jsonSource names the kernel library and CPU that sized kernel_scratch.
@@ -454,6 +466,7 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 		KernelScratch:   []jsonKernel{},
 		Skipped:         []jsonSkipped{},
 		Spills:          []jsonSpill{},
+		BankTraffic:     []jsonBankTraffic{},
 		Ordering: jsonOrdering{Strategy: p.Schedule.Ordering.Strategy, ProvenOptimal: p.Schedule.Ordering.Proven,
 			TimedOut: p.Schedule.Ordering.TimedOut},
 		Schedule: []jsonRun{},
@@ -464,6 +477,10 @@ func JSON(m *graph.Model, p *plan.Plan, meta Meta) ([]byte, error) {
 	out.Platform.Banks = append(out.Platform.Banks, p.Platform.Banks...)
 	for _, sp := range p.Spills {
 		out.Spills = append(out.Spills, jsonSpill{jsonKey: keyOf(sp.Key), Name: escapeName(sp.Name), From: sp.From, To: sp.To, Reason: sp.Reason})
+	}
+	for _, b := range p.BankTraffic() {
+		out.BankTraffic = append(out.BankTraffic, jsonBankTraffic{Bank: b.Bank, Read: b.PerInference.Read, Written: b.PerInference.Written,
+			StagingRead: b.Staging.Read, StagingWritten: b.Staging.Written})
 	}
 	for _, u := range p.UnusedRules {
 		out.UnusedRules = append(out.UnusedRules, jsonUnused{Rule: u.Rule, Reason: u.Reason})

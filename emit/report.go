@@ -53,6 +53,7 @@ func ReportWithTFLM(m *graph.Model, p *plan.Plan, meta Meta, tflm *TFLMHeads) []
 	}
 	w("</p>\n")
 	reportArenaTable(&b, p)
+	reportTraffic(&b, p)
 	w("<p class=\"legend\"><span class=\"tensor\"></span>tensor<span class=\"inplace\"></span>written in place<span class=\"view\"></span>view"+
 		"<span class=\"kscratch\"></span>kernel scratch<span class=\"variable\"></span>resource variable<span class=\"spilled\"></span>spilled · "+
 		"%sdashed red: lower bound · dotted black: peak step</p>\n", map[bool]string{true: "<span class=\"stripe\"></span>stripe (tensors one stripe computes) · "}[len(m.Stripes) > 0])
@@ -143,6 +144,23 @@ func reportArenaTable(b *bytes.Buffer, p *plan.Plan) {
 		}
 		fmt.Fprintf(b, "<tr><td><a href=\"#arena-%d\">%s</a></td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td></tr>\n",
 			a.ID, esc(a.Name), esc(role), esc(a.Memory), a.Provider, a.Size, lb, over, len(allocsOf(p, a.ID)), capacity)
+	}
+	fmt.Fprintf(b, "</table>\n")
+}
+
+// reportTraffic writes each bank's traffic (plan.BankTraffic): bytes read
+// and written per inference, and the staging copy's, once.
+func reportTraffic(b *bytes.Buffer, p *plan.Plan) {
+	banks := p.BankTraffic()
+	if len(banks) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "<h2 id=\"traffic\">Traffic per bank</h2>\n<p>Bytes per inference, an estimate (each operator run reads its inputs and writes its outputs once; "+
+		"kernels that read an operand more often move more: a lower bound). Staging: the constants copied once, before the first run.</p>\n"+
+		"<table>\n<tr><th>bank</th><th>read per inference</th><th>written per inference</th><th>staging: read</th><th>staging: written</th></tr>\n")
+	for _, t := range banks {
+		fmt.Fprintf(b, "<tr><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td></tr>\n",
+			esc(t.Bank), t.PerInference.Read, t.PerInference.Written, t.Staging.Read, t.Staging.Written)
 	}
 	fmt.Fprintf(b, "</table>\n")
 }

@@ -97,6 +97,9 @@ func Summary(m *graph.Model, p *plan.Plan) []byte {
 		fmt.Fprintf(&buf, "  %s\n", text)
 	}
 	fmt.Fprintf(&buf, "  schedule: %s\n", scheduleText(p.Schedule))
+	if text := trafficText(p); text != "" {
+		fmt.Fprintf(&buf, "  %s\n", text)
+	}
 	if p.Kernels == kernelsAny {
 		fmt.Fprintf(&buf, "  kernels: %s: the plan holds for %s; --cpu, or --kernels, narrows it\n", kernelsText(p), anyBuilds(p.KernelsPath))
 	}
@@ -370,4 +373,31 @@ func (p *Patches) ArenaText() string {
 	fmt.Fprintf(&b, "heliac's arena (TFLM's head) %d -> %d B (%s); stripes cost %+d operator(s) and %+d MACs (%+.2f%% of %d, cap %.3g%%)",
 		p.HeadBefore, p.HeadAfter, Percent(p.HeadAfter, p.HeadBefore), p.ExtraOps, p.ExtraMACs, p.ExtraPercent(), p.ModelMACs, 100*p.Cap)
 	return b.String()
+}
+
+// trafficText says what each bank moves per inference (plan.BankTraffic:
+// an estimate, a lower bound), and the staging copy made once: "traffic
+// per inference (read/written, a lower bound): DTCM 453/33 B, FLASH 420/0
+// B; staging once: 432 B MRAM -> DTCM".
+func trafficText(p *plan.Plan) string {
+	var per, staged, from []string
+	for _, b := range p.BankTraffic() {
+		if b.PerInference.Total() > 0 {
+			per = append(per, fmt.Sprintf("%s %d/%d B", b.Bank, b.PerInference.Read, b.PerInference.Written))
+		}
+		if b.Staging.Written > 0 {
+			staged = append(staged, fmt.Sprintf("%d B into %s", b.Staging.Written, b.Bank))
+		}
+		if b.Staging.Read > 0 {
+			from = append(from, b.Bank)
+		}
+	}
+	if len(per) == 0 {
+		return ""
+	}
+	text := "traffic per inference (read/written, a lower bound): " + strings.Join(per, ", ")
+	if len(staged) > 0 {
+		text += "; staging once: " + strings.Join(staged, ", ") + " from " + strings.Join(from, ", ")
+	}
+	return text
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
 	"github.com/heliac/heliac/plan/dsa"
+	"github.com/heliac/heliac/traffic"
 )
 
 // DefaultAlignment is the byte alignment of every tensor offset, as TFLM
@@ -232,6 +233,7 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 	add := p.add
 	// Persistent allocations hold their data at every step.
 	always := liveness.Interval{First: 0, Last: liveness.Step(lt.Schedule.Steps - 1)}
+	tr := traffic.Estimate(m, lt)
 	for _, t := range lt.Tensors {
 		if t.Class == liveness.Unallocated && t.Used {
 			p.Skipped = append(p.Skipped, Skipped{Ref: t.Ref, Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name, Reason: t.Note})
@@ -245,12 +247,12 @@ func build(ctx context.Context, m *graph.Model, lt *liveness.Lifetimes, opts Opt
 		}
 		add(Alloc{Key: TensorKey(t.Ref), Name: m.Tensor(t.Ref.Subgraph, t.Ref.Tensor).Name,
 			Class: t.Class, Size: t.Size, Live: live, AliasOf: t.AliasOf, AliasOffset: t.AliasOffset, InPlace: t.InPlace, Copy: t.Copy,
-			OwnPlan: t.OwnPlan, Dynamic: t.Dynamic})
+			OwnPlan: t.OwnPlan, Dynamic: t.Dynamic, Traffic: tr.Tensor(t.Ref)})
 	}
-	for _, v := range lt.Variables {
+	for i, v := range lt.Variables {
 		if v.Size > 0 {
 			add(Alloc{Key: Key{Kind: VariableAlloc, Variable: v.Name}, Name: v.Name.SharedName, Class: liveness.Persistent,
-				Size: v.Size, Live: always, Handles: append([]graph.TensorRef(nil), v.Handles...)})
+				Size: v.Size, Live: always, Handles: append([]graph.TensorRef(nil), v.Handles...), Traffic: tr.Variable(i)})
 		}
 	}
 	for _, o := range opts.UnknownScratch {

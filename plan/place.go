@@ -83,12 +83,15 @@ func (pl *placer) run(ctx context.Context) error {
 // or state in read-only memory, a constant in plain RAM without a source to
 // stage from) is an error naming the rule and the tensor. A tensor or name
 // rule that selects nothing goes to Plan.UnusedRules (an error with
-// Options.Strict).
+// Options.Strict). A rule with Hottest takes only the hottest of the
+// constants it would take (hotSets); the others go where the rules below
+// it, or the default, put them.
 func (pl *placer) applyRules() error {
 	n := len(pl.p.Allocs)
 	pl.memory, pl.pinned, pl.source, pl.ruled = make([]string, n), make([]bool, n), make([]string, n), make([]bool, n)
 	cb, _ := pl.opts.Platform.ConstBank()
 	matched := make([]bool, len(pl.opts.Rules))
+	hot := pl.hotSets()
 	for i := range pl.p.Allocs {
 		a := &pl.p.Allocs[i]
 		if a.Class == liveness.Constant {
@@ -100,6 +103,9 @@ func (pl *placer) applyRules() error {
 		for ri, r := range pl.opts.Rules {
 			rk := ruleRank(r, a)
 			matched[ri] = matched[ri] || rk > 0
+			if r.Hottest > 0 && !hot[ri][i] {
+				continue // not among the hottest: the rules below decide
+			}
 			if rk == 0 || rk < rank {
 				continue
 			}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
+	"github.com/heliac/heliac/traffic"
 )
 
 // ArenaID identifies an arena within a plan.
@@ -225,6 +226,10 @@ type Alloc struct {
 	// Handles are, for a resource variable, the resource tensors that
 	// refer to it.
 	Handles []graph.TensorRef
+	// Traffic is the bytes the allocation's readers and writers move per
+	// inference (package traffic's estimate, a lower bound; zero for
+	// kernel scratch, whose use the plan does not know).
+	Traffic traffic.Bytes
 }
 
 // ScratchSource names the kernel library whose rules sized a plan's kernel

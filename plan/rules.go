@@ -27,6 +27,13 @@ type Rule struct {
 	// Source, for constants only, is the read-only bank their data is
 	// copied from into Memory before the first run (staging).
 	Source string `json:"source,omitempty" yaml:"source,omitempty"`
+	// Hottest, on a constant class rule, is a byte budget: the rule takes
+	// only the constants with the most bytes read per inference per byte
+	// (package traffic's estimate), hottest first, as long as their bytes
+	// in the rule's arena (each rounded up to the bank's alignment; one
+	// copy per model buffer) stay within it; the others go where the
+	// rules before it, or the default, put them. 0: every constant.
+	Hottest int64 `json:"hottest,omitempty" yaml:"hottest,omitempty"`
 }
 
 // ValidateRules checks rules against p: each has exactly one selector; a
@@ -35,7 +42,10 @@ type Rule struct {
 // is given only to constant, tensor or name rules and names a read-only
 // bank of p, memory then being writable; scratch and persistent rules name
 // a writable bank; and a constant rule without source names a read-only bank
-// or RAM that BootInit says is initialised at boot. Rule numbers in the
+// or RAM that BootInit says is initialised at boot; hottest is not
+// negative, and only on a constant class rule that no other constant class
+// rule shares its memory and source with (the plan could not tell the
+// constants it takes from the other rule's). Rule numbers in the
 // errors are indices into rules. It reports every bad rule, one a line.
 func ValidateRules(rules []Rule, p Platform) error {
 	return validateRules(rules, &p)
@@ -55,9 +65,28 @@ func validateRules(rules []Rule, p *Platform) error {
 	for i, r := range rules {
 		if err := checkRule(i, r, p); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if r.Hottest <= 0 {
+			continue
+		}
+		for j, o := range rules {
+			if j != i && o.Class == r.Class && o.Memory == r.Memory && o.Source == r.Source {
+				errs = append(errs, fmt.Errorf("plan: rule %d: hottest puts constants in %s%s as rule %d does for every constant; drop one, or send rule %d's elsewhere",
+					i, r.Memory, sourceText(r.Source), j, j))
+				break
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sourceText is " staged from <source>", or "" for a cold placement.
+func sourceText(source string) string {
+	if source == "" {
+		return ""
+	}
+	return " staged from " + source
 }
 
 func checkRule(i int, r Rule, p *Platform) error {
@@ -97,6 +126,12 @@ func checkRule(i int, r Rule, p *Platform) error {
 	if r.Memory == "" {
 		return fail("memory is missing")
 	}
+	switch {
+	case r.Hottest < 0:
+		return fail("hottest %d is negative; give a budget in bytes", r.Hottest)
+	case r.Hottest > 0 && class != liveness.Constant:
+		return fail("hottest is only for class: constant rules (the hottest constants up to a budget in bytes)")
+	}
 	if r.Source != "" && class != 0 && class != liveness.Constant {
 		return fail("source is only for constants, not class %s", r.Class)
 	}
@@ -106,6 +141,9 @@ func checkRule(i int, r Rule, p *Platform) error {
 	mem, ok := p.Bank(r.Memory)
 	if !ok {
 		return fail("memory %q is not a bank of %s (banks: %s)", r.Memory, p.describe(), p.bankNames())
+	}
+	if cb, ok := p.ConstBank(); ok && r.Hottest > 0 && r.Source == "" && r.Memory == cb.Name {
+		return fail("hottest keeps constants cold in %s, where every constant is by default; give memory a faster bank", r.Memory)
 	}
 	if r.Source != "" {
 		src, ok := p.Bank(r.Source)

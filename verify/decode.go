@@ -109,6 +109,9 @@ type rule struct {
 	path                string
 	class, tensor, name string
 	memory, source      string
+	// hottest is the rule's byte budget for the hottest constants; 0
+	// when absent.
+	hottest int64
 }
 
 // spill is one spills entry.
@@ -429,8 +432,12 @@ func decode(data []byte) (*planDoc, []Violation) {
 		doc.skipped = append(doc.skipped, skipped{path: o.path, ref: o.ref(), name: o.name("name"), reason: o.str("reason")})
 	})
 	each("rules", func(o *object) {
-		doc.rules = append(doc.rules, rule{path: o.path, class: o.optString("class"), tensor: o.optString("tensor"),
-			name: o.optString("name"), memory: o.str("memory"), source: o.optString("source")})
+		ru := rule{path: o.path, class: o.optString("class"), tensor: o.optString("tensor"),
+			name: o.optString("name"), memory: o.str("memory"), source: o.optString("source")}
+		if h := o.optInt("hottest"); h != nil {
+			ru.hottest = *h
+		}
+		doc.rules = append(doc.rules, ru)
 	})
 	each("spills", func(o *object) {
 		sp := spill{path: o.path, key: o.key(), name: o.name("name"), from: o.str("from"), to: o.str("to")}

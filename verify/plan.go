@@ -114,6 +114,7 @@ func (c *checker) run() {
 		(*checker).checkArenas,
 		(*checker).checkBanks,
 		(*checker).checkRules,
+		(*checker).checkHottest,
 		(*checker).checkSpills,
 	}
 	half := func(checks []func(*checker)) *checker {

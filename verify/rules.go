@@ -79,6 +79,21 @@ func (c *checker) checkRuleList() bool {
 				bad(r, "name %q is not a valid glob: %v", r.name, err)
 			}
 		}
+		switch {
+		case r.hottest < 0:
+			bad(r, "hottest %d is negative", r.hottest)
+		case r.hottest > 0 && r.class != roleConstant:
+			bad(r, "hottest on a rule that is not class constant")
+		case r.hottest > 0 && r.source == "" && r.memory == c.constBank():
+			bad(r, "hottest keeps constants cold in %q, where every constant is by default", r.memory)
+		case r.hottest > 0:
+			for j := range c.doc.rules {
+				if o := &c.doc.rules[j]; j != i && o.class == r.class && o.memory == r.memory && o.source == r.source {
+					bad(r, "hottest puts constants where %s puts every constant: which it takes cannot be told", o.path)
+					break
+				}
+			}
+		}
 		if !c.knownBank(r.path, "memory", r.memory) {
 			ok = false
 		}
@@ -115,7 +130,9 @@ func rank(r *rule, p *member) int {
 // wantOf returns where the rules put p. By default scratch and persistent
 // allocations go to the first writable bank and constants, cold, to the
 // constant bank. A rule naming the tensor beats one naming its class;
-// among rules of one rank the later wins.
+// among rules of one rank the later wins. A rule with hottest speaks only
+// for the constants the plan places as it says (checkHottest checks that
+// they are the hottest); for the others the rules below it decide.
 func (c *checker) wantOf(p *member) want {
 	w := want{by: "default"}
 	if p.role == roleConstant {
@@ -127,7 +144,7 @@ func (c *checker) wantOf(p *member) want {
 	for i := range c.doc.rules {
 		r := &c.doc.rules[i]
 		rk := rank(r, p)
-		if rk == 0 || rk < best {
+		if rk == 0 || rk < best || r.hottest > 0 && !r.takes(p) {
 			continue
 		}
 		best = rk

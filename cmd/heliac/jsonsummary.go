@@ -22,6 +22,7 @@ type jsonSummary struct {
 	KernelScratch int64        `json:"kernel_scratch"`
 	Unknown       int          `json:"unknown_kernel_scratch"`
 	Spills        int          `json:"spills"`
+	BankTraffic   []jsonBank   `json:"bank_traffic"`
 	Schedule      jsonSchedule `json:"schedule"`
 	Files         []string     `json:"files"`
 	TFLite        *jsonTFLite  `json:"tflite,omitempty"`
@@ -99,6 +100,16 @@ type jsonArena struct {
 	Capacity         int64  `json:"capacity"`
 }
 
+// jsonBank is plan.BankTraffic: a bank's bytes read and written per
+// inference (an estimate, a lower bound) and its staging copy's, once.
+type jsonBank struct {
+	Bank           string `json:"bank"`
+	Read           int64  `json:"read"`
+	Written        int64  `json:"written"`
+	StagingRead    int64  `json:"staging_read"`
+	StagingWritten int64  `json:"staging_written"`
+}
+
 type jsonSchedule struct {
 	Strategy string `json:"strategy"`
 	Proven   bool   `json:"proven_optimal"`
@@ -145,6 +156,11 @@ func printJSONSummary(opts *compileOptions, out *driver.Output, files emit.Files
 		}
 	}
 	_, _, s.KernelScratch = p.KernelScratch()
+	s.BankTraffic = []jsonBank{}
+	for _, b := range p.BankTraffic() {
+		s.BankTraffic = append(s.BankTraffic, jsonBank{Bank: b.Bank, Read: b.PerInference.Read, Written: b.PerInference.Written,
+			StagingRead: b.Staging.Read, StagingWritten: b.Staging.Written})
+	}
 	for _, a := range p.Arenas {
 		ja := jsonArena{Name: a.Name, Role: a.Role.String(), Memory: a.Memory, Size: a.Size, Capacity: a.Capacity}
 		if a.Role == liveness.Scratch {
