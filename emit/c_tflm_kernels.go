@@ -219,7 +219,7 @@ func (t *tflmGen) preparedText() {
 			kw = "#if"
 		}
 		w.f("%s HELIAC_KERNEL_BUILD == %d /* %s */\n", kw, kb.id, b.Kernels)
-		w.f("constexpr int kPreparedCount = %d;\n", len(b.Prepared))
+		w.f("constexpr size_t kPreparedCount = %d;\n", len(b.Prepared))
 		w.f("const PreparedInfo kPrepared[%d] = {\n", max(len(b.Prepared), 1))
 		for _, pb := range b.Prepared {
 			w.f("    {%d, %d, %s, %d},\n", pb.Op, pb.Request, named[[2]int{pb.Op, int(pb.Content)}], pb.Bytes())
@@ -229,7 +229,7 @@ func (t *tflmGen) preparedText() {
 		}
 		w.WriteString("};\n")
 	}
-	w.WriteString("#else\nconstexpr int kPreparedCount = 0;\nconst PreparedInfo kPrepared[1] = {{-1, 0, nullptr, 0}};\n#endif\n")
+	w.WriteString("#else\nconstexpr size_t kPreparedCount = 0;\nconst PreparedInfo kPrepared[1] = {{-1, 0, nullptr, 0}};\n#endif\n")
 	w.f("// The most buffers of one operator heliac computed.\nconstexpr int kPreparedPerOp = %d;\n", perOp)
 	arena, bytes := PrepareSpace(t.p)
 	if arena == nil {
