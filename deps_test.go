@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"kernels":                   {"graph", "internal/flexbuf"},
 	"liveness":                  {"graph", "kernels"},
 	"order":                     {"graph"},
-	"traffic":                   {"graph", "liveness"},
+	"traffic":                   {"graph", "kernels", "liveness"},
 	"plan/dsa":                  {},
 	"plan":                      {"graph", "kernels", "liveness", "plan/dsa", "traffic"},
 	"config":                    {"kernels", "plan", "internal/inputfile"},
