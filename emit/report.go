@@ -155,8 +155,9 @@ func reportTraffic(b *bytes.Buffer, p *plan.Plan) {
 	if len(banks) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "<h2 id=\"traffic\">Traffic per bank</h2>\n<p>Bytes per inference, an estimate (each operator run reads its inputs and writes its outputs once; "+
-		"kernels that read an operand more often move more: a lower bound). Staging: the constants copied once, before the first run.</p>\n"+
+	fmt.Fprintf(b, "<h2 id=\"traffic\">Traffic per bank</h2>\n<p>Bytes per inference, an estimate from the loops of TFLM's reference kernels, not a measurement "+
+		"(each operator run reads its inputs and writes its outputs once, but a convolution reads its filter and bias once per output pixel "+
+		"and its input once per window, a fully connected one its filter and bias once per batch row). Staging: the constants copied once, before the first run.</p>\n"+
 		"<table>\n<tr><th>bank</th><th>read per inference</th><th>written per inference</th><th>staging: read</th><th>staging: written</th></tr>\n")
 	for _, t := range banks {
 		fmt.Fprintf(b, "<tr><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td></tr>\n",

@@ -376,8 +376,8 @@ func (p *Patches) ArenaText() string {
 }
 
 // trafficText says what each bank moves per inference (plan.BankTraffic:
-// an estimate, a lower bound), and the staging copy made once: "traffic
-// per inference (read/written, a lower bound): DTCM 453/33 B, FLASH 420/0
+// an estimate, see package traffic), and the staging copy made once: "traffic
+// per inference (read/written, an estimate): DTCM 453/33 B, FLASH 420/0
 // B; staging once: 432 B MRAM -> DTCM".
 func trafficText(p *plan.Plan) string {
 	var per, staged, from []string
@@ -395,7 +395,7 @@ func trafficText(p *plan.Plan) string {
 	if len(per) == 0 {
 		return ""
 	}
-	text := "traffic per inference (read/written, a lower bound): " + strings.Join(per, ", ")
+	text := "traffic per inference (read/written, an estimate): " + strings.Join(per, ", ")
 	if len(staged) > 0 {
 		text += "; staging once: " + strings.Join(staged, ", ") + " from " + strings.Join(from, ", ")
 	}

@@ -28,11 +28,11 @@ func TestBankTrafficOutputs(t *testing.T) {
 		entries []map[string]int64
 		row     string
 	}{
-		{name: "cold constants", summary: "traffic per inference (read/written, a lower bound): SRAM 33/33 B, FLASH 420/0 B\n",
+		{name: "cold constants", summary: "traffic per inference (read/written, an estimate): SRAM 33/33 B, FLASH 420/0 B\n",
 			entries: []map[string]int64{{"read": 33, "written": 33}, {"read": 420, "written": 0}},
 			row:     "<tr><td>FLASH</td><td>420</td><td>0</td><td>0</td><td>0</td></tr>"},
 		{name: "staged constants", rules: []plan.Rule{{Class: "constant", Memory: "SRAM", Source: "FLASH"}},
-			summary: "traffic per inference (read/written, a lower bound): SRAM 453/33 B; staging once: 432 B into SRAM from FLASH\n",
+			summary: "traffic per inference (read/written, an estimate): SRAM 453/33 B; staging once: 432 B into SRAM from FLASH\n",
 			entries: []map[string]int64{{"read": 453, "written": 33, "staging_written": 432}, {"read": 0, "written": 0, "staging_read": 432}},
 			row:     "<tr><td>SRAM</td><td>453</td><td>33</td><td>0</td><td>432</td></tr>"},
 	}

@@ -94,8 +94,8 @@ type convGeometry struct{ strideW, strideH, padW, padH, dilW, dilH int64 }
 // and output of the given heights and widths and a filter of fh × fw.
 func geometry(w *graph.Window, in, out dims, fh, fw int64) convGeometry {
 	g := convGeometry{strideW: int64(w.StrideW), strideH: int64(w.StrideH), dilW: int64(w.DilationW), dilH: int64(w.DilationH)}
-	g.padH, _ = windowPadding(w.Padding, in.h, fh, g.strideH, g.dilH, out.h)
-	g.padW, _ = windowPadding(w.Padding, in.w, fw, g.strideW, g.dilW, out.w)
+	g.padH, _ = WindowPadding(w.Padding, in.h, fh, g.strideH, g.dilH, out.h)
+	g.padW, _ = WindowPadding(w.Padding, in.w, fw, g.strideW, g.dilW, out.w)
 	return g
 }
 

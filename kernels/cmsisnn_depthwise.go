@@ -97,7 +97,7 @@ type dwGeom struct {
 
 // depthwiseGeom reads op's geometry for dwDispatch, checking only what
 // it reads (operands and options there, strides and dilations positive:
-// windowPadding divides by them); windowPlacement checks the rest
+// WindowPadding divides by them); windowPlacement checks the rest
 // (dwPlace).
 func depthwiseGeom(c placeCtx) (dwGeom, bool) {
 	w := c.op.Window
@@ -116,8 +116,8 @@ func depthwiseGeom(c placeCtx) (dwGeom, bool) {
 		fh: dim(f, 1), fw: dim(f, 2), sh: int64(w.StrideH), sw: int64(w.StrideW),
 		dh: int64(w.DilationH), dw: int64(w.DilationW), mult: int64(w.DepthMultiplier),
 		e: int64(c.in.Type.Bits() / 8), inSize: c.in.Size, outSize: c.out.Size}
-	g.ph, _ = windowPadding(w.Padding, g.inH, g.fh, g.sh, g.dh, g.outH)
-	g.pw, _ = windowPadding(w.Padding, g.inW, g.fw, g.sw, g.dw, g.outW)
+	g.ph, _ = WindowPadding(w.Padding, g.inH, g.fh, g.sh, g.dh, g.outH)
+	g.pw, _ = WindowPadding(w.Padding, g.inW, g.fw, g.sw, g.dw, g.outW)
 	return g, true
 }
 

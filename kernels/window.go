@@ -155,8 +155,8 @@ func newSlidingWindow(m *graph.Model, sg *graph.Subgraph, op *graph.Op, in, out 
 		w.firstChannel = func(k int64) int64 { return k }
 	}
 	var okH, okW bool
-	w.padH, okH = windowPadding(win.Padding, w.inH, w.filterH, w.strideH, w.dilationH, w.outH)
-	w.padW, okW = windowPadding(win.Padding, w.inW, w.filterW, w.strideW, w.dilationW, w.outW)
+	w.padH, okH = WindowPadding(win.Padding, w.inH, w.filterH, w.strideH, w.dilationH, w.outH)
+	w.padW, okW = WindowPadding(win.Padding, w.inW, w.filterW, w.strideW, w.dilationW, w.outW)
 	return w, okH && okW
 }
 
@@ -204,13 +204,13 @@ func filterType(act, filter graph.ElementType) bool {
 	return false
 }
 
-// windowPadding returns the padding before the first output row (or
+// WindowPadding returns the padding before the first output row (or
 // column) as TFLM computes it (padding.h ComputePaddingWithOffset: half
 // the total padding, rounded down), and whether out is the size
 // ComputeOutSize gives. TFLM refuses a stride, dilation or filter below 1
 // (ValidatePaddingArguments) and leaves the padding 0: so does this, and
 // a model that leaves its strides out (0) is no division by zero.
-func windowPadding(p graph.Padding, in, filter, stride, dilation, out int64) (int64, bool) {
+func WindowPadding(p graph.Padding, in, filter, stride, dilation, out int64) (int64, bool) {
 	if stride < 1 || dilation < 1 || filter < 1 || in < 0 {
 		return 0, false
 	}

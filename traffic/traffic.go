@@ -5,21 +5,32 @@
 //
 // Input: a validated *graph.Model and its *liveness.Lifetimes (whose
 // Schedule lists every run of every operator). Output: *Traffic, a new
-// value; neither input is changed. It imports graph and liveness only,
-// never plan, emit or verify.
+// value; neither input is changed. It imports graph, kernels (TFLM's
+// padding) and liveness only, never plan, emit or verify.
 //
 // # The model
 //
-// Each run of an operator reads each of its input operands' bytes once and
-// writes each of its outputs' bytes once. Kernels that read an operand more
-// than once (a convolution reads its filter once per output pixel in TFLM's
-// reference kernels, conv.h's loops over out_y, out_x, out_channel) or that
-// touch kernel scratch move more, so every figure is a lower bound on what
-// the kernels move; it ranks tensors by how often operators use them, which
-// is what choosing a bank needs. Also left out: an operator's
-// intermediates, the application filling the inputs and reading the
-// outputs, and a control-flow kernel's copies between its operands and
-// its subgraphs' (counted as its own operands' reads and writes).
+// The estimate is a model of the loops of TFLM's reference kernels
+// (tflite-micro 90b983c), not a measurement. Each run of an operator
+// reads each of its input operands' bytes once and writes each of its
+// outputs' bytes once, except where the reference kernels' loops give the
+// re-reads exactly from the shapes: CONV_2D and DEPTHWISE_CONV_2D read
+// their filter and bias once per output pixel and their input once per
+// window (about filter_h*filter_w/(stride_h*stride_w) times),
+// FULLY_CONNECTED its filter and bias once per batch row (repeats, in
+// rereads.go, cites each loop). Elsewhere kernels that read an operand
+// more than once (a pool's windows, a kernel's scratch) move more, and
+// the reference convolutions load a window again for each output channel
+// it feeds, so on the reference kernels the figures are lower bounds.
+// CMSIS-NN's loops differ: its convolutions compute a few output pixels
+// per pass over the filter, from an im2col copy of their windows
+// (docs/planning.md), so there the filters' figures are high and the
+// activations' low. Either way it ranks constants by how often the
+// kernels read each byte, which is what choosing a bank needs. Also left
+// out: an operator's intermediates, the application filling the inputs
+// and reading the outputs, and a control-flow kernel's copies between its
+// operands and its subgraphs' (counted as its own operands' reads and
+// writes).
 //
 // Runs are counted as the schedule has them:
 //
@@ -45,6 +56,8 @@
 package traffic
 
 import (
+	"math"
+
 	"github.com/heliac/heliac/graph"
 	"github.com/heliac/heliac/liveness"
 )
@@ -57,8 +70,16 @@ type Bytes struct {
 // Total is the bytes read and written.
 func (b Bytes) Total() int64 { return b.Read + b.Written }
 
-// Add returns the sum of b and c.
-func (b Bytes) Add(c Bytes) Bytes { return Bytes{b.Read + c.Read, b.Written + c.Written} }
+// Add returns the sum of b and c (each at most math.MaxInt64).
+func (b Bytes) Add(c Bytes) Bytes { return Bytes{satAdd(b.Read, c.Read), satAdd(b.Written, c.Written)} }
+
+// satAdd is a+b for a, b >= 0, at most math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
 
 // Traffic is the estimate of Estimate: per tensor and per resource
 // variable, the bytes moved per inference, and those moved on the first
@@ -139,7 +160,8 @@ func Estimate(m *graph.Model, lt *liveness.Lifetimes) *Traffic {
 		for k, id := range op.Inputs {
 			if id != graph.NoTensor && !(view && k == 0) {
 				ref := graph.TensorRef{Subgraph: s, Tensor: id}
-				tensors[ref] = tensors[ref].Add(Bytes{Read: size(lt, ref)})
+				read := operandReads(&m.Subgraphs[s], op, k, size(lt, ref))
+				tensors[ref] = tensors[ref].Add(Bytes{Read: read})
 			}
 		}
 		for _, id := range op.Outputs {

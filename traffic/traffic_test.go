@@ -175,3 +175,87 @@ func TestEstimate(t *testing.T) {
 		})
 	}
 }
+
+// i8 returns an INT8 tensor of the shape; i32 an INT32 one.
+func i8(name string, shape ...int32) graph.Tensor  { return typed(name, graph.Int8, 1, shape) }
+func i32(name string, shape ...int32) graph.Tensor { return typed(name, graph.Int32, 4, shape) }
+
+func typed(name string, ty graph.ElementType, elem int64, shape []int32) graph.Tensor {
+	n := elem
+	for _, d := range shape {
+		n *= int64(d)
+	}
+	return graph.Tensor{Name: name, Type: ty, Shape: shape, Size: n}
+}
+
+// weighted returns a model of one operator code reading tensors in
+// (0), filter (1) and bias (2), the last two constants, and writing out
+// (3), with window w.
+func weighted(code graph.Opcode, w *graph.Window, in, filter, bias, out graph.Tensor) *graph.Model {
+	filter.Buffer, bias.Buffer = 1, 2
+	o := op(code, ids(0, 1, 2), ids(3))
+	o.Window = w
+	return &graph.Model{
+		Buffers: []graph.Buffer{{}, {Data: make([]byte, filter.Size)}, {Data: make([]byte, bias.Size)}},
+		Subgraphs: []graph.Subgraph{{
+			Tensors: []graph.Tensor{in, filter, bias, out},
+			Inputs:  ids(0), Outputs: ids(3),
+			Ops: []graph.Op{o},
+		}},
+	}
+}
+
+// TestEstimateRereads checks the operators whose kernels read an operand
+// more than once per run, each figure worked out by hand from the loops
+// of TFLM's reference kernels.
+func TestEstimateRereads(t *testing.T) {
+	valid1 := &graph.Window{Padding: graph.PaddingValid, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}
+	same2 := &graph.Window{Padding: graph.PaddingSame, StrideW: 2, StrideH: 2, DilationW: 1, DilationH: 1}
+	dilated := &graph.Window{Padding: graph.PaddingValid, StrideW: 1, StrideH: 1, DilationW: 2, DilationH: 2, DepthMultiplier: 2}
+	tests := []struct {
+		name                  string
+		model                 *graph.Model
+		in, filter, bias, out traffic.Bytes
+	}{
+		{name: "CONV_2D VALID, 2 batches: 2x3x3 pixels each read the 24-byte filter and the 12-byte bias, and a 2x2x2 window of the input",
+			// 18 pixels: filter 18*24, bias 18*12, input 18*8.
+			model: weighted(graph.Conv2D, valid1, i8("in", 2, 4, 4, 2), i8("w", 3, 2, 2, 2), i32("b", 3), i8("out", 2, 3, 3, 3)),
+			in:    traffic.Bytes{Read: 144}, filter: traffic.Bytes{Read: 432}, bias: traffic.Bytes{Read: 216}, out: traffic.Bytes{Written: 54}},
+		{name: "CONV_2D SAME stride 2 over 5x5: the taps in the padding are not read",
+			// Padding 1 before; output rows read 2, 3, 2 of the 3 filter
+			// rows inside the image, columns alike: 7*7 = 49 taps, each one
+			// byte of filter and one of input; 9 pixels read the bias.
+			model: weighted(graph.Conv2D, same2, i8("in", 1, 5, 5, 1), i8("w", 1, 3, 3, 1), i32("b", 1), i8("out", 1, 3, 3, 1)),
+			in:    traffic.Bytes{Read: 49}, filter: traffic.Bytes{Read: 49}, bias: traffic.Bytes{Read: 36}, out: traffic.Bytes{Written: 9}},
+		{name: "CONV_2D SAME 3x3 over 2x2 (fewer outputs than taps): each pixel reads 2x2 taps",
+			// Padding 1 before: each output row reads 2 of the 3 filter
+			// rows, columns alike: 4 pixels of 4 taps.
+			model: weighted(graph.Conv2D, &graph.Window{Padding: graph.PaddingSame, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1},
+				i8("in", 1, 2, 2, 1), i8("w", 1, 3, 3, 1), i32("b", 1), i8("out", 1, 2, 2, 1)),
+			in: traffic.Bytes{Read: 16}, filter: traffic.Bytes{Read: 16}, bias: traffic.Bytes{Read: 16}, out: traffic.Bytes{Written: 4}},
+		{name: "DEPTHWISE_CONV_2D dilation 2, depth multiplier 2: 3x3 pixels each read the filter, the bias and a 2x2x2 window",
+			// 5 + 1 - (2-1)*2 - 1 = 3 output rows and columns: 9 pixels;
+			// filter 9*16, bias 9*16, input 9*4 taps*2 channels.
+			model: weighted(graph.DepthwiseConv2D, dilated, i8("in", 1, 5, 5, 2), i8("w", 1, 2, 2, 4), i32("b", 4), i8("out", 1, 3, 3, 4)),
+			in:    traffic.Bytes{Read: 72}, filter: traffic.Bytes{Read: 144}, bias: traffic.Bytes{Read: 144}, out: traffic.Bytes{Written: 36}},
+		{name: "FULLY_CONNECTED reads its filter and bias once per batch row, its input once",
+			model: weighted(9, nil, i8("in", 3, 8), i8("w", 4, 8), i32("b", 4), i8("out", 3, 4)),
+			in:    traffic.Bytes{Read: 24}, filter: traffic.Bytes{Read: 96}, bias: traffic.Bytes{Read: 48}, out: traffic.Bytes{Written: 12}},
+		{name: "a CONV_2D whose output is not the size TFLM computes counts each operand once",
+			model: weighted(graph.Conv2D, valid1, i8("in", 1, 4, 4, 2), i8("w", 3, 2, 2, 2), i32("b", 3), i8("out", 1, 2, 2, 3)),
+			in:    traffic.Bytes{Read: 32}, filter: traffic.Bytes{Read: 24}, bias: traffic.Bytes{Read: 12}, out: traffic.Bytes{Written: 12}},
+		{name: "a CONV_2D without options counts each operand once",
+			model: weighted(graph.Conv2D, nil, i8("in", 1, 4, 4, 2), i8("w", 3, 2, 2, 2), i32("b", 3), i8("out", 1, 3, 3, 3)),
+			in:    traffic.Bytes{Read: 32}, filter: traffic.Bytes{Read: 24}, bias: traffic.Bytes{Read: 12}, out: traffic.Bytes{Written: 27}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lt, err := liveness.Analyze(tt.model, liveness.Options{})
+			require.NoError(t, err)
+			tr := traffic.Estimate(tt.model, lt)
+			for i, want := range []traffic.Bytes{tt.in, tt.filter, tt.bias, tt.out} {
+				assert.Equal(t, want, tr.Tensor(ref(0, i)), "tensor %d", i)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 
 	"github.com/heliac/heliac/graph"
@@ -15,9 +16,9 @@ func (r *rule) takes(p *member) bool {
 
 // constantReads returns, for every constant the schedule's runs read, the
 // bytes read per inference: each run of an operator reads each of its
-// input operands once, runs inside a CALL_ONCE's subgraph not at all (they
-// run on the first inference only), as docs/plan-format.md's bank_traffic
-// counts them.
+// input operands once, or as often as readBytes says, runs inside a
+// CALL_ONCE's subgraph not at all (they run on the first inference only),
+// as docs/plan-format.md's bank_traffic counts them.
 func (c *checker) constantReads() map[graph.TensorRef]int64 {
 	reads := map[graph.TensorRef]int64{}
 	type caller struct {
@@ -43,10 +44,11 @@ func (c *checker) constantReads() map[graph.TensorRef]int64 {
 		if once > 0 {
 			continue
 		}
-		for _, id := range op.Inputs {
+		for k, id := range op.Inputs {
 			ref := graph.TensorRef{Subgraph: run.op.Subgraph, Tensor: id}
 			if p := c.placed[ref]; id != graph.NoTensor && p != nil && p.role == roleConstant {
-				reads[ref] += p.size
+				r := readBytes(&c.m.Subgraphs[run.op.Subgraph], op, k, p.size)
+				reads[ref] = min(reads[ref], math.MaxInt64-r) + r
 			}
 		}
 	}

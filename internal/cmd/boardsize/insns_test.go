@@ -103,3 +103,23 @@ func TestArenaSections(t *testing.T) {
 		assert.Equal(t, tc.want, strings.Join(names, " "), tc.file)
 	}
 }
+
+// The plan's staged constant arenas (a cold one's source is its own
+// memory) and its bank_traffic, in the plan's order.
+func TestReadPlan(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model.plan.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{
+  "arenas": [
+    {"role": "constant", "memory": "DTCM", "source_memory": "FLASH", "size": 432},
+    {"role": "constant", "memory": "FLASH", "source_memory": "FLASH", "size": 1000},
+    {"role": "scratch", "memory": "DTCM", "source_memory": null, "size": 32}
+  ],
+  "bank_traffic": [
+    {"bank": "DTCM", "read": 453, "written": 33, "staging_written": 432},
+    {"bank": "FLASH", "read": 7, "written": 0, "staging_read": 432}
+  ]
+}`), 0o644))
+	got, err := readPlan(path)
+	require.NoError(t, err)
+	assert.Equal(t, planFigures{Staged: 432, Traffic: []bankTraffic{{"DTCM", 453, 33}, {"FLASH", 7, 0}}}, got)
+}

@@ -13,7 +13,9 @@
 // board's runner (tflm_run_m55, tflm_run_m4, or their _cmsis builds for
 // CMSIS-NN) printed for the model (its arena_used_bytes= line: the arena
 // TFLM needs with those kernels on this core, their persistent data among
-// it); PLAN.json is heliac's plan (its staged constant arenas). Flash is
+// it); PLAN.json is heliac's plan (its staged constant arenas, and its
+// bank_traffic, printed as traffic.BANK=READ/WRITTEN: heliac's estimate of
+// the bytes each bank reads and writes per inference). Flash is
 // every allocated section with contents: code, read-only data, constants
 // and the load images of initialised RAM. RAM is every allocated section
 // in RANGES: for heliac its arenas (the sections of its banks) plus the
@@ -175,13 +177,29 @@ func (b board) measure(path string, ref bool, arenaBytes uint64) (sizes, error) 
 	return sizes{}, fmt.Errorf("%s: no arena symbol (g_arena)", path)
 }
 
-// stagedBytes sums the plan's staged constant arenas: constants copied
-// from their source bank into another (a cold arena's source is its own
-// memory).
-func stagedBytes(path string) (uint64, error) {
+// planFigures is what boardsize reads of heliac's plan.json.
+type planFigures struct {
+	// Staged sums the staged constant arenas: constants copied from their
+	// source bank into another (a cold arena's source is its own memory).
+	Staged uint64
+	// Traffic is bank_traffic: each bank's bytes read and written per
+	// inference (heliac's estimate), in the platform's order.
+	Traffic []bankTraffic
+}
+
+// bankTraffic is one entry of plan.json's bank_traffic.
+type bankTraffic struct {
+	Bank    string `json:"bank"`
+	Read    uint64 `json:"read"`
+	Written uint64 `json:"written"`
+}
+
+// readPlan reads the staged constant bytes and bank_traffic of the
+// plan.json at path.
+func readPlan(path string) (planFigures, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, err
+		return planFigures{}, err
 	}
 	var p struct {
 		Arenas []struct {
@@ -190,17 +208,18 @@ func stagedBytes(path string) (uint64, error) {
 			Source string `json:"source_memory"`
 			Size   uint64 `json:"size"`
 		} `json:"arenas"`
+		BankTraffic []bankTraffic `json:"bank_traffic"`
 	}
 	if err := json.Unmarshal(data, &p); err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return planFigures{}, fmt.Errorf("%s: %w", path, err)
 	}
-	var n uint64
+	f := planFigures{Traffic: p.BankTraffic}
 	for _, a := range p.Arenas {
 		if a.Role == "constant" && a.Source != "" && a.Source != a.Memory {
-			n += a.Size
+			f.Staged += a.Size
 		}
 	}
-	return n, nil
+	return f, nil
 }
 
 // arenaUsed reads arena_used_bytes= from the reference's output.
@@ -417,7 +436,7 @@ func run(args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	staged, err := stagedBytes(args[3])
+	plan, err := readPlan(args[3])
 	if err != nil {
 		return err
 	}
@@ -436,7 +455,10 @@ func run(args []string, w io.Writer) error {
 	fmt.Fprintf(w, "flash_bytes.heliac=%d\nflash_bytes.tflm=%d\nflash_vs_tflm=%s\n", app.Flash, ref.Flash, pct(app.Flash, ref.Flash))
 	fmt.Fprintf(w, "ram_bytes.heliac=%d arenas=%d program=%d data=%d\n", app.RAM(), app.Arenas, app.Program, app.Data)
 	fmt.Fprintf(w, "ram_bytes.tflm=%d arena_used=%d program=%d data=%d\nram_vs_tflm=%s\n", ref.RAM(), ref.Arenas, ref.Program, ref.Data, pct(app.RAM(), ref.RAM()))
-	fmt.Fprintf(w, "staged_constant_bytes.heliac=%d\nram_vs_tflm_unstaged=%s\n", staged, pct(app.RAM()-staged, ref.RAM()))
+	fmt.Fprintf(w, "staged_constant_bytes.heliac=%d\nram_vs_tflm_unstaged=%s\n", plan.Staged, pct(app.RAM()-plan.Staged, ref.RAM()))
+	for _, t := range plan.Traffic {
+		fmt.Fprintf(w, "traffic.%s=%d/%d\n", t.Bank, t.Read, t.Written)
+	}
 	if *insnsHeliac != "" {
 		for i, who := range []string{"heliac", "tflm"} {
 			fmt.Fprintf(w, "insns_per_inference.%s=%d n_k=%d n_k1=%d\n", who, per[i], counts[i].K, counts[i].K1)
