@@ -63,7 +63,10 @@ type PreparedBuffer struct {
 	Op      int // the operator's row in the runtime's kOps (model order)
 	Request int // which of the operator's persistent requests in Prepare, from 0
 	Content kernels.TFLMContent
-	Values  []int32
+	// Nth is which of the operator's buffers of Content, from 0: the
+	// same in every build (an LSTM fills eight of kernel sums).
+	Nth    int
+	Values []int32
 }
 
 // Bytes is the buffer's size.
@@ -143,16 +146,19 @@ func preparedBuffers(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, row in
 	var out []PreparedBuffer
 	var need int64
 	k := 0
+	nth := map[kernels.TFLMContent]int{}
 	for _, st := range kd.Prepare {
 		if st.Kind != kernels.TFLMPersistent {
 			continue
 		}
 		if st.Content != kernels.TFLMUnknown {
-			v, err := prepared.Values(m, s, op, st.Content)
+			n := nth[st.Content]
+			nth[st.Content]++
+			v, err := prepared.Values(m, s, op, st.Content, n)
 			if err != nil || 4*int64(len(v)) != st.Alloc.Bytes {
 				return nil
 			}
-			out = append(out, PreparedBuffer{Op: row, Request: k, Content: st.Content, Values: v})
+			out = append(out, PreparedBuffer{Op: row, Request: k, Content: st.Content, Nth: n, Values: v})
 			need += alignUp(st.Alloc.Bytes, 16)
 		}
 		k++
@@ -190,18 +196,21 @@ func (t *tflmGen) preparedText() {
 		"// instead of in kernel_state. Prepare still computes them, in bytes of a\n" +
 		"// scratch arena lent to it (PrepareSpace), and the runtime checks they are\n" +
 		"// these before it points the kernel at these.\n")
-	named := map[[2]int]string{}
+	named := map[[3]int]string{}
 	perOp := 1
 	for _, b := range t.builds {
 		count := map[int]int{}
 		for _, pb := range b.Prepared {
 			count[pb.Op]++
 			perOp = max(perOp, count[pb.Op])
-			key := [2]int{pb.Op, int(pb.Content)}
+			key := [3]int{pb.Op, int(pb.Content), pb.Nth}
 			if _, ok := named[key]; ok {
 				continue
 			}
 			name := fmt.Sprintf("prepared_%d_%s", pb.Op, preparedSuffix[pb.Content])
+			if pb.Nth > 0 {
+				name += fmt.Sprintf("_%d", pb.Nth)
+			}
 			named[key] = name
 			w.f("alignas(16) const int32_t %s[%d] HELIAC_PREPARED_ATTR = {\n", name, len(pb.Values))
 			for vs := pb.Values; len(vs) > 0; {
@@ -222,7 +231,7 @@ func (t *tflmGen) preparedText() {
 		w.f("constexpr size_t kPreparedCount = %d;\n", len(b.Prepared))
 		w.f("const PreparedInfo kPrepared[%d] = {\n", max(len(b.Prepared), 1))
 		for _, pb := range b.Prepared {
-			w.f("    {%d, %d, %s, %d},\n", pb.Op, pb.Request, named[[2]int{pb.Op, int(pb.Content)}], pb.Bytes())
+			w.f("    {%d, %d, %s, %d},\n", pb.Op, pb.Request, named[[3]int{pb.Op, int(pb.Content), pb.Nth}], pb.Bytes())
 		}
 		if len(b.Prepared) == 0 {
 			w.WriteString("    {-1, 0, nullptr, 0},\n")

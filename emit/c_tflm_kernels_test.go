@@ -188,3 +188,59 @@ func TestTFLMKernelStateBuilds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, got[3].Prepared, 1, "63 bytes hold only the last layer's 4")
 }
+
+// TestTFLMKernelStateLSTM: CMSIS-NN's INT8 LSTM fills eight buffers of
+// kernel sums in its Prepare, one per weight matrix; each moves to flash
+// as its own array, in the order the kernel asks for them (the runtime
+// checks each against the kernel's: a buffer given another's values fails
+// init), and the reference kernel keeps none.
+func TestTFLMKernelStateLSTM(t *testing.T) {
+	shared := corpus.SharedDir()
+	if shared == "" {
+		t.Skip("../shared not found")
+	}
+	m := readModel(t, filepath.Join(shared, "corpus", "tflite-micro", "trained_lstm_int8.tflite"))
+	all, err := kernels.Lookup(kernels.Any)
+	require.NoError(t, err)
+	got, err := emit.TFLMKernelState(m, all, 1024)
+	require.NoError(t, err)
+	assert.Empty(t, got[0].Prepared, "the reference LSTM keeps no sums")
+	for _, b := range got[1:] {
+		var lstm []emit.PreparedBuffer
+		for _, p := range b.Prepared {
+			if p.Op == 0 {
+				lstm = append(lstm, p)
+			}
+		}
+		require.Len(t, lstm, 8, "%s: eight sums of the LSTM (operator 0)", b.Kernels)
+		for i, p := range lstm {
+			assert.Equal(t, i, p.Request, "%s: in the kernel's order", b.Kernels)
+			assert.Equal(t, i, p.Nth, "%s", b.Kernels)
+			assert.Equal(t, kernels.TFLMKernelSums, p.Content)
+			assert.Equal(t, int64(80), p.Bytes(), "20 cells")
+		}
+		assert.NotEqual(t, lstm[0].Values, lstm[1].Values, "the input and forget gates' weights differ")
+	}
+
+	p := buildPlan(t, m)
+	p.Kernels, p.KernelsPath = "", ""
+	p.ScratchSource = plan.ScratchSource{Library: kernels.Any}
+	files, err := emit.C(m, p, emit.COptions{Prefix: "lstm", Runtime: emit.RuntimeTFLM})
+	require.NoError(t, err)
+	var cc string
+	for _, f := range files {
+		if filepath.Ext(f.Name) == ".cc" {
+			cc = string(f.Data)
+		}
+	}
+	rows := regexp.MustCompile(`\{0, (\d), (prepared_0_kernel_sums(?:_\d)?), 80\}`).FindAllStringSubmatch(cc, -1)
+	require.Len(t, rows, 3*8, "eight kPrepared rows of the LSTM in each CMSIS-NN build")
+	for i, r := range rows {
+		name := "prepared_0_kernel_sums"
+		if n := i % 8; n > 0 {
+			name += "_" + strconv.Itoa(n)
+		}
+		assert.Equal(t, strconv.Itoa(i%8), r[1])
+		assert.Equal(t, name, r[2], "request %s reads its own array", r[1])
+	}
+}

@@ -52,9 +52,10 @@ const (
 	// multiplier: per_channel_output_shift.
 	TFLMShifts
 	// TFLMKernelSums is an int32 per output channel of CMSIS-NN's fully
-	// connected kernel or per filter of its SVDF kernel:
-	// arm_vector_sum_s8 of the weights' row, plus the weights' offset per
-	// element, times the input offset, plus the bias.
+	// connected kernel, per filter of its SVDF kernel, or per cell of
+	// each of its INT8 LSTM's eight weight matrices: arm_vector_sum_s8
+	// of the weights' row, plus the weights' offset per element, times
+	// the input offset, plus the bias.
 	TFLMKernelSums
 )
 

@@ -256,17 +256,19 @@ func cmsisTFLM(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, t Target) (T
 			temp(in, i)
 		}
 		temp(out, 0)
+		// The int32 sums (INT8) are computed from constants alone; heliac
+		// computes them too (kernels/prepared), not yet the int64 ones.
 		if typeOf(in, 19) == graph.Int16 {
-			var size int64
+			size, what := int64(0), TFLMUnknown
 			switch typeOf(in, 0) {
 			case graph.Int8:
-				size = 4
+				size, what = 4, TFLMKernelSums
 			case graph.Int16:
 				size = 8
 			}
 			if h := operand(sg, in, 18); size > 0 && h != nil && len(h.Shape) > 0 {
 				for range 8 {
-					persist(size * dim(h, len(h.Shape)-1))
+					persistOf(size*dim(h, len(h.Shape)-1), what)
 				}
 			}
 		}

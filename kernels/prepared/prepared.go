@@ -16,17 +16,21 @@ import (
 	"github.com/heliac/heliac/kernels"
 )
 
-// Values returns the int32 values of a persistent buffer of content c
-// that operator op of subgraph s of m fills in its Prepare, or an error
-// saying why heliac cannot compute them (an operand missing, not
-// constant, or a scale that gives no finite multiplier).
-func Values(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, c kernels.TFLMContent) ([]int32, error) {
+// Values returns the int32 values of the nth (from 0) persistent buffer
+// of content c that operator op of subgraph s of m fills in its Prepare,
+// or an error saying why heliac cannot compute them (an operand missing,
+// not constant, or a scale that gives no finite multiplier). Only
+// UNIDIRECTIONAL_SEQUENCE_LSTM fills more than one buffer of a content.
+func Values(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, c kernels.TFLMContent, nth int) ([]int32, error) {
 	if m == nil || op == nil || s < 0 || int(s) >= len(m.Subgraphs) {
 		return nil, fmt.Errorf("prepared: no such operator")
 	}
 	sg := &m.Subgraphs[s]
 	switch c {
 	case kernels.TFLMMultipliers, kernels.TFLMShifts:
+		if nth != 0 {
+			return nil, fmt.Errorf("prepared: %s fills one buffer of multipliers and one of shifts, not %d", op.Name(), nth+1)
+		}
 		mult, shift, err := perChannel(sg, op)
 		if err != nil {
 			return nil, err
@@ -36,6 +40,12 @@ func Values(m *graph.Model, s graph.SubgraphIndex, op *graph.Op, c kernels.TFLMC
 		}
 		return shift, nil
 	case kernels.TFLMKernelSums:
+		if op.Code != graph.Custom && op.CodeName == "UNIDIRECTIONAL_SEQUENCE_LSTM" {
+			return lstmKernelSums(m, sg, op, nth)
+		}
+		if nth != 0 {
+			return nil, fmt.Errorf("prepared: %s fills one buffer of kernel sums, not %d", op.Name(), nth+1)
+		}
 		return kernelSums(m, sg, op)
 	}
 	return nil, fmt.Errorf("prepared: %s: content %d is not computed from constants", op.Name(), c)
@@ -184,9 +194,16 @@ func kernelSums(m *graph.Model, sg *graph.Subgraph, op *graph.Op) ([]int32, erro
 			sums[r] = int32(binary.LittleEndian.Uint32(b[4*r:]))
 		}
 	}
-	lhs, rhs := -zeroPoint(in), -zeroPoint(rhsOf)
+	vectorSum(sums, w, cols, -zeroPoint(in), -zeroPoint(rhsOf))
+	return sums, nil
+}
+
+// vectorSum adds to each of sums what arm_vector_sum_s8 adds to the bias
+// it starts from, for the rows of cols int8s in w: when lhs is not 0,
+// lhs × (the row's sum + cols × rhs), in int32 arithmetic that wraps.
+func vectorSum(sums []int32, w []byte, cols int, lhs, rhs int32) {
 	if lhs == 0 {
-		return sums, nil
+		return
 	}
 	for r := range sums {
 		var sum int32
@@ -198,6 +215,67 @@ func kernelSums(m *graph.Model, sg *graph.Subgraph, op *graph.Op) ([]int32, erro
 		}
 		sums[r] += sum * lhs
 	}
+}
+
+// lstmSums lists, in the order CMSIS-NN's
+// UNIDIRECTIONAL_SEQUENCE_LSTM allocates them
+// (kernels/cmsis_nn/unidirectional_sequence_lstm.cc CMSIS_NN_PortOpData),
+// the weights (input index) each of its eight kernel sums is over, the
+// gate bias it starts from (-1: none), and whether its offset is the
+// hidden state's rather than the input's.
+var lstmSums = [8]struct {
+	weights, bias int
+	hidden        bool
+}{
+	{1, 12, false}, {2, 13, false}, {3, 14, false}, {4, 15, false}, // input to input, forget, cell, output gate
+	{5, -1, true}, {6, -1, true}, {7, -1, true}, {8, -1, true}, // recurrent to input, forget, cell, output gate
+}
+
+// lstmKernelSums is the nth kernel sum of CMSIS-NN's INT8
+// UNIDIRECTIONAL_SEQUENCE_LSTM (CMSIS_NN_PortOpData, the int32 case):
+// arm_vector_sum_s8 over the weights' state_dimension rows (the output
+// state's, input 18, last dimension) of input_dimension (the input's
+// last dimension) or state_dimension columns, from the gate's bias, with
+// lhs_offset the gate's input_offset (−the input's zero point,
+// lstm_eval_common.cc CreateGateParams) or −output_offset of the hidden
+// state multiplication (−the output state's zero point,
+// PrepareGateParametersInteger), rhs_offset 0.
+func lstmKernelSums(m *graph.Model, sg *graph.Subgraph, op *graph.Op, nth int) ([]int32, error) {
+	if nth < 0 || nth >= len(lstmSums) {
+		return nil, fmt.Errorf("prepared: %s fills 8 buffers of kernel sums, not %d", op.Name(), nth+1)
+	}
+	spec := lstmSums[nth]
+	in, state, weights := operand(sg, op.Inputs, 0), operand(sg, op.Inputs, 18), operand(sg, op.Inputs, spec.weights)
+	if in == nil || state == nil || weights == nil || len(in.Shape) == 0 || len(state.Shape) == 0 {
+		return nil, fmt.Errorf("prepared: %s: an operand is missing", op.Name())
+	}
+	if in.Type != graph.Int8 || weights.Type != graph.Int8 || !m.HasData(weights) {
+		return nil, fmt.Errorf("prepared: %s: the input or weights %q are not the int8 kernel's", op.Name(), weights.Name)
+	}
+	rows, cols, offsetOf := int(state.Shape[len(state.Shape)-1]), int(in.Shape[len(in.Shape)-1]), in
+	if spec.hidden {
+		cols, offsetOf = rows, state
+	}
+	w := m.Buffers[weights.Buffer].Data
+	if cols <= 0 || rows <= 0 || len(w) < rows*cols {
+		return nil, fmt.Errorf("prepared: %s: weights %q hold %d bytes, not %d rows of %d", op.Name(), weights.Name, len(w), rows, cols)
+	}
+	sums := make([]int32, rows)
+	if spec.bias >= 0 {
+		if bias := operand(sg, op.Inputs, spec.bias); bias != nil {
+			if bias.Type != graph.Int32 || !m.HasData(bias) {
+				return nil, fmt.Errorf("prepared: %s: bias %q is not an int32 constant", op.Name(), bias.Name)
+			}
+			b := m.Buffers[bias.Buffer].Data
+			if len(b) < 4*rows {
+				return nil, fmt.Errorf("prepared: %s: bias %q holds %d bytes, not %d int32s", op.Name(), bias.Name, len(b), rows)
+			}
+			for r := range sums {
+				sums[r] = int32(binary.LittleEndian.Uint32(b[4*r:]))
+			}
+		}
+	}
+	vectorSum(sums, w, cols, -zeroPoint(offsetOf), 0)
 	return sums, nil
 }
 

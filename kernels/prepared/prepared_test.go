@@ -98,9 +98,9 @@ func TestPerChannel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := graph.Tensor{Name: "w", Type: graph.Int8, Shape: tt.shape, Buffer: 1, Quantization: &graph.Quantization{Scale: tt.scales}}
 			m, op := model(tt.code, f, make([]byte, 64), []int32{0, 0}, 0.5, 0.125, 0)
-			mult, err := prepared.Values(m, 0, op, kernels.TFLMMultipliers)
+			mult, err := prepared.Values(m, 0, op, kernels.TFLMMultipliers, 0)
 			require.NoError(t, err)
-			shift, err := prepared.Values(m, 0, op, kernels.TFLMShifts)
+			shift, err := prepared.Values(m, 0, op, kernels.TFLMShifts, 0)
 			require.NoError(t, err)
 			assert.Equal(t, tt.mult, mult)
 			assert.Equal(t, tt.shift, shift)
@@ -125,7 +125,7 @@ func TestKernelSums(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, op := model("FULLY_CONNECTED", f, w, []int32{10, -20}, 1, 1, tt.inZP)
-			got, err := prepared.Values(m, 0, op, kernels.TFLMKernelSums)
+			got, err := prepared.Values(m, 0, op, kernels.TFLMKernelSums, 0)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
@@ -148,7 +148,7 @@ func TestKernelSumsSVDF(t *testing.T) {
 			Ops: []graph.Op{{CodeName: "SVDF", Inputs: []graph.TensorID{0, 1, 2, -1, 3}, Outputs: []graph.TensorID{4}}},
 		}},
 	}
-	got, err := prepared.Values(m, 0, &m.Subgraphs[0].Ops[0], kernels.TFLMKernelSums)
+	got, err := prepared.Values(m, 0, &m.Subgraphs[0].Ops[0], kernels.TFLMKernelSums, 0)
 	require.NoError(t, err)
 	// lhs_offset 3, rhs_offset -1: 3 × (6 − 3) and 3 × (−127 − 3).
 	assert.Equal(t, []int32{9, -390}, got)
@@ -157,11 +157,58 @@ func TestKernelSumsSVDF(t *testing.T) {
 func TestValuesRefuses(t *testing.T) {
 	f := graph.Tensor{Name: "w", Type: graph.Int8, Shape: []int32{2, 3}, Buffer: 1, Quantization: quant(0, 1)}
 	m, op := model("FULLY_CONNECTED", f, []byte{1, 2, 3, 4, 5, 6}, []int32{0, 0}, 1, 0, 0)
-	_, err := prepared.Values(m, 0, op, kernels.TFLMMultipliers)
+	_, err := prepared.Values(m, 0, op, kernels.TFLMMultipliers, 0)
 	assert.ErrorContains(t, err, "effective scale", "an output scale of 0 gives no multiplier")
-	_, err = prepared.Values(m, 0, op, kernels.TFLMUnknown)
+	_, err = prepared.Values(m, 0, op, kernels.TFLMUnknown, 0)
 	assert.ErrorContains(t, err, "not computed from constants")
 	m.Subgraphs[0].Tensors[1].Buffer = 0 // the filter is not constant
-	_, err = prepared.Values(m, 0, op, kernels.TFLMKernelSums)
+	_, err = prepared.Values(m, 0, op, kernels.TFLMKernelSums, 0)
 	assert.ErrorContains(t, err, "not constants")
+}
+
+// TestKernelSumsLSTM: CMSIS-NN's INT8 LSTM keeps eight sums, in the order
+// it allocates them: the four input-to-gate weights' rows from the gate's
+// bias times −the input's zero point, then the four recurrent weights'
+// rows, no bias, times −the output state's zero point.
+func TestKernelSumsLSTM(t *testing.T) {
+	// Input weights rows {1, 2, 3} and {-4, 5, -128}: sums 6 and -127;
+	// recurrent rows {1, -1} and {127, 2}: sums 0 and 129.
+	m := &graph.Model{
+		Buffers: []graph.Buffer{{}, {Data: []byte{1, 2, 3, 0xfc, 5, 0x80}}, {Data: []byte{1, 0xff, 127, 2}},
+			{Data: int32s(10, -20)}, {Data: int32s(1, 1)}, {Data: int32s(0, 0)}},
+		Subgraphs: []graph.Subgraph{{
+			Tensors: []graph.Tensor{
+				{Name: "in", Type: graph.Int8, Shape: []int32{1, 1, 3}, Quantization: quant(-3, 1)},
+				{Name: "w_in", Type: graph.Int8, Shape: []int32{2, 3}, Buffer: 1, Quantization: quant(0, 1)},
+				{Name: "w_rec", Type: graph.Int8, Shape: []int32{2, 2}, Buffer: 2, Quantization: quant(0, 1)},
+				{Name: "b_input", Type: graph.Int32, Shape: []int32{2}, Buffer: 3},
+				{Name: "b_forget", Type: graph.Int32, Shape: []int32{2}, Buffer: 4},
+				{Name: "b_cell", Type: graph.Int32, Shape: []int32{2}, Buffer: 5},
+				{Name: "output_state", Type: graph.Int8, Shape: []int32{1, 2}, IsVariable: true, Quantization: quant(5, 1)},
+				{Name: "cell_state", Type: graph.Int16, Shape: []int32{1, 2}, IsVariable: true, Quantization: quant(0, 1)},
+				{Name: "out", Type: graph.Int8, Shape: []int32{1, 1, 2}, Quantization: quant(0, 1)},
+			},
+			Ops: []graph.Op{{CodeName: "UNIDIRECTIONAL_SEQUENCE_LSTM",
+				// 0 input; 1-4 input weights; 5-8 recurrent weights; 9-11
+				// peepholes; 12-15 gate biases (the output gate's absent);
+				// 16-17 projection; 18 output state; 19 cell state.
+				Inputs:  []graph.TensorID{0, 1, 1, 1, 1, 2, 2, 2, 2, -1, -1, -1, 3, 4, 5, -1, -1, -1, 6, 7, -1, -1, -1, -1},
+				Outputs: []graph.TensorID{8}}},
+		}},
+	}
+	op := &m.Subgraphs[0].Ops[0]
+	want := [][]int32{
+		{10 + 18, -20 - 381}, {1 + 18, 1 - 381}, {18, -381}, {18, -381}, // 3 × {6, -127} on the biases
+		{0, -645}, {0, -645}, {0, -645}, {0, -645}, // -5 × {0, 129}
+	}
+	for nth, w := range want {
+		got, err := prepared.Values(m, 0, op, kernels.TFLMKernelSums, nth)
+		require.NoError(t, err, "sums %d", nth)
+		assert.Equal(t, w, got, "sums %d", nth)
+	}
+	_, err := prepared.Values(m, 0, op, kernels.TFLMKernelSums, 8)
+	assert.ErrorContains(t, err, "8 buffers")
+	m.Subgraphs[0].Tensors[0].Type = graph.Int16 // the int64 sums: not computed
+	_, err = prepared.Values(m, 0, op, kernels.TFLMKernelSums, 0)
+	assert.ErrorContains(t, err, "not the int8 kernel's")
 }
