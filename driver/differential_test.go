@@ -19,6 +19,7 @@ import (
 	"github.com/heliac/heliac"
 	"github.com/heliac/heliac/driver"
 	"github.com/heliac/heliac/graph"
+	"github.com/heliac/heliac/internal/corpus"
 	"github.com/heliac/heliac/internal/tflmrun"
 	"github.com/heliac/heliac/internal/validmodel"
 	"github.com/heliac/heliac/kernels"
@@ -77,10 +78,10 @@ type diffTally struct {
 	reordered int // models emitted with their operators reordered
 	features  validmodel.Features
 	keep      string // where failing models are kept, once one fails
-	// runtime counts the models whose outputs heliac's runtime printed
-	// and compared; runtimeNotRun those tflm_run did not run over all
-	// the runtime's seeds and invocations.
-	runtime, runtimeNotRun int
+	// runtime counts, per diffRuntimeKit name, the models whose outputs
+	// heliac's runtime printed and compared; runtimeNotRun those its
+	// runner did not run over all the runtime's seeds and invocations.
+	runtime, runtimeNotRun map[string]int
 	// cmsis counts the models also run on tflm_run_cmsis (the default
 	// plan, and one for --kernels cmsis-nn --cpu generic).
 	cmsis int
@@ -108,11 +109,11 @@ func TestDifferentialTFLM(t *testing.T) {
 	case raceEnabled:
 		n = diffModelsRace
 	}
-	var kit *harnessKit
+	var kits []diffRuntimeKit
 	if os.Getenv(envDiffRuntime) == "1" {
-		kit = needHarnessKit(t, hostReference)
+		kits = diffRuntimeKits(t, tool)
 	}
-	runDifferential(t, tool, kit, n)
+	runDifferential(t, tool, kits, n)
 }
 
 // TestDifferentialRuntime is the differential test through heliac's
@@ -125,7 +126,7 @@ func TestDifferentialTFLM(t *testing.T) {
 func TestDifferentialRuntime(t *testing.T) {
 	skipUnderRace(t)
 	tool := tflmrun.Require(t)
-	kit := needHarnessKit(t, hostReference)
+	kits := diffRuntimeKits(t, tool)
 	n := diffRuntimeModelsCI
 	switch {
 	case testing.Short():
@@ -133,13 +134,41 @@ func TestDifferentialRuntime(t *testing.T) {
 	case os.Getenv(envFullSweep) != "":
 		n = diffRuntimeModels
 	}
-	runDifferential(t, tool, kit, n)
+	runDifferential(t, tool, kits, n)
+}
+
+// diffRuntimeKit is one way the differential test runs heliac's runtime:
+// the plan's kernel options, the harness built against a kernel library,
+// and the runner (that library under TFLM's MicroInterpreter) whose
+// outputs the runtime must print.
+type diffRuntimeKit struct {
+	name    string
+	kernels runtimeKernels
+	kit     *harnessKit
+	tool    string
+}
+
+// diffRuntimeKits are the runtime's runs of each model: the reference
+// kernels' plan against tflm_run (tool), and, where ../shared has the host
+// CMSIS-NN library and tflm_run_cmsis, the default plan linked with
+// CMSIS-NN's portable kernels against tflm_run_cmsis (its per-channel
+// multipliers and kernel sums computed by heliac and checked at init).
+func diffRuntimeKits(t *testing.T, tool string) []diffRuntimeKit {
+	kits := []diffRuntimeKit{{name: "reference", kernels: referenceKernels, kit: needHarnessKit(t, hostReference), tool: tool}}
+	cmsis := tflmrun.Tool(cmsisRunners[0].name)
+	if cmsis == "" {
+		return kits
+	}
+	if _, err := os.Stat(filepath.Join(corpus.SharedDir(), "tflm", "lib", hostCMSISNN.dir, "libtflm.a")); err != nil {
+		return kits
+	}
+	return append(kits, diffRuntimeKit{name: "CMSIS-NN", kernels: runtimeKernels{}, kit: needHarnessKit(t, hostCMSISNN), tool: cmsis})
 }
 
 // runDifferential runs the differential test on n models (or as the
-// HELIAC_DIFF_* variables say), through heliac's runtime too when kit is
-// not nil, and logs the tally.
-func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
+// HELIAC_DIFF_* variables say), through heliac's runtime too with each of
+// kits, and logs the tally.
+func runDifferential(t *testing.T, tool string, kits []diffRuntimeKit, n int) {
 	if s := os.Getenv(envDiffModels); s != "" {
 		v, err := strconv.Atoi(s)
 		require.NoError(t, err, envDiffModels)
@@ -160,7 +189,7 @@ func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
 		require.NoError(t, err, envDiffSeed)
 		first = v
 	}
-	tally := &diffTally{}
+	tally := &diffTally{runtime: map[string]int{}, runtimeNotRun: map[string]int{}}
 	// Workers take seeds in turn until n models ran or the time is up
 	// (parallel subtests would all be started before any ran).
 	var next sync.Mutex
@@ -181,7 +210,7 @@ func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
 			go func() {
 				defer wg.Done()
 				for seed, ok := take(); ok; seed, ok = take() {
-					t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { differential(t, tool, kit, seed, tally) })
+					t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { differential(t, tool, kits, seed, tally) })
 				}
 			}()
 		}
@@ -203,9 +232,9 @@ func runDifferential(t *testing.T, tool string, kit *harnessKit, n int) {
 	if os.Getenv(envDiffPatches) == "1" {
 		t.Log(tally.stripes.text())
 	}
-	if kit != nil {
-		t.Logf("heliac's runtime: %d models compared with tflm_run's outputs, %d skipped (tflm_run fails on them with some seed)",
-			tally.runtime, tally.runtimeNotRun)
+	for _, k := range kits {
+		t.Logf("heliac's runtime with the %s kernels: %d models compared with %s's outputs, %d skipped (%s fails on them with some seed)",
+			k.name, tally.runtime[k.name], filepath.Base(k.tool), tally.runtimeNotRun[k.name], filepath.Base(k.tool))
 	}
 }
 
@@ -231,15 +260,15 @@ var diffRegressionSeeds = []int64{240, 113, 4000119}
 // diffRegressionSeeds.
 func TestDifferentialTFLMRegressions(t *testing.T) {
 	tool := tflmrun.Require(t)
-	tally := &diffTally{}
+	tally := &diffTally{runtime: map[string]int{}, runtimeNotRun: map[string]int{}}
 	for _, seed := range diffRegressionSeeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { differential(t, tool, nil, seed, tally) })
 	}
 }
 
 // differential checks the model of one seed, through heliac's runtime
-// too when kit is not nil.
-func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally *diffTally) {
+// too with each of kits.
+func differential(t *testing.T, tool string, kits []diffRuntimeKit, seed int64, tally *diffTally) {
 	m, features := validmodel.Generate(seed)
 	data, err := tflite.Encode(m, tflite.EncodeOptions{})
 	require.NoError(t, err, "seed %d: encode", seed)
@@ -322,8 +351,8 @@ func differential(t *testing.T, tool string, kit *harnessKit, seed int64, tally 
 				seed, filepath.Base(r.tool), r.cfg.Kernels, diff, kept, r.tool, interopInvokes, seed, seed, diagnose(t, r.tool, dir, data, r.cfg, masked))
 		}
 	}
-	if kit != nil {
-		diffRuntime(t, kit, tool, seed, m, data, orig, tally)
+	for _, k := range kits {
+		diffRuntime(t, k, seed, data, orig, tally)
 	}
 	if os.Getenv(envDiffPatches) == "1" {
 		stripeDifferential(t, tool, seed, m, data, orig, out.PlanJSON, tally)
@@ -356,12 +385,13 @@ func diffConfig(t *testing.T, seed int64, kernelsName, cpu string) driver.Config
 }
 
 // diffRuntime compiles a model (data, written at orig) that TFLM runs with
-// --runtime tflm for the host, builds it with the harness and requires
-// its output lines to be tflm_run's on the original for each of
-// diffRunSeeds, interopInvokes invocations each.
-func diffRuntime(t *testing.T, kit *harnessKit, tool string, seed int64, m *graph.Model, data []byte, orig string, tally *diffTally) {
+// --runtime tflm for the host and k's kernels, builds it with k's harness
+// and requires its output lines to be k's runner's on the original for
+// each of diffRunSeeds, interopInvokes invocations each.
+func diffRuntime(t *testing.T, k diffRuntimeKit, seed int64, data []byte, orig string, tally *diffTally) {
 	name := fmt.Sprintf("diff_%d", seed)
-	cfg := runtimeConfig(t, name, referenceKernels)
+	cfg := runtimeConfig(t, name, k.kernels)
+	kit, tool := k.kit, k.tool
 	out, err := driver.Compile(context.Background(), data, cfg)
 	if err != nil {
 		// The runtime refuses only what TFLM cannot run (issue 34).
@@ -379,7 +409,7 @@ func diffRuntime(t *testing.T, kit *harnessKit, tool string, seed int64, m *grap
 		require.NoError(t, err, "seed %d", seed)
 		if e := want.error(); e != "" {
 			tally.mu.Lock()
-			tally.runtimeNotRun++
+			tally.runtimeNotRun[k.name]++
 			tally.mu.Unlock()
 			return
 		}
@@ -389,15 +419,15 @@ func diffRuntime(t *testing.T, kit *harnessKit, tool string, seed int64, m *grap
 		}
 		if err != nil {
 			kept := tally.keepModels(t, seed, data, nil)
-			t.Fatalf("seed %d: heliac's runtime fails where tflm_run runs (--seed %d; kept in %s): %v", seed, rs, kept, err)
+			t.Fatalf("seed %d: heliac's runtime with the %s kernels fails where %s runs (--seed %d; kept in %s): %v", seed, k.name, filepath.Base(tool), rs, kept, err)
 		}
 		if d := firstDifference(want, got); d != "" {
 			kept := tally.keepModels(t, seed, data, nil)
-			t.Fatalf("seed %d: heliac's runtime differs from tflm_run (--seed %d; kept in %s): %s", seed, rs, kept, d)
+			t.Fatalf("seed %d: heliac's runtime with the %s kernels differs from %s (--seed %d; kept in %s): %s", seed, k.name, filepath.Base(tool), rs, kept, d)
 		}
 	}
 	tally.mu.Lock()
-	tally.runtime++
+	tally.runtime[k.name]++
 	tally.mu.Unlock()
 }
 
