@@ -184,15 +184,9 @@ func kernelSums(m *graph.Model, sg *graph.Subgraph, op *graph.Op) ([]int32, erro
 	if cols <= 0 || rows <= 0 || len(w) < rows*cols {
 		return nil, fmt.Errorf("prepared: %s: weights %q hold %d bytes, not %d rows of %d", op.Name(), weights.Name, len(w), rows, cols)
 	}
-	sums := make([]int32, rows)
-	if bias != nil {
-		b := m.Buffers[bias.Buffer].Data
-		if len(b) < 4*rows {
-			return nil, fmt.Errorf("prepared: %s: bias %q holds %d bytes, not %d int32s", op.Name(), bias.Name, len(b), rows)
-		}
-		for r := range sums {
-			sums[r] = int32(binary.LittleEndian.Uint32(b[4*r:]))
-		}
+	sums, err := startSums(m, op, bias, rows)
+	if err != nil {
+		return nil, err
 	}
 	vectorSum(sums, w, cols, -zeroPoint(in), -zeroPoint(rhsOf))
 	return sums, nil
@@ -260,22 +254,34 @@ func lstmKernelSums(m *graph.Model, sg *graph.Subgraph, op *graph.Op, nth int) (
 	if cols <= 0 || rows <= 0 || len(w) < rows*cols {
 		return nil, fmt.Errorf("prepared: %s: weights %q hold %d bytes, not %d rows of %d", op.Name(), weights.Name, len(w), rows, cols)
 	}
-	sums := make([]int32, rows)
+	var bias *graph.Tensor
 	if spec.bias >= 0 {
-		if bias := operand(sg, op.Inputs, spec.bias); bias != nil {
-			if bias.Type != graph.Int32 || !m.HasData(bias) {
-				return nil, fmt.Errorf("prepared: %s: bias %q is not an int32 constant", op.Name(), bias.Name)
-			}
-			b := m.Buffers[bias.Buffer].Data
-			if len(b) < 4*rows {
-				return nil, fmt.Errorf("prepared: %s: bias %q holds %d bytes, not %d int32s", op.Name(), bias.Name, len(b), rows)
-			}
-			for r := range sums {
-				sums[r] = int32(binary.LittleEndian.Uint32(b[4*r:]))
-			}
+		if bias = operand(sg, op.Inputs, spec.bias); bias != nil && (bias.Type != graph.Int32 || !m.HasData(bias)) {
+			return nil, fmt.Errorf("prepared: %s: bias %q is not an int32 constant", op.Name(), bias.Name)
 		}
 	}
+	sums, err := startSums(m, op, bias, rows)
+	if err != nil {
+		return nil, err
+	}
 	vectorSum(sums, w, cols, -zeroPoint(offsetOf), 0)
+	return sums, nil
+}
+
+// startSums is what arm_vector_sum_s8 starts rows sums from: the int32
+// constant bias's values, or zeros for no bias (nil).
+func startSums(m *graph.Model, op *graph.Op, bias *graph.Tensor, rows int) ([]int32, error) {
+	sums := make([]int32, rows)
+	if bias == nil {
+		return sums, nil
+	}
+	b := m.Buffers[bias.Buffer].Data
+	if len(b) < 4*rows {
+		return nil, fmt.Errorf("prepared: %s: bias %q holds %d bytes, not %d int32s", op.Name(), bias.Name, len(b), rows)
+	}
+	for r := range sums {
+		sums[r] = int32(binary.LittleEndian.Uint32(b[4*r:]))
+	}
 	return sums, nil
 }
 
