@@ -159,7 +159,7 @@ func diffRuntimeKits(t *testing.T, tool string) []diffRuntimeKit {
 	if cmsis == "" {
 		return kits
 	}
-	if _, err := os.Stat(filepath.Join(corpus.SharedDir(), "tflm", "lib", hostCMSISNN.dir, "libtflm.a")); err != nil {
+	if _, err := os.Stat(hostCMSISNN.archive(filepath.Join(corpus.SharedDir(), "tflm"))); err != nil {
 		return kits
 	}
 	return append(kits, diffRuntimeKit{name: "CMSIS-NN", kernels: runtimeKernels{}, kit: needHarnessKit(t, hostCMSISNN), tool: cmsis})

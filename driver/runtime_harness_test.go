@@ -54,6 +54,9 @@ type tflmLib struct {
 	cmsisNN bool
 }
 
+// archive is the library's libtflm.a under sdk (../shared/tflm).
+func (l tflmLib) archive(sdk string) string { return filepath.Join(sdk, "lib", l.dir, "libtflm.a") }
+
 // The host libraries: TFLM's reference kernels (tflm_run's) and its CMSIS-NN
 // kernels, their portable C (tflm_run_cmsis's).
 var (
@@ -89,7 +92,7 @@ func needHarnessKit(t *testing.T, lib tflmLib) *harnessKit {
 	}
 	shared := corpus.Require(t)
 	sdk := filepath.Join(shared, "tflm")
-	if _, err := os.Stat(filepath.Join(sdk, "lib", lib.dir, "libtflm.a")); err != nil {
+	if _, err := os.Stat(lib.archive(sdk)); err != nil {
 		t.Skipf("../shared/tflm/lib/%s/libtflm.a not found", lib.dir)
 	}
 	kitMu.Lock()
@@ -230,7 +233,7 @@ func (k *harnessKit) build(dir, prefix, backend string, srcs, defines []string) 
 		objs = append(objs, obj)
 	}
 	exe := filepath.Join(dir, "harness")
-	args := append(objs, filepath.Join(k.sdk, "lib", k.lib.dir, "libtflm.a"), "-lm", "-o", exe)
+	args := append(objs, k.lib.archive(k.sdk), "-lm", "-o", exe)
 	return exe, k.run(dir, k.gxx, args...)
 }
 

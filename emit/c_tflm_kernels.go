@@ -69,6 +69,16 @@ type PreparedBuffer struct {
 	Values []int32
 }
 
+// arrayName names the flash array of the buffer's values: one per
+// operator, content and Nth, shared by every build that keeps it.
+func (b PreparedBuffer) arrayName() string {
+	name := fmt.Sprintf("prepared_%d_%s", b.Op, preparedSuffix[b.Content])
+	if b.Nth > 0 {
+		name += fmt.Sprintf("_%d", b.Nth)
+	}
+	return name
+}
+
 // Bytes is the buffer's size.
 func (b PreparedBuffer) Bytes() int64 { return 4 * int64(len(b.Values)) }
 
@@ -196,22 +206,18 @@ func (t *tflmGen) preparedText() {
 		"// instead of in kernel_state. Prepare still computes them, in bytes of a\n" +
 		"// scratch arena lent to it (PrepareSpace), and the runtime checks they are\n" +
 		"// these before it points the kernel at these.\n")
-	named := map[[3]int]string{}
+	written := map[string]bool{}
 	perOp := 1
 	for _, b := range t.builds {
 		count := map[int]int{}
 		for _, pb := range b.Prepared {
 			count[pb.Op]++
 			perOp = max(perOp, count[pb.Op])
-			key := [3]int{pb.Op, int(pb.Content), pb.Nth}
-			if _, ok := named[key]; ok {
-				continue
+			name := pb.arrayName()
+			if written[name] {
+				continue // another build's buffer of the same values
 			}
-			name := fmt.Sprintf("prepared_%d_%s", pb.Op, preparedSuffix[pb.Content])
-			if pb.Nth > 0 {
-				name += fmt.Sprintf("_%d", pb.Nth)
-			}
-			named[key] = name
+			written[name] = true
 			w.f("alignas(16) const int32_t %s[%d] HELIAC_PREPARED_ATTR = {\n", name, len(pb.Values))
 			for vs := pb.Values; len(vs) > 0; {
 				n := min(len(vs), 8)
@@ -231,7 +237,7 @@ func (t *tflmGen) preparedText() {
 		w.f("constexpr size_t kPreparedCount = %d;\n", len(b.Prepared))
 		w.f("const PreparedInfo kPrepared[%d] = {\n", max(len(b.Prepared), 1))
 		for _, pb := range b.Prepared {
-			w.f("    {%d, %d, %s, %d},\n", pb.Op, pb.Request, named[[3]int{pb.Op, int(pb.Content), pb.Nth}], pb.Bytes())
+			w.f("    {%d, %d, %s, %d},\n", pb.Op, pb.Request, pb.arrayName(), pb.Bytes())
 		}
 		if len(b.Prepared) == 0 {
 			w.WriteString("    {-1, 0, nullptr, 0},\n")
